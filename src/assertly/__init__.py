@@ -1,0 +1,55 @@
+"""assertly: exact, fast verdicts on AI agent and LLM responses.
+
+Write what a good response looks like once (an expect dict or a list of typed assertions),
+compile it, and check every response against it::
+
+    import assertly
+
+    expectation = assertly.compile({"status": "success", "results_min": 1})
+    result = expectation.check({"status": "success", "results": [{"file": "a.md"}]})
+    assert result.passed
+"""
+
+from ._exceptions import AssertlyError, ConfigError, Problem, StoreError, TargetError
+from .engine import (
+    AssertionResult,
+    CheckContext,
+    CheckResult,
+    Expectation,
+    Outcome,
+    Registry,
+    Response,
+    assertion,
+    check,
+    compile,
+)
+from .engine._registry import REGISTRY as _REGISTRY
+
+__version__ = "0.1.0"
+
+
+def load_plugins(modules: list[str]) -> None:
+    """Import user modules of custom assertions (decorated functions or ``get_assert``)."""
+    for module in modules:
+        _REGISTRY.load_module(module)
+
+
+__all__ = [
+    "AssertionResult",
+    "AssertlyError",
+    "CheckContext",
+    "CheckResult",
+    "ConfigError",
+    "Expectation",
+    "Outcome",
+    "Problem",
+    "Registry",
+    "Response",
+    "StoreError",
+    "TargetError",
+    "__version__",
+    "assertion",
+    "check",
+    "compile",
+    "load_plugins",
+]

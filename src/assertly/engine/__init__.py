@@ -1,0 +1,27 @@
+"""The assertion engine: pure, no I/O, no knowledge of files, targets or runs.
+
+Importing it registers every built-in assertion of both dialects.
+"""
+
+from . import expect, typed
+from ._compile import Expectation, check, compile
+from ._context import CheckContext
+from ._registry import REGISTRY, Registry, assertion
+from ._response import Response
+from ._result import AssertionResult, CheckResult, Outcome
+
+__all__ = [
+    "REGISTRY",
+    "AssertionResult",
+    "CheckContext",
+    "CheckResult",
+    "Expectation",
+    "Outcome",
+    "Registry",
+    "Response",
+    "assertion",
+    "check",
+    "compile",
+    "expect",
+    "typed",
+]

@@ -1,0 +1,152 @@
+"""The two shapes every assertion takes: a builder run once, and a checker run per response.
+
+A builder turns what the user wrote into a `Checker`, validating everything (paths, regexes,
+schemas, parameter types) and recording each problem on the `BuildContext` instead of raising,
+so that one compile reports every problem. A checker holds only prebuilt objects and judges one
+`Response` at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._exceptions import Problem
+from ._paths import DotPath, PathSyntaxError
+from ._regex import Pattern, compile_pattern
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ._context import CheckContext
+    from ._registry import Registry
+    from ._response import Response
+    from ._result import AssertionResult
+
+__all__ = ["BuildContext", "Checker", "Options"]
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
+
+
+class Checker:
+    """Judges one response. Subclasses set ``key`` and implement `check` and `describe`."""
+
+    __slots__ = ("key",)
+
+    key: str
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        """Judge ``response``; never raises for any response."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """What the assertion demands, stated positively (``status is 'error'``)."""
+        return self.key
+
+
+class Options:
+    """Compile-time options shared by all assertions of an expectation.
+
+    Args:
+        sensitive_prefixes: File prefixes that make a result sensitive (``if_sensitive_results``).
+    """
+
+    __slots__ = ("sensitive_prefixes",)
+
+    def __init__(self, sensitive_prefixes: tuple[str, ...] = ("people/", "documents/")) -> None:
+        self.sensitive_prefixes = tuple(sensitive_prefixes)
+
+
+class BuildContext:
+    """Where a builder records problems and finds shared compile services.
+
+    Locations read like ``expect.one_of[1].status``; a child context extends its parent's.
+    """
+
+    __slots__ = ("location", "options", "problems", "registry")
+
+    def __init__(
+        self,
+        registry: Registry,
+        options: Options,
+        problems: list[Problem],
+        location: str,
+    ) -> None:
+        self.registry = registry
+        self.options = options
+        self.problems = problems
+        self.location = location
+
+    def at(self, key: str | int) -> BuildContext:
+        """A context for a nested key or list index."""
+        if isinstance(key, int):
+            location = f"{self.location}[{key}]"
+        else:
+            location = f"{self.location}.{key}" if self.location else key
+        return BuildContext(self.registry, self.options, self.problems, location)
+
+    def problem(self, message: str) -> None:
+        """Record a problem at this location."""
+        self.problems.append(Problem(self.location, message))
+
+    def model(self, model: type[ModelT], value: Any, example: str = "") -> ModelT | None:
+        """Validate ``value`` against a strict parameter model, recording every error."""
+        from pydantic import ValidationError
+
+        try:
+            return model.model_validate(value, strict=True)
+        except ValidationError as error:
+            for item in error.errors(include_url=False):
+                where = self
+                for part in item["loc"]:
+                    where = where.at(part)  # type: ignore[arg-type]
+                where.problem(_describe_validation_error(item, model, example))
+            return None
+
+    def dot_path(self, text: Any) -> DotPath | None:
+        """Compile a dot path, recording a problem if it is not one."""
+        if not isinstance(text, str):
+            self.problem(f"expected a path string such as 'results[*].file', got {text!r}")
+            return None
+        try:
+            return DotPath(text)
+        except PathSyntaxError as error:
+            self.problem(f"invalid path {text!r}: {error}")
+            return None
+
+    def pattern(self, text: Any, *, ignore_case: bool = False) -> Pattern | None:
+        """Compile a regular expression, recording a problem if it is invalid."""
+        if not isinstance(text, str):
+            self.problem(f"expected a regular expression string, got {text!r}")
+            return None
+        try:
+            return compile_pattern(text, ignore_case=ignore_case)
+        except ValueError as error:
+            self.problem(str(error))
+            return None
+
+    def compile_expect(self, spec: Any) -> list[Checker]:
+        """Compile a nested expect dict (``one_of`` alternatives, ``if_*`` bodies)."""
+        from ._compile import compile_expect_checkers
+
+        return compile_expect_checkers(spec, self)
+
+
+def _describe_validation_error(item: Any, model: type[BaseModel], example: str) -> str:
+    kind = item["type"]
+    if kind == "extra_forbidden":
+        allowed = ", ".join(model.model_fields)
+        text = f"unknown parameter (allowed: {allowed})"
+    elif kind == "missing":
+        text = "required parameter is missing"
+    elif kind == "model_type" or kind == "dict_type":
+        fields = ", ".join(model.model_fields)
+        text = f"expected a mapping with {fields}, got {item['input']!r}"
+    else:
+        text = f"{item['msg'].lower()}, got {item['input']!r}"
+    if example:
+        text += f" (e.g. {example})"
+    return text
+
+
+Builder = Callable[[Any, BuildContext], Checker | None]

@@ -1,0 +1,215 @@
+"""Compile an expectation once; check many responses against it.
+
+An expectation is either an *expect dict* (every key one assertion, all must pass) or a *list
+of typed assertions* (``{type, value, threshold, weight, metric, transform, config}``, scored
+by weighted mean). `compile` detects the dialect, validates everything, and collects every
+problem into one `ConfigError`. `Expectation.check` then only walks prebuilt checkers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from .._exceptions import ConfigError, Problem
+from ._base import BuildContext, Checker, Options
+from ._context import CheckContext
+from ._registry import REGISTRY, Registry
+from ._response import Response
+from ._result import (
+    ERROR,
+    FAILED,
+    PASSED,
+    AssertionResult,
+    CheckResult,
+    combine_outcome,
+)
+from ._values import dumps
+
+__all__ = ["Expectation", "check", "compile"]
+
+
+class Expectation:
+    """A compiled expectation. Build with `assertly.compile`; reuse for every response.
+
+    Attributes:
+        dialect: ``"expect"`` (an expect dict) or ``"typed"`` (a list of typed assertions).
+        threshold: Pass threshold on the aggregate score, or None (every assertion must pass).
+    """
+
+    __slots__ = ("_checkers", "_metrics", "_weight_total", "_weights", "dialect", "threshold")
+
+    def __init__(
+        self,
+        dialect: str,
+        checkers: Sequence[Checker],
+        weights: Sequence[float],
+        metrics: Sequence[str | None],
+        threshold: float | None,
+    ) -> None:
+        self.dialect = dialect
+        self._checkers = tuple(checkers)
+        self._weights = tuple(weights)
+        self._metrics = tuple(metrics) if any(metrics) else ()
+        self._weight_total = sum(weights)
+        self.threshold = threshold
+
+    def __len__(self) -> int:
+        return len(self._checkers)
+
+    def __repr__(self) -> str:
+        return f"Expectation({self.dialect}, {len(self._checkers)} assertions)"
+
+    def describe(self) -> list[str]:
+        """What each top-level assertion demands, in order."""
+        return [checker.describe() for checker in self._checkers]
+
+    def check(
+        self,
+        response: Any,
+        *,
+        context: CheckContext | Mapping[str, Any] | None = None,
+        now: str | datetime | date | None = None,
+    ) -> CheckResult:
+        """Judge one response.
+
+        Args:
+            response: A JSON value, JSON text, prose (possibly with JSON inside), or bytes.
+            context: Cost, latency, model and stored steps of the call (`CheckContext` or a
+                mapping with those keys).
+            now: "Today" for date assertions (ISO string or datetime); defaults to the clock.
+
+        Returns:
+            The verdict. Never raises for any response.
+        """
+        if type(response) is not Response:
+            response = Response(response)
+        ctx = CheckContext.build(context, now)
+        results = [checker.check(response, ctx) for checker in self._checkers]
+        weights = self._weights
+        total = self._weight_total
+        score = sum([r.score * w for r, w in zip(results, weights, strict=True)]) / total
+        outcome = combine_outcome(results)
+        threshold = self.threshold
+        if threshold is not None:
+            has_error = outcome is ERROR or any(r.outcome is ERROR for r in results)
+            if score + 1e-12 < threshold:
+                outcome = FAILED
+            else:
+                outcome = ERROR if has_error else PASSED
+        named = _named_scores(results, self._metrics) if self._metrics else None
+        extracted = response.extracted if response.is_text else None
+        return CheckResult(outcome, score, results, named, threshold, extracted)
+
+
+def _named_scores(results: list[AssertionResult], metrics: Sequence[str | None]) -> dict[str, float]:
+    sums: dict[str, list[float]] = {}
+    for result, metric in zip(results, metrics, strict=True):
+        if metric:
+            sums.setdefault(metric, []).append(result.score)
+    return {name: sum(scores) / len(scores) for name, scores in sums.items()}
+
+
+def compile(  # noqa: A001 - the public verb users expect: assertly.compile
+    expectation: Any,
+    *,
+    threshold: float | None = None,
+    sensitive_prefixes: Sequence[str] | None = None,
+    registry: Registry | None = None,
+    location: str = "",
+) -> Expectation:
+    """Compile an expect dict or a list of typed assertions into an `Expectation`.
+
+    Args:
+        expectation: A mapping (expect dict) or a list of typed assertion mappings.
+        threshold: Pass when the aggregate score reaches this (typed lists and eval cases);
+            without it every assertion must pass.
+        sensitive_prefixes: File prefixes for ``if_sensitive_results``
+            (default ``people/``, ``documents/``).
+        registry: Where to look assertion names up (the global registry by default).
+        location: Prefix for problem locations (the loader passes file, line and test id).
+
+    Raises:
+        ConfigError: Listing every problem found.
+    """
+    problems: list[Problem] = []
+    options = Options() if sensitive_prefixes is None else Options(tuple(sensitive_prefixes))
+    ctx = BuildContext(registry or REGISTRY, options, problems, location)
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1
+    ):
+        ctx.at("threshold").problem(f"threshold must be a number in [0, 1], got {threshold!r}")
+        threshold = None
+    if isinstance(expectation, Mapping):
+        if not location:
+            ctx = BuildContext(ctx.registry, options, problems, "expect")
+        if "type" in expectation and isinstance(expectation.get("type"), str):
+            ctx.problem(
+                "this looks like one typed assertion ({type: ...}); "
+                "write a list of them: [{type: ..., value: ...}]"
+            )
+            raise ConfigError(problems)
+        checkers = compile_expect_checkers(expectation, ctx)
+        if problems:
+            raise ConfigError(problems)
+        if not checkers:
+            raise ConfigError([Problem(ctx.location, "the expect dict has no assertions")])
+        return Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
+    if isinstance(expectation, list | tuple):
+        if not location:
+            ctx = BuildContext(ctx.registry, options, problems, "assertions")
+        from .typed._wrapper import compile_typed_list
+
+        checkers, weights, metrics = compile_typed_list(expectation, ctx)
+        if problems:
+            raise ConfigError(problems)
+        return Expectation("typed", checkers, weights, metrics, threshold)
+    raise ConfigError(
+        [
+            Problem(
+                location or "expectation",
+                "expected an expect dict (mapping) or a list of typed assertions, "
+                f"got {type(expectation).__name__}",
+            )
+        ]
+    )
+
+
+def compile_expect_checkers(spec: Any, ctx: BuildContext) -> list[Checker]:
+    """Compile an expect dict (top level or nested) into checkers, recording problems."""
+    if not isinstance(spec, Mapping):
+        ctx.problem(f"expected a mapping of assertions, got {dumps(spec)}")
+        return []
+    checkers: list[Checker] = []
+    registry = ctx.registry
+    for key, value in spec.items():
+        key_ctx = ctx.at(str(key))
+        entry = registry.get("expect", key) if isinstance(key, str) else None
+        if entry is None:
+            suggestion = registry.suggest("expect", str(key))
+            hint = f" (did you mean '{suggestion}'?)" if suggestion else ""
+            key_ctx.problem(f"unknown assertion '{key}'{hint}")
+            continue
+        before = len(ctx.problems)
+        checker = entry.build(value, key_ctx)
+        if checker is not None and len(ctx.problems) == before:
+            checkers.append(checker)
+    return checkers
+
+
+def check(
+    expectation: Any,
+    response: Any,
+    *,
+    context: CheckContext | Mapping[str, Any] | None = None,
+    now: str | datetime | date | None = None,
+    threshold: float | None = None,
+) -> CheckResult:
+    """Compile ``expectation`` and check one ``response`` (compile once to check many).
+
+    Raises:
+        ConfigError: When the expectation is invalid.
+    """
+    return compile(expectation, threshold=threshold).check(response, context=context, now=now)
+

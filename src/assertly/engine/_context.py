@@ -1,0 +1,100 @@
+"""What a check knows about the call besides the output: cost, latency, model, earlier steps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+__all__ = ["CheckContext", "parse_now"]
+
+
+def parse_now(now: str | datetime | date | None) -> datetime | None:
+    """Turn an ISO string, date or datetime into an aware UTC datetime (naive means UTC).
+
+    Raises:
+        ValueError: For a string that is not ISO 8601.
+    """
+    if now is None:
+        return None
+    if isinstance(now, str):
+        text = now.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        now = datetime.fromisoformat(text)
+    if not isinstance(now, datetime):
+        now = datetime.combine(now, time(), tzinfo=UTC)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return now.astimezone(UTC)
+
+
+class CheckContext:
+    """Facts about one call that some assertions judge.
+
+    Args:
+        cost_usd: What the call cost, if the target reported it (``cost`` assertion).
+        latency_ms: How long the call took (``latency`` assertion).
+        model: The model the target reported (``agent_used_model``).
+        steps: Responses stored by earlier steps of a multi-step test (``no_overlap``).
+        now: "Today" for date assertions; the current time when not given.
+        extra: Anything else a custom assertion may want (tokens, trace ids …).
+    """
+
+    __slots__ = ("_now", "cost_usd", "extra", "latency_ms", "model", "steps")
+
+    def __init__(
+        self,
+        *,
+        cost_usd: float | None = None,
+        latency_ms: float | None = None,
+        model: str | None = None,
+        steps: Mapping[str, Any] | None = None,
+        now: str | datetime | date | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.cost_usd = cost_usd
+        self.latency_ms = latency_ms
+        self.model = model
+        self.steps: Mapping[str, Any] = steps or {}
+        self.extra: Mapping[str, Any] = extra or {}
+        self._now = parse_now(now)
+
+    @property
+    def now(self) -> datetime:
+        """The reference time for date assertions (fixed on first use when not given)."""
+        if self._now is None:
+            self._now = datetime.now(UTC)
+        return self._now
+
+    @classmethod
+    def build(
+        cls,
+        context: CheckContext | Mapping[str, Any] | None,
+        now: str | datetime | date | None = None,
+    ) -> CheckContext:
+        """Accept a `CheckContext`, a mapping with the same keys, or None."""
+        if context is None:
+            return cls(now=now)
+        if isinstance(context, CheckContext):
+            if now is not None:
+                copy = cls(
+                    cost_usd=context.cost_usd,
+                    latency_ms=context.latency_ms,
+                    model=context.model,
+                    steps=context.steps,
+                    extra=context.extra,
+                    now=now,
+                )
+                return copy
+            return context
+        known = {"cost_usd", "latency_ms", "model", "steps", "now"}
+        extra = {key: value for key, value in context.items() if key not in known}
+        return cls(
+            cost_usd=context.get("cost_usd"),
+            latency_ms=context.get("latency_ms"),
+            model=context.get("model"),
+            steps=context.get("steps"),
+            now=now if now is not None else context.get("now"),
+            extra=extra,
+        )

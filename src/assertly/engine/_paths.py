@@ -1,0 +1,272 @@
+"""Paths into JSON responses.
+
+The expect dialect uses dot paths: ``pagination.total``, ``results[0].metadata``,
+``results[*].metadata.tags`` (``[*]`` visits every element), ``items[-1]``, and
+``meta["key.with.dots"]``. A leading ``$.`` is accepted and ignored. Paths are parsed once at
+compile time into segments; resolving walks them with no parsing.
+
+Unlike many JSONPath libraries, a wildcard never silently drops an element that lacks the
+rest of the path: resolving reports the first missing segment with its concrete location
+(``results[3].metadata.type``).
+
+The typed dialect's ``json_path:`` transform uses RFC 9535 JSONPath via python-jsonpath;
+see `compile_jsonpath`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ._values import json_type
+
+__all__ = ["MISSING", "DotPath", "PathMiss", "PathSyntaxError", "compile_jsonpath"]
+
+KEY: Final = 0
+INDEX: Final = 1
+WILD: Final = 2
+
+Segment = tuple[int, Any]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final[Any] = _Missing()
+
+
+class PathSyntaxError(ValueError):
+    """A dot path that cannot be parsed."""
+
+
+class PathMiss:
+    """Why a path did not resolve.
+
+    Attributes:
+        at: The concrete path of the first segment that could not be followed
+            (``results[3].metadata``).
+        reason: ``missing``, or what was found instead (``an object, not an array``).
+    """
+
+    __slots__ = ("at", "reason")
+
+    def __init__(self, at: str, reason: str) -> None:
+        self.at = at
+        self.reason = reason
+
+    def describe(self) -> str:
+        """One phrase for messages: ``results[3].metadata is missing``."""
+        return f"{self.at} is {self.reason}"
+
+    def __repr__(self) -> str:
+        return f"PathMiss({self.at!r}, {self.reason!r})"
+
+
+_TOKEN = re.compile(
+    r"""
+    (?P<key>[^.\[\]]+)
+    | \[(?P<index>-?\d+)\]
+    | \[(?P<wild>\*)\]
+    | \["(?P<dq>(?:[^"\\]|\\.)*)"\]
+    | \['(?P<sq>(?:[^'\\]|\\.)*)'\]
+    | (?P<dot>\.)
+    """,
+    re.VERBOSE,
+)
+
+
+def _parse(text: str) -> tuple[Segment, ...]:
+    source = text.strip()
+    if source.startswith("$"):
+        source = source[1:].lstrip(".")
+    if not source:
+        raise PathSyntaxError("empty path")
+    segments: list[Segment] = []
+    position = 0
+    expect_key = True  # after a dot (or at the start) a key or bracket must follow
+    while position < len(source):
+        match = _TOKEN.match(source, position)
+        if match is None:
+            raise PathSyntaxError(f"unexpected {source[position]!r} at column {position + 1}")
+        kind = match.lastgroup
+        if kind == "dot":
+            if expect_key:
+                raise PathSyntaxError(f"empty segment at column {position + 1}")
+            expect_key = True
+        elif kind == "key":
+            if not expect_key:
+                raise PathSyntaxError(f"missing '.' before {match.group()!r}")
+            segments.append((KEY, match.group("key").strip()))
+            expect_key = False
+        else:
+            if kind == "index":
+                segments.append((INDEX, int(match.group("index"))))
+            elif kind == "wild":
+                segments.append((WILD, None))
+            else:
+                quoted = match.group(kind)
+                segments.append((KEY, re.sub(r"\\(.)", r"\1", quoted)))
+            expect_key = False
+        position = match.end()
+    if expect_key:
+        raise PathSyntaxError("path ends with '.'")
+    return tuple(segments)
+
+
+def _format(segments: Sequence[Segment], indexes: Sequence[int] = ()) -> str:
+    parts: list[str] = []
+    wild = iter(indexes)
+    for kind, arg in segments:
+        if kind == KEY:
+            if re.fullmatch(r"[^.\[\]\"']+", arg):
+                parts.append(f".{arg}" if parts else arg)
+            else:
+                parts.append(f'["{arg}"]')
+        elif kind == INDEX:
+            parts.append(f"[{arg}]")
+        else:
+            index = next(wild, None)
+            parts.append("[*]" if index is None else f"[{index}]")
+    return "".join(parts)
+
+
+def _article(value: Any) -> str:
+    name = json_type(value)
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+class _Blocked:
+    """A segment that could not be followed, and what was found instead."""
+
+    __slots__ = ("on_segment", "reason")
+
+    def __init__(self, reason: str, on_segment: bool = False) -> None:
+        self.reason = reason
+        # True when the segment itself is what is absent (an index past the end), so the
+        # location names it; False when the value before it has the wrong type.
+        self.on_segment = on_segment
+
+
+def _step(value: Any, kind: int, arg: Any) -> Any:
+    """Follow one non-wildcard segment: the value, MISSING, or `_Blocked` with the reason."""
+    if kind == KEY:
+        if type(value) is dict:
+            return value.get(arg, MISSING)
+        return _Blocked(f"{_article(value)}, not an object")
+    if type(value) is list:
+        if -len(value) <= arg < len(value):
+            return value[arg]
+        return _Blocked(f"missing (the array has {len(value)} items)", on_segment=True)
+    return _Blocked(f"{_article(value)}, not an array")
+
+
+class DotPath:
+    """A compiled dot path.
+
+    Args:
+        text: The path as written.
+
+    Raises:
+        PathSyntaxError: When the path cannot be parsed.
+    """
+
+    __slots__ = ("_first_wild", "has_wildcard", "segments", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.segments = _parse(text)
+        wild_positions = [i for i, (kind, _) in enumerate(self.segments) if kind == WILD]
+        self.has_wildcard = bool(wild_positions)
+        self._first_wild = wild_positions[0] if wild_positions else -1
+
+    def __repr__(self) -> str:
+        return f"DotPath({self.text!r})"
+
+    @property
+    def last_key(self) -> str | None:
+        """The final key name (``file`` for ``results[*].file``), if the path ends in a key."""
+        kind, arg = self.segments[-1]
+        return arg if kind == KEY else None
+
+    def location(self, indexes: Sequence[int] = (), upto: int | None = None) -> str:
+        """Concrete path text with wildcard indexes filled in, optionally cut before ``upto``."""
+        segments = self.segments if upto is None else self.segments[:upto]
+        return _format(segments, indexes)
+
+    def get(self, data: Any) -> Any:
+        """Value at a wildcard-free path, or a `PathMiss`."""
+        value = data
+        for position, (kind, arg) in enumerate(self.segments):
+            value = _step(value, kind, arg)
+            if value is MISSING:
+                return PathMiss(self.location(upto=position + 1), "missing")
+            if type(value) is _Blocked:
+                cut = position + 1 if value.on_segment else position
+                return PathMiss(self.location(upto=cut), value.reason)
+        return value
+
+    def resolve(self, data: Any) -> tuple[list[Any], list[tuple[int, ...]]] | PathMiss:
+        """All values at the path with the wildcard indexes that reached each one.
+
+        Returns:
+            ``(values, indexes)``, or a `PathMiss` for the first segment that could not be
+            followed — for any element reached through a wildcard, never skipping it.
+        """
+        if not self.has_wildcard:
+            value = self.get(data)
+            if isinstance(value, PathMiss):
+                return value
+            return [value], [()]
+        frontier: list[tuple[Any, tuple[int, ...]]] = [(data, ())]
+        for position, (kind, arg) in enumerate(self.segments):
+            next_frontier: list[tuple[Any, tuple[int, ...]]] = []
+            append = next_frontier.append
+            if kind == WILD:
+                for value, indexes in frontier:
+                    if type(value) is not list:
+                        return PathMiss(
+                            self.location(indexes, upto=position),
+                            f"{_article(value)}, not an array",
+                        )
+                    for index, item in enumerate(value):
+                        append((item, (*indexes, index)))
+            else:
+                for value, indexes in frontier:
+                    found = _step(value, kind, arg)
+                    if found is MISSING:
+                        return PathMiss(self.location(indexes, upto=position + 1), "missing")
+                    if type(found) is _Blocked:
+                        cut = position + 1 if found.on_segment else position
+                        return PathMiss(self.location(indexes, upto=cut), found.reason)
+                    append((found, indexes))
+            frontier = next_frontier
+        return [value for value, _ in frontier], [indexes for _, indexes in frontier]
+
+
+def compile_jsonpath(expression: str) -> Any:
+    """Compile an RFC 9535 JSONPath expression (python-jsonpath, strict mode).
+
+    Raises:
+        ValueError: With the library's description of the syntax error.
+    """
+    from jsonpath import JSONPathEnvironment, JSONPathError  # heavy import, only when used
+
+    environment = _jsonpath_environment(JSONPathEnvironment)
+    try:
+        return environment.compile(expression)
+    except JSONPathError as error:
+        raise ValueError(str(error).splitlines()[0]) from None
+
+
+_ENVIRONMENT: list[Any] = []
+
+
+def _jsonpath_environment(factory: Any) -> Any:
+    if not _ENVIRONMENT:
+        _ENVIRONMENT.append(factory(strict=True))
+    return _ENVIRONMENT[0]

@@ -1,0 +1,132 @@
+"""Regular expressions that finish in bounded time.
+
+Patterns are compiled once. Python's ``re`` is ~20x faster per call than the RE2 binding on the
+short strings agents return, but backtracks exponentially on patterns such as ``^(a+)+$``. So:
+
+* a pattern with no nested or alternated repetition (the overwhelming majority) runs on ``re``,
+  which is linear-ish for such patterns;
+* a pattern with a repetition inside a repetition (``(a+)+``, ``(a|aa)*``) runs on RE2, whose
+  time is linear in the input;
+* such a pattern that RE2 cannot run (back-references, look-arounds) falls back to ``re`` and
+  says so (``engine == "re-backtracking"``).
+
+Matching is always a *search* (anywhere in the text), as in the seed references.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["Pattern", "compile_pattern"]
+
+try:  # pragma: no cover - import guard
+    import re._parser as _sre_parse  # Python 3.11+
+    from re._constants import (
+        BRANCH,
+        MAX_REPEAT,
+        MAXREPEAT,
+        MIN_REPEAT,
+        POSSESSIVE_REPEAT,
+        SUBPATTERN,
+    )
+except ImportError:  # pragma: no cover
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    from sre_constants import (  # type: ignore[no-redef]
+        BRANCH,
+        MAX_REPEAT,
+        MAXREPEAT,
+        MIN_REPEAT,
+        SUBPATTERN,
+    )
+
+    POSSESSIVE_REPEAT = None
+
+_REPEATS = {MAX_REPEAT, MIN_REPEAT}
+
+
+def _has_unbounded_repeat(items: Any) -> bool:
+    for op, arg in items:
+        if op in _REPEATS:
+            low, high, sub = arg
+            if high == MAXREPEAT or high > 16 or _has_unbounded_repeat(sub):
+                return True
+        elif op is SUBPATTERN:
+            if _has_unbounded_repeat(arg[-1]):
+                return True
+        elif op is BRANCH:
+            if any(_has_unbounded_repeat(branch) for branch in arg[1]):
+                return True
+    return False
+
+
+def _is_risky(items: Any) -> bool:
+    """True when a repetition contains another repetition or an alternation."""
+    for op, arg in items:
+        if op in _REPEATS:
+            _low, high, sub = arg
+            if high > 1 and (_has_unbounded_repeat(sub) or _contains_branch(sub)):
+                return True
+            if _is_risky(sub):
+                return True
+        elif op is SUBPATTERN:
+            if _is_risky(arg[-1]):
+                return True
+        elif op is BRANCH:
+            if any(_is_risky(branch) for branch in arg[1]):
+                return True
+    return False
+
+
+def _contains_branch(items: Any) -> bool:
+    for op, arg in items:
+        if op is BRANCH:
+            return True
+        if op is SUBPATTERN and _contains_branch(arg[-1]):
+            return True
+    return False
+
+
+class Pattern:
+    """A compiled pattern with a ``search`` method and the name of the engine running it.
+
+    Attributes:
+        source: The pattern as written.
+        engine: ``re``, ``re2`` or ``re-backtracking`` (risky pattern RE2 could not run).
+        search: ``search(text)`` returning a match object or None.
+    """
+
+    __slots__ = ("engine", "search", "source")
+
+    def __init__(self, source: str, engine: str, compiled: Any) -> None:
+        self.source = source
+        self.engine = engine
+        self.search = compiled.search
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.source!r}, engine={self.engine!r})"
+
+
+def compile_pattern(source: str, *, ignore_case: bool = False) -> Pattern:
+    """Compile a pattern once, choosing an engine that keeps matching time bounded.
+
+    Raises:
+        ValueError: The pattern is not a valid regular expression (message from ``re``).
+    """
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        compiled = re.compile(source, flags)
+    except re.error as error:
+        raise ValueError(f"invalid regular expression {source!r}: {error}") from None
+    if not _is_risky(_sre_parse.parse(source, flags)):
+        return Pattern(source, "re", compiled)
+    try:
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False
+        options.case_sensitive = not ignore_case
+        return Pattern(source, "re2", re2.compile(source, options))
+    except Exception:
+        # RE2 has no back-references or look-arounds; keep Python's engine and say so.
+        return Pattern(source, "re-backtracking", compiled)

@@ -1,0 +1,219 @@
+"""One registry of assertions for both dialects: built-ins, decorated functions and plugins.
+
+* Built-in assertions register themselves with `expect_assertion` / `typed_assertion` when the
+  engine is imported.
+* Users add theirs with the `assertion` decorator (``@assertly.assertion("has-citation")``),
+  from a module they name (`load_module`, which also accepts a promptfoo-style ``get_assert``),
+  or with an entry point in the group ``assertly.assertions``. Entry points are loaded the
+  first time a name is not found, so start-up never pays for them.
+
+Names are looked up once, at compile time; checking never touches the registry.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ._base import BuildContext, Checker
+
+__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Entry", "Registry", "assertion"]
+
+ENTRY_POINT_GROUP = "assertly.assertions"
+
+Dialect = Literal["expect", "typed"]
+Builder = Callable[[Any, "BuildContext"], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A registered assertion.
+
+    Attributes:
+        name: The key (expect dialect) or ``type`` (typed dialect) users write.
+        build: Compile-time factory: ``build(spec, ctx)`` returns a checker or None after
+            recording problems on ``ctx``.
+        summary: One line for docs and ``--help``.
+        params: A pydantic model of the parameters, when it has one (used for JSON Schema).
+        builtin: False for user and plugin assertions.
+    """
+
+    name: str
+    build: Builder
+    summary: str = ""
+    params: Any = None
+    builtin: bool = True
+
+
+class Registry:
+    """Assertion names for both dialects, with did-you-mean suggestions."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, dict[str, Entry]] = {"expect": {}, "typed": {}}
+        self._entry_points_loaded = False
+
+    def add(self, dialect: Dialect, entry: Entry, *, replace: bool = False) -> None:
+        """Register ``entry``; a second registration of a name is an error unless ``replace``."""
+        table = self._entries[dialect]
+        if entry.name in table and not replace and table[entry.name].build is not entry.build:
+            raise ValueError(f"assertion {entry.name!r} is already registered")
+        table[entry.name] = entry
+
+    def get(self, dialect: Dialect, name: str) -> Entry | None:
+        """Find an assertion by name, loading plugins the first time a name is unknown."""
+        entry = self._entries[dialect].get(name)
+        if entry is None and not self._entry_points_loaded:
+            self.load_entry_points()
+            entry = self._entries[dialect].get(name)
+        return entry
+
+    def names(self, dialect: Dialect) -> list[str]:
+        """Every registered name of a dialect, sorted."""
+        return sorted(self._entries[dialect])
+
+    def entries(self, dialect: Dialect) -> list[Entry]:
+        """Every registered entry of a dialect, sorted by name."""
+        return [self._entries[dialect][name] for name in self.names(dialect)]
+
+    def suggest(self, dialect: Dialect, name: str) -> str | None:
+        """The closest registered name, for ``did you mean``."""
+        candidates = list(self._entries[dialect])
+        normalised = name.replace("-", "_") if dialect == "expect" else name.replace("_", "-")
+        if normalised != name and normalised in self._entries[dialect]:
+            return normalised
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+        return close[0] if close else None
+
+    def load_entry_points(self) -> None:
+        """Import every plugin declared in the ``assertly.assertions`` entry-point group."""
+        self._entry_points_loaded = True
+        from importlib.metadata import entry_points
+
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            loaded = point.load()
+            if callable(loaded) and not _is_registered(loaded):
+                register_function(self, point.name, loaded, dialects=("expect", "typed"))
+
+    def load_module(self, module_name: str) -> None:
+        """Import a user module of assertions.
+
+        Decorated functions register themselves on import. A module that defines a
+        promptfoo-style ``get_assert(output, context)`` is also registered under the name in its
+        ``ASSERTION_NAME`` attribute, or else the last part of the module name.
+        """
+        module = importlib.import_module(module_name)
+        get_assert = getattr(module, "get_assert", None)
+        if callable(get_assert) and not _is_registered(get_assert):
+            name = getattr(module, "ASSERTION_NAME", module_name.rsplit(".", 1)[-1])
+            register_function(self, name, get_assert, dialects=("expect", "typed"))
+
+
+REGISTRY = Registry()
+
+
+def expect_assertion(
+    name: str, *, summary: str = "", params: Any = None
+) -> Callable[[Builder], Builder]:
+    """Register a built-in expect-dict assertion builder."""
+
+    def decorate(build: Builder) -> Builder:
+        REGISTRY.add("expect", Entry(name, build, summary or _first_line(build), params))
+        return build
+
+    return decorate
+
+
+def typed_assertion(
+    name: str, *, summary: str = "", params: Any = None
+) -> Callable[[Builder], Builder]:
+    """Register a built-in typed-list assertion builder."""
+
+    def decorate(build: Builder) -> Builder:
+        REGISTRY.add("typed", Entry(name, build, summary or _first_line(build), params))
+        return build
+
+    return decorate
+
+
+def _first_line(function: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(function) or ""
+    return doc.splitlines()[0] if doc else ""
+
+
+_REGISTERED_ATTRIBUTE = "__assertly_assertion__"
+
+
+def _is_registered(function: Callable[..., Any]) -> bool:
+    return bool(getattr(function, _REGISTERED_ATTRIBUTE, False))
+
+
+def register_function(
+    registry: Registry,
+    name: str,
+    function: Callable[..., Any],
+    *,
+    dialects: tuple[Dialect, ...],
+    replace: bool = False,
+) -> None:
+    """Register a user function ``function(output, context)`` under ``name``."""
+    from ._custom import custom_builder
+
+    build = custom_builder(name, function)
+    summary = _first_line(function)
+    for dialect in dialects:
+        registry.add(dialect, Entry(name, build, summary, None, builtin=False), replace=replace)
+    try:
+        setattr(function, _REGISTERED_ATTRIBUTE, True)
+    except (AttributeError, TypeError):  # builtins and some callables refuse attributes
+        pass
+
+
+def assertion(
+    name: str | None = None,
+    *,
+    dialect: Literal["expect", "typed", "both"] = "both",
+    replace: bool = False,
+    registry: Registry | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a custom assertion.
+
+    The function is called as ``function(output, context)`` where ``output`` is the response
+    text and ``context`` is a dict with ``value``, ``threshold``, ``config``, ``json`` (the
+    parsed response or None), ``cost_usd``, ``latency_ms``, ``model``, ``steps`` and ``now``.
+    It returns a bool, a score in [0, 1] (passing at ``threshold``, or above 0 without one), a dict
+    ``{"pass": bool, "score": float, "reason": str}``, or an `AssertionResult`. An exception
+    becomes an ``error`` result; the run goes on.
+
+    Args:
+        name: The name users write; defaults to the function name with ``_`` → ``-`` for the
+            typed dialect and as is for the expect dialect.
+        dialect: Register for ``expect`` dicts, ``typed`` lists, or ``both``.
+        replace: Allow replacing an existing assertion of the same name.
+        registry: The registry to use (the global one by default).
+
+    Example:
+        >>> import assertly
+        >>> @assertly.assertion("mentions-product")
+        ... def mentions_product(output, context):
+        ...     return context["value"].lower() in output.lower()
+    """
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        target = registry or REGISTRY
+        if name is not None:
+            names = {"expect": name, "typed": name}
+        else:
+            names = {"expect": function.__name__, "typed": function.__name__.replace("_", "-")}
+        chosen: tuple[Dialect, ...] = ("expect", "typed") if dialect == "both" else (dialect,)
+        for each in chosen:
+            register_function(target, names[each], function, dialects=(each,), replace=replace)
+        return function
+
+    return decorate
+
+

@@ -1,0 +1,104 @@
+"""Pieces shared by the expect-dict families: JSON access, wildcard walks, parameter models."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from .._base import Checker
+from .._paths import DotPath, PathMiss
+from .._response import NOT_JSON
+from .._result import AssertionResult, failed, passed
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+    from .._response import Response
+
+__all__ = [
+    "VACUOUS",
+    "JsonChecker",
+    "Params",
+    "WildcardChecker",
+    "item_label",
+    "miss_result",
+    "not_json",
+]
+
+# Shared, read-only: marks a wildcard assertion that passed because the array was empty.
+VACUOUS: dict[str, Any] = {"vacuous": True}
+
+
+class Params(BaseModel):
+    """Base of the parameter models: strict, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def not_json(name: str) -> AssertionResult:
+    """The failure of a field assertion on a response with no JSON in it."""
+    return failed(name, "response is not JSON")
+
+
+def miss_result(name: str, path: DotPath, miss: PathMiss) -> AssertionResult:
+    """A failure naming the first segment of ``path`` that could not be followed."""
+    if miss.reason == "missing" and miss.at == path.text:
+        message = f"Missing field: {path.text}"
+    else:
+        message = f"Missing field: {path.text} ({miss.describe()})"
+    return failed(name, message, path=miss.at, expected=path.text)
+
+
+def item_label(path: DotPath, indexes: tuple[int, ...]) -> tuple[str, str]:
+    """How a wildcard item reads in a message: ``("File", "results[2]")``.
+
+    The last key names the thing (capitalised); the location is the item that holds it.
+    """
+    key = path.last_key
+    if key is None or not path.has_wildcard:
+        return "Value", path.location(indexes)
+    return key[:1].upper() + key[1:], path.location(indexes, upto=len(path.segments) - 1)
+
+
+class JsonChecker(Checker):
+    """A checker that needs the response's JSON; a response without JSON fails."""
+
+    __slots__ = ()
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        data = response.json
+        if data is NOT_JSON:
+            return not_json(self.key)
+        return self.judge(data, ctx)
+
+    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+        """Judge the response's JSON."""
+        raise NotImplementedError
+
+
+class WildcardChecker(JsonChecker):
+    """A checker over every value a (usually wildcard) path reaches.
+
+    A missing or non-array array fails; an empty array passes vacuously (marked ``vacuous``);
+    an element lacking the rest of the path fails, naming it.
+    """
+
+    __slots__ = ("path",)
+
+    path: DotPath
+    needs_array: ClassVar[bool] = True
+
+    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+        resolved = self.path.resolve(data)
+        if type(resolved) is PathMiss:
+            return miss_result(self.key, self.path, resolved)
+        values, indexes = resolved  # type: ignore[misc]
+        if not values and self.path.has_wildcard:
+            return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
+        return self.judge_values(values, indexes, ctx)
+
+    def judge_values(
+        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+    ) -> AssertionResult:
+        """Judge the values reached (at least one)."""
+        raise NotImplementedError

@@ -1,0 +1,126 @@
+"""Assertions on the call rather than the body alone: ``agent_used_model`` (the model the
+target reported) and ``no_overlap`` (nothing shared with an earlier step's response).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from .._base import BuildContext, Checker
+from .._paths import DotPath, PathMiss
+from .._registry import expect_assertion
+from .._response import NOT_JSON, Response
+from .._result import AssertionResult, errored, failed, passed
+from .._values import dumps, fmt
+from ._common import JsonChecker, Params, miss_result
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+
+
+class UsedModel(Checker):
+    """The target reported this model for the call."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: str) -> None:
+        self.key = "agent_used_model"
+        self.model = model
+
+    def describe(self) -> str:
+        return f"the agent used model {fmt(self.model)}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        actual = ctx.model
+        if actual is None:
+            return errored(
+                self.key,
+                "the target reported no model for this call, so the model cannot be judged",
+                expected=self.model,
+            )
+        if actual == self.model:
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Expected model {fmt(self.model)}, got {fmt(actual)}",
+            expected=self.model,
+            actual=actual,
+        )
+
+
+@expect_assertion("agent_used_model")
+def build_agent_used_model(value: Any, ctx: BuildContext) -> Checker | None:
+    """The model the target reported equals this name."""
+    if not isinstance(value, str) or not value:
+        ctx.problem(f"expected a model name, got {value!r}")
+        return None
+    return UsedModel(value)
+
+
+class OverlapParams(Params):
+    """Parameters of ``no_overlap``."""
+
+    path: str
+    with_: str = Field(alias="with")
+
+
+def _key(value: Any) -> Any:
+    return value if type(value) in (str, int, float, bool) or value is None else dumps(value)
+
+
+class NoOverlap(JsonChecker):
+    """Values at the path share nothing with the same path in a stored step's response."""
+
+    __slots__ = ("path", "step")
+
+    def __init__(self, path: DotPath, step: str) -> None:
+        self.key = "no_overlap"
+        self.path = path
+        self.step = step
+
+    def describe(self) -> str:
+        return f"{self.path.text} shares nothing with step {fmt(self.step)}"
+
+    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+        if self.step not in ctx.steps:
+            known = ", ".join(sorted(ctx.steps)) or "none"
+            return errored(
+                self.key,
+                f"no stored step named {fmt(self.step)} (stored: {known}); "
+                "an earlier step needs `store: " + self.step + "`",
+            )
+        earlier = Response(ctx.steps[self.step]).json
+        if earlier is NOT_JSON:
+            return errored(self.key, f"the response stored as {fmt(self.step)} is not JSON")
+        current = self.path.resolve(data)
+        if type(current) is PathMiss:
+            return miss_result(self.key, self.path, current)
+        before = self.path.resolve(earlier)
+        if type(before) is PathMiss:
+            return errored(
+                self.key, f"in step {fmt(self.step)}: {before.describe()}", path=before.at
+            )
+        seen = {_key(value) for value in before[0]}  # type: ignore[index]
+        shared = [value for value in current[0] if _key(value) in seen]  # type: ignore[index]
+        if not shared:
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"{self.path.text} overlaps with step {fmt(self.step)}: "
+            + ", ".join(map(fmt, shared[:10]))
+            + (f" (and {len(shared) - 10} more)" if len(shared) > 10 else ""),
+            path=self.path.text,
+            actual=shared,
+        )
+
+
+@expect_assertion("no_overlap", params=OverlapParams)
+def build_no_overlap(value: Any, ctx: BuildContext) -> Checker | None:
+    """Values at the path share nothing with those of an earlier stored step."""
+    params = ctx.model(OverlapParams, value, '{path: "results[*].file", with: "first_page"}')
+    if params is None:
+        return None
+    path = ctx.at("path").dot_path(params.path)
+    return NoOverlap(path, params.with_) if path else None

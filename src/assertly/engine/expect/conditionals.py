@@ -1,0 +1,232 @@
+"""Conditional assertions: ``one_of`` (any alternative passes) and ``if_results``,
+``if_has_history``, ``if_sensitive_results`` (nested assertions checked only when a condition
+holds; otherwise ``skipped``, which counts as passing).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._base import BuildContext, Checker
+from .._response import NOT_JSON
+from .._result import (
+    ERROR,
+    FAILED,
+    PASSED,
+    AssertionResult,
+    combine_outcome,
+    failed,
+    skipped,
+)
+from .._registry import expect_assertion
+from .._values import dumps, fmt, json_equal
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+    from .._response import Response
+
+
+def _group(name: str, results: list[AssertionResult]) -> AssertionResult:
+    """A result standing for a group of nested results (all must pass)."""
+    outcome = combine_outcome(results)
+    message = "; ".join(r.message for r in results if not r.passed)
+    score = 1.0 if outcome is PASSED else 0.0
+    return AssertionResult(name, outcome, score, message, children=results)
+
+
+class OneOf(Checker):
+    """Passes when any alternative passes entirely."""
+
+    __slots__ = ("alternatives",)
+
+    def __init__(self, alternatives: list[list[Checker]]) -> None:
+        self.key = "one_of"
+        self.alternatives = alternatives
+
+    @staticmethod
+    def _describe(alternative: list[Checker]) -> str:
+        return " and ".join(checker.describe() for checker in alternative)
+
+    def describe(self) -> str:
+        return "one of: " + "; ".join(self._describe(a) for a in self.alternatives)
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        groups = []
+        for index, alternative in enumerate(self.alternatives):
+            group = _group(f"one_of[{index}]", [c.check(response, ctx) for c in alternative])
+            if group.outcome is PASSED:
+                return AssertionResult(self.key, PASSED, 1.0, children=[*groups, group])
+            groups.append(group)
+        descriptions = [self._describe(a) for a in self.alternatives]
+        if len(descriptions) == 2:
+            message = f"Neither {descriptions[0]} nor {descriptions[1]}"
+        else:
+            message = "None of: " + "; ".join(descriptions)
+        outcome = ERROR if all(group.outcome is ERROR for group in groups) else FAILED
+        return AssertionResult(self.key, outcome, 0.0, message, children=groups)
+
+
+@expect_assertion("one_of")
+def build_one_of(value: Any, ctx: BuildContext) -> Checker | None:
+    """At least one of these expect dicts passes entirely."""
+    if not isinstance(value, list) or len(value) < 2:
+        ctx.problem(f"expected a list of at least two expect dicts, got {dumps(value)}")
+        return None
+    alternatives = []
+    before = len(ctx.problems)
+    for index, alternative in enumerate(value):
+        item_ctx = ctx.at(index)
+        checkers = item_ctx.compile_expect(alternative)
+        if not checkers and isinstance(alternative, dict):
+            item_ctx.problem("an alternative needs at least one assertion")
+        alternatives.append(checkers)
+    return OneOf(alternatives) if len(ctx.problems) == before else None
+
+
+class Conditional(Checker):
+    """Nested assertions, checked only when the condition holds."""
+
+    __slots__ = ("body", "condition_text")
+
+    def __init__(self, key: str, body: list[Checker], condition_text: str) -> None:
+        self.key = key
+        self.body = body
+        self.condition_text = condition_text
+
+    def describe(self) -> str:
+        inner = " and ".join(checker.describe() for checker in self.body)
+        return f"if {self.condition_text}: {inner}"
+
+    def holds(self, data: Any, ctx: CheckContext) -> bool:
+        """Whether the nested assertions apply to this response."""
+        raise NotImplementedError
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        data = response.json
+        if data is NOT_JSON or not self.holds(data, ctx):
+            return skipped(self.key, f"skipped: the response has no {self.condition_text}")
+        group = _group(self.key, [checker.check(response, ctx) for checker in self.body])
+        return group
+
+
+class IfResults(Conditional):
+    """Applies when ``results`` is a non-empty array."""
+
+    __slots__ = ()
+
+    def holds(self, data: Any, ctx: CheckContext) -> bool:
+        results = data.get("results") if type(data) is dict else None
+        return type(results) is list and bool(results)
+
+
+class IfHasHistory(Conditional):
+    """Applies when ``history_results`` exists (even as null)."""
+
+    __slots__ = ()
+
+    def holds(self, data: Any, ctx: CheckContext) -> bool:
+        return type(data) is dict and "history_results" in data
+
+
+def _sensitive_indexes(data: Any, prefixes: tuple[str, ...]) -> list[int]:
+    results = data.get("results") if type(data) is dict else None
+    if type(results) is not list:
+        return []
+    found = []
+    for index, result in enumerate(results):
+        file = result.get("file") if type(result) is dict else None
+        if type(file) is str and file.startswith(prefixes):
+            found.append(index)
+    return found
+
+
+class IfSensitiveResults(Conditional):
+    """Applies when some ``results[*].file`` starts with a sensitive prefix."""
+
+    __slots__ = ("prefixes",)
+
+    def __init__(self, body: list[Checker], prefixes: tuple[str, ...]) -> None:
+        super().__init__("if_sensitive_results", body, "sensitive results")
+        self.prefixes = prefixes
+
+    def holds(self, data: Any, ctx: CheckContext) -> bool:
+        return bool(_sensitive_indexes(data, self.prefixes))
+
+
+class SensitiveFieldEquals(Checker):
+    """Every sensitive result has field F equal to V (``{has_field: F, value: V}``)."""
+
+    __slots__ = ("field", "prefixes", "value")
+
+    def __init__(self, field: str, value: Any, prefixes: tuple[str, ...]) -> None:
+        self.key = "has_field"
+        self.field = field
+        self.value = value
+        self.prefixes = prefixes
+
+    def describe(self) -> str:
+        return f"every sensitive result has {self.field} = {fmt(self.value)}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        data = response.json
+        results = data["results"]
+        for index in _sensitive_indexes(data, self.prefixes):
+            result = results[index]
+            where = f"results[{index}].{self.field}"
+            if self.field not in result:
+                return failed(
+                    self.key,
+                    f"Sensitive result {index} ({fmt(result['file'])}) has no field "
+                    f"'{self.field}'",
+                    path=where,
+                    expected=self.value,
+                )
+            if not json_equal(result[self.field], self.value):
+                return failed(
+                    self.key,
+                    f"Sensitive result {index} ({fmt(result['file'])}): {self.field} expected "
+                    f"{fmt(self.value)}, got {fmt(result[self.field])}",
+                    path=where,
+                    expected=self.value,
+                    actual=result[self.field],
+                )
+        return AssertionResult(self.key, PASSED, 1.0)
+
+
+def _body(value: Any, ctx: BuildContext) -> list[Checker] | None:
+    before = len(ctx.problems)
+    body = ctx.compile_expect(value)
+    if len(ctx.problems) > before:
+        return None
+    if not body:
+        ctx.problem("expected at least one nested assertion")
+        return None
+    return body
+
+
+@expect_assertion("if_results")
+def build_if_results(value: Any, ctx: BuildContext) -> Checker | None:
+    """When ``results`` is a non-empty array, these nested assertions must pass."""
+    body = _body(value, ctx)
+    return IfResults("if_results", body, "results") if body else None
+
+
+@expect_assertion("if_has_history")
+def build_if_has_history(value: Any, ctx: BuildContext) -> Checker | None:
+    """When ``history_results`` exists, these nested assertions must pass."""
+    body = _body(value, ctx)
+    return IfHasHistory("if_has_history", body, "history_results") if body else None
+
+
+@expect_assertion("if_sensitive_results")
+def build_if_sensitive_results(value: Any, ctx: BuildContext) -> Checker | None:
+    """When a result's file starts with a sensitive prefix, these assertions must pass."""
+    prefixes = ctx.options.sensitive_prefixes
+    if isinstance(value, dict) and set(value) == {"has_field", "value"}:
+        field = value["has_field"]
+        if not isinstance(field, str) or not field:
+            ctx.at("has_field").problem(f"expected a field name, got {field!r}")
+            return None
+        return IfSensitiveResults([SensitiveFieldEquals(field, value["value"], prefixes)], prefixes)
+    body = _body(value, ctx)
+    return IfSensitiveResults(body, prefixes) if body else None

@@ -1,0 +1,145 @@
+"""``results_schema``: a type (and optional bounds) for fields required in every result.
+
+``{field: "type"}`` or ``{field: {"type": T, "min": a, "max": b}}`` with JSON type names
+(``string``, ``number``, ``integer``, ``boolean``, ``object``, ``array``, ``null``). ``min`` and
+``max`` bound numbers, and the length of strings and arrays. Fields may be dot paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .._base import BuildContext, Checker
+from .._paths import DotPath, PathMiss
+from .._registry import expect_assertion
+from .._result import AssertionResult, failed, passed
+from .._values import fmt, json_type
+from ._common import VACUOUS, JsonChecker
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: type(v) is str,
+    "number": lambda v: type(v) is int or type(v) is float,
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "boolean": lambda v: type(v) is bool,
+    "object": lambda v: type(v) is dict,
+    "array": lambda v: type(v) is list,
+    "null": lambda v: v is None,
+}
+
+
+class FieldRule:
+    """One field's type and bounds."""
+
+    __slots__ = ("high", "is_type", "low", "path", "type_name")
+
+    def __init__(self, path: DotPath, type_name: str, low: float | None, high: float | None):
+        self.path = path
+        self.type_name = type_name
+        self.is_type = _TYPES[type_name]
+        self.low = low
+        self.high = high
+
+    def problem(self, value: Any) -> str | None:
+        if not self.is_type(value):
+            return f"expected {self.type_name}, got {json_type(value)} {fmt(value)}"
+        if self.low is None and self.high is None:
+            return None
+        measure = len(value) if type(value) in (str, list) else value
+        what = "length " if type(value) in (str, list) else ""
+        if self.low is not None and measure < self.low:
+            return f"{what}{fmt(measure)} is below min {self.low:g}"
+        if self.high is not None and measure > self.high:
+            return f"{what}{fmt(measure)} is above max {self.high:g}"
+        return None
+
+
+class ResultsSchema(JsonChecker):
+    """Every result has every field, of the right type and within bounds."""
+
+    __slots__ = ("rules",)
+
+    def __init__(self, rules: list[FieldRule]) -> None:
+        self.key = "results_schema"
+        self.rules = rules
+
+    def describe(self) -> str:
+        fields = ", ".join(f"{rule.path.text}: {rule.type_name}" for rule in self.rules)
+        return f"every result has {fields}"
+
+    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+        results = data.get("results") if type(data) is dict else None
+        if type(results) is not list:
+            what = "no 'results' field" if results is None else f"'results' is {json_type(results)}"
+            return failed(self.key, f"Expected a 'results' array, got {what}", path="results")
+        if not results:
+            return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
+        for index, result in enumerate(results):
+            for rule in self.rules:
+                value = rule.path.get(result)
+                where = f"results[{index}].{rule.path.text}"
+                if type(value) is PathMiss:
+                    return failed(
+                        self.key,
+                        f"Result {index}: missing field '{rule.path.text}'",
+                        path=where,
+                        expected=rule.type_name,
+                    )
+                problem = rule.problem(value)
+                if problem is not None:
+                    return failed(
+                        self.key,
+                        f"Result {index}: field '{rule.path.text}' {problem}",
+                        path=where,
+                        expected=rule.type_name,
+                        actual=value,
+                    )
+        return passed(self.key)
+
+
+def _bound(spec: dict[str, Any], name: str, ctx: BuildContext) -> float | None:
+    value = spec.get(name)
+    if value is None:
+        return None
+    if type(value) not in (int, float):
+        ctx.at(name).problem(f"expected a number, got {value!r}")
+        return None
+    return float(value)
+
+
+@expect_assertion("results_schema")
+def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
+    """Every result has these fields with these JSON types (and optional min/max)."""
+    if not isinstance(value, dict) or not value:
+        ctx.problem(f"expected a mapping such as {{score: number}}, got {value!r}")
+        return None
+    rules: list[FieldRule] = []
+    before = len(ctx.problems)
+    for field, spec in value.items():
+        field_ctx = ctx.at(str(field))
+        path = field_ctx.dot_path(field)
+        if isinstance(spec, str):
+            spec = {"type": spec}
+        if not isinstance(spec, dict):
+            field_ctx.problem(f"expected a type name or {{type, min, max}}, got {spec!r}")
+            continue
+        unknown = set(spec) - {"type", "min", "max"}
+        if unknown:
+            field_ctx.problem(f"unknown keys {sorted(unknown)} (allowed: type, min, max)")
+        type_name = spec.get("type")
+        if type_name not in _TYPES:
+            field_ctx.at("type").problem(
+                f"unknown type {type_name!r} (expected one of: {', '.join(_TYPES)})"
+            )
+            continue
+        low, high = _bound(spec, "min", field_ctx), _bound(spec, "max", field_ctx)
+        if low is not None and high is not None and low > high:
+            field_ctx.problem(f"min {low:g} is greater than max {high:g}")
+        if path is not None:
+            rules.append(FieldRule(path, type_name, low, high))
+    if len(ctx.problems) > before:
+        return None
+    return ResultsSchema(rules)

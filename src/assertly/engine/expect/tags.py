@@ -1,0 +1,128 @@
+"""Tag assertions over ``results[*].metadata.tags``: ``all_have_tags``, ``none_have_tags``,
+``each_has_any_tag``. A result without tags has none.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._base import BuildContext, Checker
+from .._registry import expect_assertion
+from .._result import AssertionResult, failed, passed
+from .._values import fmt, json_type
+from ._common import VACUOUS, JsonChecker
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+
+_ALL = 0
+_NONE = 1
+_ANY = 2
+
+
+def _tags_of(result: Any) -> list[Any] | str:
+    """The result's tags, or a reason string when ``tags`` is there but not an array."""
+    metadata = result.get("metadata") if type(result) is dict else None
+    tags = metadata.get("tags") if type(metadata) is dict else None
+    if tags is None:
+        return []
+    if type(tags) is not list:
+        return f"tags are {json_type(tags)} {fmt(tags)}, not an array"
+    return tags
+
+
+class Tags(JsonChecker):
+    """Every / no / each result has (some of) the tags."""
+
+    __slots__ = ("mode", "tag_set", "tags")
+
+    def __init__(self, key: str, tags: list[str], mode: int) -> None:
+        self.key = key
+        self.tags = tags
+        self.tag_set = frozenset(tags)
+        self.mode = mode
+
+    def describe(self) -> str:
+        listed = ", ".join(map(fmt, self.tags))
+        if self.mode == _ALL:
+            return f"every result has tags {listed}"
+        if self.mode == _NONE:
+            return f"no result has tags {listed}"
+        return f"every result has one of the tags {listed}"
+
+    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+        results = data.get("results") if type(data) is dict else None
+        if type(results) is not list:
+            what = "no 'results' field" if results is None else f"'results' is {json_type(results)}"
+            return failed(self.key, f"Expected a 'results' array, got {what}", path="results")
+        if not results:
+            return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
+        problems: list[tuple[int, str]] = []
+        mode = self.mode
+        for index, result in enumerate(results):
+            tags = _tags_of(result)
+            if type(tags) is str:
+                problems.append((index, f"Result {index} {tags}"))
+                continue
+            present = {tag for tag in tags if type(tag) is str}
+            if mode == _ALL:
+                missing = [tag for tag in self.tags if tag not in present]
+                if len(missing) == 1:
+                    problems.append((index, f"Result {index} missing required tag: {fmt(missing[0])}"))
+                elif missing:
+                    problems.append(
+                        (index, f"Result {index} missing required tags: "
+                         + ", ".join(map(fmt, missing)))
+                    )
+            elif mode == _NONE:
+                found = [tag for tag in self.tags if tag in present]
+                if found:
+                    noun = "tag" if len(found) == 1 else "tags"
+                    problems.append(
+                        (index, f"Result {index} has excluded {noun}: " + ", ".join(map(fmt, found)))
+                    )
+            elif not present & self.tag_set:
+                problems.append(
+                    (index, f"Result {index} has none of the tags: " + ", ".join(map(fmt, self.tags)))
+                )
+        if not problems:
+            return passed(self.key)
+        index, message = problems[0]
+        if len(problems) > 1:
+            message += f" (and {len(problems) - 1} more)"
+        actual = _tags_of(results[index])
+        return failed(
+            self.key,
+            message,
+            path=f"results[{index}].metadata.tags",
+            expected=self.tags,
+            actual=actual if type(actual) is list else None,
+        )
+
+
+def _tag_list(value: Any, ctx: BuildContext) -> list[str] | None:
+    if not isinstance(value, list) or not value or not all(isinstance(t, str) for t in value):
+        ctx.problem(f"expected a non-empty list of tag strings such as ['work'], got {value!r}")
+        return None
+    return value
+
+
+@expect_assertion("all_have_tags")
+def build_all_have_tags(value: Any, ctx: BuildContext) -> Checker | None:
+    """Every result has all of these tags."""
+    tags = _tag_list(value, ctx)
+    return Tags("all_have_tags", tags, _ALL) if tags else None
+
+
+@expect_assertion("none_have_tags")
+def build_none_have_tags(value: Any, ctx: BuildContext) -> Checker | None:
+    """No result has any of these tags."""
+    tags = _tag_list(value, ctx)
+    return Tags("none_have_tags", tags, _NONE) if tags else None
+
+
+@expect_assertion("each_has_any_tag")
+def build_each_has_any_tag(value: Any, ctx: BuildContext) -> Checker | None:
+    """Every result has at least one of these tags."""
+    tags = _tag_list(value, ctx)
+    return Tags("each_has_any_tag", tags, _ANY) if tags else None

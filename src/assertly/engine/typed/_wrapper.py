@@ -1,0 +1,180 @@
+"""The typed-list dialect's frame: spec validation, ``not-`` negation, ``json_path:``
+transforms, weights and metrics. Each family module only judges an output string.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._base import BuildContext, Checker
+from .._response import NOT_JSON, Response
+from .._result import ERROR, FAILED, PASSED, AssertionResult, failed
+from .._values import dumps
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+
+__all__ = ["TypedSpec", "compile_typed_list"]
+
+
+class TypedSpec(BaseModel):
+    """One typed assertion as written in a file (strict: unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    type: str = Field(description="Assertion type; prefix with not- to negate.")
+    value: Any = Field(default="", description="Comparison value (type-specific).")
+    threshold: float | None = Field(default=None, description="Pass threshold (type-specific).")
+    weight: float = Field(default=1.0, ge=0, description="Weight in the aggregate score.")
+    metric: str | None = Field(default=None, description="Store the score under this name.")
+    transform: str | None = Field(default=None, description="json_path:<RFC 9535 expression>.")
+    config: dict[str, Any] = Field(default_factory=dict, description="Type-specific options.")
+
+    def given(self, name: str) -> bool:
+        """Whether the user wrote this field (rather than taking the default)."""
+        return name in self.model_fields_set
+
+
+class JsonPathTransform:
+    """``json_path:<expr>``: the first match, as text (non-strings as compact JSON)."""
+
+    __slots__ = ("expression", "path")
+
+    def __init__(self, expression: str, path: Any) -> None:
+        self.expression = expression
+        self.path = path
+
+    def apply(self, response: Response) -> Response | str:
+        """The transformed output, or the reason the transform failed."""
+        document = response.whole_json
+        if document is NOT_JSON:
+            return f"transform json_path:{self.expression}: the output is not JSON"
+        if type(document) is dict or type(document) is list:
+            match = self.path.match(document)
+            if match is None:
+                return f"transform json_path:{self.expression}: path not found in the output"
+            value = match.obj
+        elif self.expression.strip() == "$":
+            value = document
+        else:
+            return f"transform json_path:{self.expression}: path not found in the output"
+        return Response(value if type(value) is str else dumps(value))
+
+
+class TypedAssertion(Checker):
+    """Runs an inner checker on the (possibly transformed) output; negates when ``not-``."""
+
+    __slots__ = ("inner", "negate", "transform", "weight")
+
+    def __init__(
+        self,
+        key: str,
+        inner: Checker,
+        negate: bool,
+        transform: JsonPathTransform | None,
+        weight: float,
+    ) -> None:
+        self.key = key
+        self.inner = inner
+        self.negate = negate
+        self.transform = transform
+        self.weight = weight
+
+    def describe(self) -> str:
+        text = self.inner.describe()
+        return f"not ({text})" if self.negate else text
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        if self.transform is not None:
+            transformed = self.transform.apply(response)
+            if type(transformed) is str:
+                # A failed transform is a failure of its own; negation does not invert it.
+                result = failed(self.key, transformed, path=self.transform.expression)
+                result.weight = self.weight
+                return result
+            response = transformed  # type: ignore[assignment]
+        result = self.inner.check(response, ctx)
+        if self.negate:
+            result = self._negated(result)
+        if self.weight != 1.0:
+            result.weight = self.weight
+        return result
+
+    def _negated(self, result: AssertionResult) -> AssertionResult:
+        outcome = result.outcome
+        if outcome is ERROR:
+            result.assertion = self.key
+            return result  # an error stays an error
+        score = 1.0 - result.score
+        if outcome is PASSED:
+            message = f"{self.inner.describe()}, but the assertion is negated ({self.key})"
+            if result.score not in (0.0, 1.0):
+                message += f"; score {result.score:.4g}"
+            return AssertionResult(
+                self.key, FAILED, score, message, result.path, result.expected, result.actual,
+                details=result.details,
+            )
+        return AssertionResult(self.key, PASSED, score, details=result.details)
+
+
+def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | None | bool:
+    """The compiled transform, None when there is none, False after recording a problem."""
+    if spec.transform is None:
+        return None
+    text = spec.transform
+    kind, _, expression = text.partition(":")
+    if kind.strip() != "json_path" or not _:
+        ctx.at("transform").problem(
+            f"unknown transform {text!r}; the only transform is json_path:<expression>, "
+            "e.g. json_path:$.status"
+        )
+        return False
+    from .._paths import compile_jsonpath
+
+    expression = expression.strip()
+    try:
+        return JsonPathTransform(expression, compile_jsonpath(expression))
+    except ValueError as error:
+        ctx.at("transform").problem(f"invalid JSONPath {expression!r}: {error}")
+        return False
+
+
+def compile_typed_list(
+    items: Any, ctx: BuildContext
+) -> tuple[list[Checker], list[float], list[str | None]]:
+    """Compile a list of typed assertion mappings, recording every problem on ``ctx``."""
+    from . import metrics, performance, strings, structure  # noqa: F401  (registration)
+
+    checkers: list[Checker] = []
+    weights: list[float] = []
+    metric_names: list[str | None] = []
+    if not items:
+        ctx.problem("the assertion list is empty")
+        return checkers, weights, metric_names
+    for index, item in enumerate(items):
+        item_ctx = ctx.at(index)
+        before = len(ctx.problems)
+        spec = item_ctx.model(TypedSpec, item, "{type: contains, value: 'text'}")
+        if spec is None:
+            continue
+        name = spec.type
+        negate = name.startswith("not-")
+        base = name[4:] if negate else name
+        entry = ctx.registry.get("typed", base)
+        if entry is None:
+            suggestion = ctx.registry.suggest("typed", base)
+            hint = f" (did you mean '{'not-' if negate else ''}{suggestion}'?)" if suggestion else ""
+            item_ctx.at("type").problem(f"unknown assertion '{name}'{hint}")
+            continue
+        transform = _transform(spec, item_ctx)
+        inner = entry.build(spec, item_ctx)
+        if inner is None or transform is False or len(ctx.problems) > before:
+            continue
+        checkers.append(TypedAssertion(name, inner, negate, transform or None, spec.weight))
+        weights.append(spec.weight)
+        metric_names.append(spec.metric)
+    if checkers and not any(weights) and len(ctx.problems) == 0:
+        ctx.problem("every assertion has weight 0; at least one must count in the score")
+    return checkers, weights, metric_names

@@ -1,0 +1,213 @@
+"""Similarity metrics against a reference: ``levenshtein`` (edit distance, pass/fail),
+``bleu`` (BLEU-4, graded) and ``rouge-n`` (ROUGE-1 F by default, graded).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from .._base import BuildContext, Checker
+from .._registry import typed_assertion
+from .._result import AssertionResult, failed, passed
+from .._values import fmt
+from ._wrapper import TypedSpec
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+    from .._response import Response
+
+
+def _reference(spec: TypedSpec, ctx: BuildContext) -> str | None:
+    if not isinstance(spec.value, str) or (spec.given("value") and not spec.value.strip()):
+        ctx.at("value").problem(f"{spec.type} needs a reference string, got {spec.value!r}")
+        return None
+    if not spec.given("value"):
+        ctx.at("value").problem(f"{spec.type} needs a reference string in value")
+        return None
+    return spec.value
+
+
+def _threshold(spec: TypedSpec, default: float, ctx: BuildContext, *, unit: bool) -> float | None:
+    threshold = default if spec.threshold is None else spec.threshold
+    if not math.isfinite(threshold) or threshold < 0 or (unit and threshold > 1):
+        bounds = "in [0, 1]" if unit else ">= 0"
+        ctx.at("threshold").problem(f"threshold must be {bounds}, got {threshold!r}")
+        return None
+    return threshold
+
+
+class Levenshtein(Checker):
+    """Edit distance in code points is at most the threshold."""
+
+    __slots__ = ("distance", "reference", "threshold")
+
+    def __init__(self, reference: str, threshold: float) -> None:
+        from rapidfuzz.distance import Levenshtein as _Levenshtein
+
+        self.key = "levenshtein"
+        self.reference = reference
+        self.threshold = threshold
+        self.distance = _Levenshtein.distance
+
+    def describe(self) -> str:
+        return f"output within edit distance {self.threshold:g} of {fmt(self.reference)}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        distance = self.distance(response.text, self.reference)
+        if distance <= self.threshold:
+            result = passed(self.key)
+            result.details = {"distance": distance}
+            return result
+        return failed(
+            self.key,
+            f"Edit distance {distance} exceeds {self.threshold:g}",
+            expected=self.reference,
+            actual=response.text,
+            details={"distance": distance},
+        )
+
+
+@typed_assertion("levenshtein")
+def build_levenshtein(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """Edit distance to the reference is at most the threshold (default 5)."""
+    reference = _reference(spec, ctx)
+    threshold = _threshold(spec, 5.0, ctx, unit=False)
+    return Levenshtein(reference, threshold) if reference and threshold is not None else None
+
+
+def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def bleu_score(candidate: str, reference: str) -> float:
+    """BLEU-4 of one candidate against one reference.
+
+    Lower-cased whitespace tokens; clipped n-gram precision; the 1-gram precision unsmoothed,
+    2- to 4-gram precisions add-one smoothed ((matches + 1) / (total + 1)); geometric mean times
+    the brevity penalty exp(1 - r/c) when the candidate is shorter than the reference.
+    """
+    hypothesis = candidate.lower().split()
+    target = reference.lower().split()
+    if not hypothesis or not target:
+        return 0.0
+    reference_grams = [_ngrams(target, n) for n in range(1, 5)]
+    log_sum = 0.0
+    for n in range(1, 5):
+        grams = _ngrams(hypothesis, n)
+        total = sum(grams.values())
+        matches = sum(min(count, reference_grams[n - 1][gram]) for gram, count in grams.items())
+        if n == 1:
+            if matches == 0:
+                return 0.0
+            precision = matches / total
+        else:
+            precision = (matches + 1) / (total + 1)
+        log_sum += math.log(precision)
+    length, reference_length = len(hypothesis), len(target)
+    penalty = 1.0 if length > reference_length else math.exp(1 - reference_length / length)
+    return penalty * math.exp(log_sum / 4)
+
+
+class Graded(Checker):
+    """A score in [0, 1] that passes at or above the threshold."""
+
+    __slots__ = ("label", "reference", "scorer", "threshold")
+
+    def __init__(self, key: str, label: str, reference: str, threshold: float, scorer: Any):
+        self.key = key
+        self.label = label
+        self.reference = reference
+        self.threshold = threshold
+        self.scorer = scorer
+
+    def describe(self) -> str:
+        return f"{self.label} >= {self.threshold:g} against {fmt(self.reference)}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        score = float(self.scorer(response.text, self.reference))
+        if score >= self.threshold:
+            return passed(self.key, score)
+        return failed(
+            self.key,
+            f"{self.label} {score:.4f} is below the threshold {self.threshold:g}",
+            expected=self.reference,
+            actual=response.text,
+            score=score,
+        )
+
+
+@typed_assertion("bleu")
+def build_bleu(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """BLEU-4 against the reference is at least the threshold (default 0.5); graded score."""
+    reference = _reference(spec, ctx)
+    threshold = _threshold(spec, 0.5, ctx, unit=True)
+    if reference is None or threshold is None:
+        return None
+    return Graded("bleu", "BLEU", reference, threshold, bleu_score)
+
+
+# Scripts written without spaces between words: each character is a token.
+_NO_SPACE_SCRIPTS = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0002ffff"  # CJK extensions B and later
+)
+_TOKEN = re.compile(f"[{_NO_SPACE_SCRIPTS}]|[^\\W_{_NO_SPACE_SCRIPTS}]+")
+
+
+class UnicodeTokenizer:
+    """rouge-score tokenizer that keeps every script: Unicode word runs, lower-cased, with
+    each character of CJK, Thai, Lao, Khmer and Myanmar text a token of its own.
+    """
+
+    def tokenize(self, text: str) -> list[str]:
+        """Split ``text`` into tokens."""
+        return _TOKEN.findall(text.casefold())
+
+
+_ROUGE_TYPES = {1: "rouge1", 2: "rouge2", 3: "rouge3", 4: "rouge4", "L": "rougeL", "Lsum": "rougeLsum"}
+
+
+class RougeScorer:
+    """F-measure of one ROUGE variant via the rouge-score library."""
+
+    __slots__ = ("rouge_type", "scorer")
+
+    def __init__(self, rouge_type: str) -> None:
+        from rouge_score import rouge_scorer  # heavy (nltk, numpy): only when used
+
+        self.rouge_type = rouge_type
+        self.scorer = rouge_scorer.RougeScorer([rouge_type], tokenizer=UnicodeTokenizer())
+
+    def __call__(self, candidate: str, reference: str) -> float:
+        return float(self.scorer.score(reference, candidate)[self.rouge_type].fmeasure)
+
+
+@typed_assertion("rouge-n")
+def build_rouge_n(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """ROUGE-1 F-measure (or ``config: {n: 2}`` / ``{n: "L"}``) is at least the threshold."""
+    reference = _reference(spec, ctx)
+    threshold = _threshold(spec, 0.75, ctx, unit=True)
+    n = spec.config.get("n", 1)
+    unknown = set(spec.config) - {"n"}
+    if unknown:
+        ctx.at("config").problem(f"unknown keys {sorted(unknown)} (allowed: n)")
+        return None
+    if n not in _ROUGE_TYPES or isinstance(n, bool):
+        ctx.at("config").at("n").problem(f"n must be 1, 2, 3, 4, 'L' or 'Lsum', got {n!r}")
+        return None
+    if reference is None or threshold is None:
+        return None
+    rouge_type = _ROUGE_TYPES[n]
+    label = f"ROUGE-{n}"
+    return Graded("rouge-n", label, reference, threshold, RougeScorer(rouge_type))

@@ -1,0 +1,336 @@
+"""String assertions on the output text: ``equals``, ``contains``, ``icontains``,
+``contains-all``, ``contains-any``, ``starts-with``, ``regex``, ``word-count``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._base import BuildContext, Checker
+from .._regex import Pattern
+from .._registry import typed_assertion
+from .._response import NOT_JSON
+from .._result import AssertionResult, failed, passed
+from .._values import fmt, json_equal
+from ._wrapper import TypedSpec
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+    from .._response import Response
+
+_CLIP = 200
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
+
+
+def _required_string(spec: TypedSpec, ctx: BuildContext, example: str) -> str | None:
+    # The seed's default value is "", but an assertion that always passes is a trap:
+    # string assertions must say what they look for.
+    if not spec.given("value") or not isinstance(spec.value, str) or spec.value == "":
+        ctx.at("value").problem(
+            f"{spec.type} needs a non-empty string value, got {spec.value!r} (e.g. {example})"
+        )
+        return None
+    return spec.value
+
+
+class Equals(Checker):
+    """Deep JSON equality when both sides are JSON; exact string equality otherwise."""
+
+    __slots__ = ("expected", "expected_json", "expected_text")
+
+    def __init__(self, expected: Any) -> None:
+        self.key = "equals"
+        self.expected = expected
+        if isinstance(expected, str):
+            self.expected_text = expected
+            from .._response import Response as _Response
+
+            self.expected_json = _Response(expected).whole_json
+        else:
+            from .._values import dumps
+
+            self.expected_text = dumps(expected)
+            self.expected_json = expected
+
+    def describe(self) -> str:
+        return f"output equals {fmt(_clip(self.expected_text))}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        text = response.text
+        if text == self.expected_text:
+            return passed(self.key)
+        if self.expected_json is not NOT_JSON:
+            actual = response.whole_json
+            if actual is not NOT_JSON:
+                if json_equal(actual, self.expected_json):
+                    return passed(self.key)
+                return failed(
+                    self.key,
+                    "Output JSON differs from the expected JSON",
+                    expected=self.expected_json,
+                    actual=actual,
+                )
+        return failed(
+            self.key,
+            f"Expected output {fmt(_clip(self.expected_text))}, got {fmt(_clip(text))}",
+            expected=self.expected_text,
+            actual=text,
+        )
+
+
+@typed_assertion("equals")
+def build_equals(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """Exact string match, or JSON deep-equal (key order ignored) when both sides are JSON."""
+    if not spec.given("value"):
+        ctx.at("value").problem("equals needs a value to compare with")
+        return None
+    return Equals(spec.value)
+
+
+class Contains(Checker):
+    """Substring, case-sensitive or (``icontains``) by casefold."""
+
+    __slots__ = ("folded", "text")
+
+    def __init__(self, key: str, text: str, fold: bool) -> None:
+        self.key = key
+        self.text = text.casefold() if fold else text
+        self.folded = fold
+
+    def describe(self) -> str:
+        how = " (any case)" if self.folded else ""
+        return f"output contains {fmt(self.text)}{how}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        text = response.text
+        if self.folded:
+            text = text.casefold()
+        if self.text in text:
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Output does not contain {fmt(self.text)}" + (" (any case)" if self.folded else ""),
+            expected=self.text,
+            actual=_clip(response.text),
+        )
+
+
+@typed_assertion("contains")
+def build_contains(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """Case-sensitive substring."""
+    text = _required_string(spec, ctx, "value: 'machine learning'")
+    return Contains("contains", text, fold=False) if text else None
+
+
+@typed_assertion("icontains")
+def build_icontains(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """Case-insensitive substring (Unicode casefold)."""
+    text = _required_string(spec, ctx, "value: 'Machine Learning'")
+    return Contains("icontains", text, fold=True) if text else None
+
+
+class ContainsMany(Checker):
+    """All (``contains-all``) or any (``contains-any``) of several substrings."""
+
+    __slots__ = ("need_all", "texts")
+
+    def __init__(self, key: str, texts: list[str], need_all: bool) -> None:
+        self.key = key
+        self.texts = texts
+        self.need_all = need_all
+
+    def describe(self) -> str:
+        quantifier = "all of" if self.need_all else "any of"
+        return f"output contains {quantifier} " + ", ".join(map(fmt, self.texts))
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        text = response.text
+        if self.need_all:
+            missing = [item for item in self.texts if item not in text]
+            if not missing:
+                return passed(self.key)
+            return failed(
+                self.key,
+                "Output is missing " + ", ".join(map(fmt, missing)),
+                expected=self.texts,
+                actual=_clip(text),
+            )
+        for item in self.texts:
+            if item in text:
+                return passed(self.key)
+        return failed(
+            self.key,
+            "Output contains none of " + ", ".join(map(fmt, self.texts)),
+            expected=self.texts,
+            actual=_clip(text),
+        )
+
+
+def _string_list(spec: TypedSpec, ctx: BuildContext) -> list[str] | None:
+    value = spec.value
+    if isinstance(value, str):
+        ctx.at("value").problem(
+            f"{spec.type} needs a list of strings, got the string {value!r} "
+            f"(write value: [{value!r}])"
+        )
+        return None
+    if not isinstance(value, list) or not value:
+        ctx.at("value").problem(f"{spec.type} needs a non-empty list of strings, got {value!r}")
+        return None
+    if not all(isinstance(item, str) and item for item in value):
+        ctx.at("value").problem(f"every item must be a non-empty string, got {value!r}")
+        return None
+    return value
+
+
+@typed_assertion("contains-all")
+def build_contains_all(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """Every listed substring is present."""
+    texts = _string_list(spec, ctx)
+    return ContainsMany("contains-all", texts, need_all=True) if texts else None
+
+
+@typed_assertion("contains-any")
+def build_contains_any(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """At least one listed substring is present."""
+    texts = _string_list(spec, ctx)
+    return ContainsMany("contains-any", texts, need_all=False) if texts else None
+
+
+class StartsWith(Checker):
+    """The output starts with a prefix."""
+
+    __slots__ = ("prefix",)
+
+    def __init__(self, prefix: str) -> None:
+        self.key = "starts-with"
+        self.prefix = prefix
+
+    def describe(self) -> str:
+        return f"output starts with {fmt(self.prefix)}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        text = response.text
+        if text.startswith(self.prefix):
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Output does not start with {fmt(self.prefix)}; it starts with "
+            f"{fmt(text[: max(len(self.prefix), 20)])}",
+            expected=self.prefix,
+            actual=_clip(text),
+        )
+
+
+@typed_assertion("starts-with")
+def build_starts_with(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """The output starts with the prefix."""
+    prefix = _required_string(spec, ctx, "value: 'Summary:'")
+    return StartsWith(prefix) if prefix else None
+
+
+class Regex(Checker):
+    """A regex search (anywhere in the output)."""
+
+    __slots__ = ("details", "pattern")
+
+    def __init__(self, pattern: Pattern) -> None:
+        self.key = "regex"
+        self.pattern = pattern
+        self.details = {"regex_engine": pattern.engine}
+
+    def describe(self) -> str:
+        return f"output matches {fmt(self.pattern.source)}"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        if self.pattern.search(response.text) is not None:
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Output has no match for pattern {fmt(self.pattern.source)}",
+            expected=self.pattern.source,
+            actual=_clip(response.text),
+            details=self.details,
+        )
+
+
+@typed_assertion("regex")
+def build_regex(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """The regex finds a match anywhere in the output (search, not full match)."""
+    source = _required_string(spec, ctx, r"value: '\d{4}-\d{2}-\d{2}'")
+    if source is None:
+        return None
+    ignore_case = bool(spec.config.get("ignore_case", False))
+    pattern = ctx.at("value").pattern(source, ignore_case=ignore_case)
+    return Regex(pattern) if pattern else None
+
+
+class WordCount(Checker):
+    """The number of whitespace-separated words is exact or within [min, max]."""
+
+    __slots__ = ("high", "low")
+
+    def __init__(self, low: int | None, high: int | None) -> None:
+        self.key = "word-count"
+        self.low = low
+        self.high = high
+
+    def _bounds(self) -> str:
+        if self.low == self.high:
+            return f"exactly {self.low}"
+        if self.high is None:
+            return f"at least {self.low}"
+        if self.low is None:
+            return f"at most {self.high}"
+        return f"between {self.low} and {self.high}"
+
+    def describe(self) -> str:
+        return f"output has {self._bounds()} words"
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        count = len(response.text.split())
+        low, high = self.low, self.high
+        if (low is None or count >= low) and (high is None or count <= high):
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Expected {self._bounds()} words, got {count}",
+            expected={"min": low, "max": high},
+            actual=count,
+        )
+
+
+def _count(value: Any, ctx: BuildContext) -> int | None:
+    if type(value) is not int or value < 0:
+        ctx.problem(f"expected a whole number >= 0, got {value!r}")
+        return None
+    return value
+
+
+@typed_assertion("word-count")
+def build_word_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """Word count is exact (int) or within {min, max} (inclusive)."""
+    value = spec.value
+    value_ctx = ctx.at("value")
+    if isinstance(value, dict):
+        unknown = set(value) - {"min", "max"}
+        if unknown or not value:
+            value_ctx.problem(f"expected {{min, max}}, got keys {sorted(value)}")
+            return None
+        low = _count(value["min"], value_ctx.at("min")) if "min" in value else None
+        high = _count(value["max"], value_ctx.at("max")) if "max" in value else None
+        if ("min" in value and low is None) or ("max" in value and high is None):
+            return None
+        if low is not None and high is not None and low > high:
+            value_ctx.problem(f"min {low} is greater than max {high}")
+            return None
+        return WordCount(low, high)
+    exact = _count(value, value_ctx) if spec.given("value") else None
+    if exact is None:
+        if not spec.given("value"):
+            value_ctx.problem("word-count needs a number or {min, max}")
+        return None
+    return WordCount(exact, exact)

@@ -1,0 +1,122 @@
+"""Structure assertions: ``is-json`` (the whole output is JSON) and ``contains-json`` (some
+JSON object or array appears in it), each optionally validated against a JSON Schema that is
+compiled once at load time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._base import BuildContext, Checker
+from .._registry import typed_assertion
+from .._response import NOT_JSON, iter_json_values
+from .._result import AssertionResult, failed, passed
+from ._wrapper import TypedSpec
+
+if TYPE_CHECKING:
+    from .._context import CheckContext
+    from .._response import Response
+
+
+def _schema_validator(spec: TypedSpec, ctx: BuildContext) -> tuple[Any, bool]:
+    """(validator or None, ok). No value, null or "" (the seed's default) means no schema."""
+    schema = spec.value
+    if schema is None or schema == "" or not spec.given("value"):
+        return None, True
+    if not isinstance(schema, dict | bool):
+        ctx.at("value").problem(f"expected a JSON Schema object, got {schema!r}")
+        return None, False
+    import jsonschema_rs
+
+    try:
+        return jsonschema_rs.validator_for(schema), True
+    except Exception as error:  # the library raises ValidationError / ValueError variants
+        first = str(error).strip().splitlines()[0]
+        ctx.at("value").problem(f"invalid JSON Schema: {first}")
+        return None, False
+
+
+def _first_error(validator: Any, value: Any) -> str:
+    for error in validator.iter_errors(value):
+        location = "/".join(str(part) for part in error.instance_path) or "(root)"
+        return f"{location}: {error.message}"
+    return "does not match the schema"
+
+
+class IsJson(Checker):
+    """The whole output parses as JSON (scalars count) and matches the schema, if any."""
+
+    __slots__ = ("validator",)
+
+    def __init__(self, validator: Any) -> None:
+        self.key = "is-json"
+        self.validator = validator
+
+    def describe(self) -> str:
+        return "output is JSON" + (" matching the schema" if self.validator else "")
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        value = response.whole_json
+        if value is NOT_JSON:
+            return failed(
+                self.key, "Output is not valid JSON", actual=response.text[:200] or None
+            )
+        if self.validator is None or self.validator.is_valid(value):
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Output JSON does not match the schema: {_first_error(self.validator, value)}",
+            actual=value,
+        )
+
+
+@typed_assertion("is-json")
+def build_is_json(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """The output is valid JSON, optionally matching a JSON Schema."""
+    validator, ok = _schema_validator(spec, ctx)
+    return IsJson(validator) if ok else None
+
+
+class ContainsJson(Checker):
+    """Some JSON object or array appears in the output (and matches the schema, if any)."""
+
+    __slots__ = ("validator",)
+
+    def __init__(self, validator: Any) -> None:
+        self.key = "contains-json"
+        self.validator = validator
+
+    def describe(self) -> str:
+        return "output contains JSON" + (" matching the schema" if self.validator else "")
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        text = response.text
+        validator = self.validator
+        found = 0
+        first_rejected: Any = NOT_JSON
+        for _start, _end, value in iter_json_values(text):
+            if validator is None or validator.is_valid(value):
+                return passed(self.key)
+            found += 1
+            if first_rejected is NOT_JSON:
+                first_rejected = value
+        if not found:
+            return failed(self.key, "Output contains no JSON object or array")
+        noun = "value" if found == 1 else "values"
+        return failed(
+            self.key,
+            f"Output contains {found} JSON {noun}, none matching the schema; first: "
+            f"{_first_error(validator, first_rejected)}",
+            actual=first_rejected,
+            details={"found": found},
+        )
+
+
+@typed_assertion("contains-json")
+def build_contains_json(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """A JSON object or array appears in the output, optionally matching a schema."""
+    validator, ok = _schema_validator(spec, ctx)
+    return ContainsJson(validator) if ok else None
+
+
+__all__ = ["ContainsJson", "IsJson"]
