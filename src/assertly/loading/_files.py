@@ -1,0 +1,83 @@
+"""Load JSON or YAML given as a path or inline text, with locations in every error."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .._exceptions import ConfigError, Problem
+
+__all__ = ["load_data_argument", "read_text_argument"]
+
+
+def _yaml_load(text: str, source: str) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe loading only, C when present
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        reason = getattr(error, "problem", None) or str(error)
+        raise ConfigError([Problem(where, f"invalid YAML: {reason}")]) from None
+
+
+def _json_load(text: str, source: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        where = f"{source}:{error.lineno}:{error.colno}"
+        raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
+
+
+def load_data_argument(argument: str, what: str) -> Any:
+    """A JSON/YAML file path, or inline JSON, parsed.
+
+    Raises:
+        ConfigError: The file cannot be read or parsed, or the text is neither a file nor JSON.
+    """
+    path = Path(argument)
+    looks_inline = argument.lstrip().startswith(("{", "["))
+    if not looks_inline and path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError([Problem(str(path), f"cannot read {what}: {error}")]) from None
+        if not text.strip():
+            raise ConfigError([Problem(str(path), f"the {what} file is empty")])
+        if path.suffix.lower() in (".yaml", ".yml"):
+            return _yaml_load(text, str(path))
+        if path.suffix.lower() == ".json":
+            return _json_load(text, str(path))
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return _yaml_load(text, str(path))
+    if looks_inline:
+        return _json_load(argument, f"inline {what}")
+    raise ConfigError(
+        [Problem(what, f"{argument!r} is neither an existing file nor inline JSON")]
+    )
+
+
+def read_text_argument(argument: str, what: str) -> str:
+    """The text of a file, or of standard input for ``-`` (invalid UTF-8 replaced).
+
+    Raises:
+        ConfigError: The file does not exist or cannot be read.
+    """
+    if argument == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        path = Path(argument)
+        if not path.is_file():
+            raise ConfigError([Problem(what, f"no such file: {argument}")])
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise ConfigError([Problem(argument, f"cannot read {what}: {error}")]) from None
+    return data.decode("utf-8", errors="replace")
