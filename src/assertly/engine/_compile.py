@@ -23,7 +23,6 @@ from ._result import (
     PASSED,
     AssertionResult,
     CheckResult,
-    combine_outcome,
 )
 from ._values import dumps
 
@@ -38,7 +37,15 @@ class Expectation:
         threshold: Pass threshold on the aggregate score, or None (every assertion must pass).
     """
 
-    __slots__ = ("_checkers", "_metrics", "_weight_total", "_weights", "dialect", "threshold")
+    __slots__ = (
+        "_checkers",
+        "_metrics",
+        "_uniform",
+        "_weight_total",
+        "_weights",
+        "dialect",
+        "threshold",
+    )
 
     def __init__(
         self,
@@ -53,6 +60,7 @@ class Expectation:
         self._weights = tuple(weights)
         self._metrics = tuple(metrics) if any(metrics) else ()
         self._weight_total = sum(weights)
+        self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
 
     def __len__(self) -> int:
@@ -87,20 +95,31 @@ class Expectation:
             response = Response(response)
         ctx = CheckContext.build(context, now)
         results = [checker.check(response, ctx) for checker in self._checkers]
-        weights = self._weights
-        total = self._weight_total
-        score = sum([r.score * w for r, w in zip(results, weights, strict=True)]) / total
-        outcome = combine_outcome(results)
+        if self._uniform:
+            score = sum([r.score for r in results]) / len(results)
+        else:
+            weights = self._weights
+            score = sum([r.score * w for r, w in zip(results, weights, strict=True)])
+            score /= self._weight_total
+        failed_any = False
+        errored_any = False
+        for result in results:
+            outcome = result.outcome
+            if outcome is FAILED:
+                failed_any = True
+            elif outcome is ERROR:
+                errored_any = True
         threshold = self.threshold
-        if threshold is not None:
-            has_error = outcome is ERROR or any(r.outcome is ERROR for r in results)
-            if score + 1e-12 < threshold:
-                outcome = FAILED
-            else:
-                outcome = ERROR if has_error else PASSED
+        if threshold is None:
+            # A definite failure outranks an error; an error is never a pass.
+            outcome = FAILED if failed_any else ERROR if errored_any else PASSED
+        elif score + 1e-12 < threshold:
+            outcome = FAILED
+        else:
+            outcome = ERROR if errored_any else PASSED
         named = _named_scores(results, self._metrics) if self._metrics else None
         extracted = response.extracted if response.is_text else None
-        return CheckResult(outcome, score, results, named, threshold, extracted)
+        return CheckResult(outcome, score, results, named, threshold, extracted, self._weights)
 
 
 def _named_scores(results: list[AssertionResult], metrics: Sequence[str | None]) -> dict[str, float]:

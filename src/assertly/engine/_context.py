@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
+from types import MappingProxyType
 from typing import Any
 
 __all__ = ["CheckContext", "parse_now"]
@@ -27,6 +28,11 @@ def parse_now(now: str | datetime | date | None) -> datetime | None:
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     return now.astimezone(UTC)
+
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+# Contexts carrying only a fixed `now` are immutable, so one per distinct `now` is reused.
+_SHARED: dict[Any, CheckContext] = {}
 
 
 class CheckContext:
@@ -56,9 +62,9 @@ class CheckContext:
         self.cost_usd = cost_usd
         self.latency_ms = latency_ms
         self.model = model
-        self.steps: Mapping[str, Any] = steps or {}
-        self.extra: Mapping[str, Any] = extra or {}
-        self._now = parse_now(now)
+        self.steps: Mapping[str, Any] = steps or _EMPTY
+        self.extra: Mapping[str, Any] = extra or _EMPTY
+        self._now = None if now is None else parse_now(now)
 
     @property
     def now(self) -> datetime:
@@ -75,7 +81,15 @@ class CheckContext:
     ) -> CheckContext:
         """Accept a `CheckContext`, a mapping with the same keys, or None."""
         if context is None:
-            return cls(now=now)
+            if now is None:
+                return cls()
+            # The same `now` is passed to every check of a run: share one context for it.
+            shared = _SHARED.get(now)
+            if shared is None:
+                if len(_SHARED) > 64:
+                    _SHARED.clear()
+                shared = _SHARED[now] = cls(now=now)
+            return shared
         if isinstance(context, CheckContext):
             if now is not None:
                 copy = cls(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._base import BuildContext, Checker
 from ._response import NOT_JSON
-from ._result import AssertionResult, errored, failed, passed
+from ._result import PASSED, AssertionResult, errored, failed, passed
 
 if TYPE_CHECKING:
     from ._context import CheckContext
@@ -103,10 +103,7 @@ class CustomChecker(Checker):
             score = 1.0 if verdict else 0.0
         score = min(1.0, max(0.0, score))
         if verdict:
-            result = passed(self.key, score)
-            if reason:
-                result.message = reason
-            return result
+            return AssertionResult(self.key, PASSED, score, reason or "")
         return failed(self.key, reason or f"{self.key} scored {score:g}", score=score)
 
 

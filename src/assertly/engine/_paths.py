@@ -16,7 +16,7 @@ see `compile_jsonpath`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ._values import json_type
@@ -109,7 +109,7 @@ def _parse(text: str) -> tuple[Segment, ...]:
             elif kind == "wild":
                 segments.append((WILD, None))
             else:
-                quoted = match.group(kind)
+                quoted = match.group(kind or "dq")
                 segments.append((KEY, re.sub(r"\\(.)", r"\1", quoted)))
             expect_key = False
         position = match.end()
@@ -126,7 +126,8 @@ def _format(segments: Sequence[Segment], indexes: Sequence[int] = ()) -> str:
             if re.fullmatch(r"[^.\[\]\"']+", arg):
                 parts.append(f".{arg}" if parts else arg)
             else:
-                parts.append(f'["{arg}"]')
+                escaped = arg.replace("\\", "\\\\").replace('"', '\\"')
+                parts.append(f'["{escaped}"]')
         elif kind == INDEX:
             parts.append(f"[{arg}]")
         else:
@@ -165,6 +166,66 @@ def _step(value: Any, kind: int, arg: Any) -> Any:
     return _Blocked(f"{_article(value)}, not an array")
 
 
+class _Identity(Sequence[tuple[int, ...]]):
+    """The wildcard indexes of a single-wildcard walk: item ``i`` came from index ``i``."""
+
+    __slots__ = ("_length",)
+
+    def __init__(self, length: int) -> None:
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [(i,) for i in range(self._length)[index]]
+        if not -self._length <= index < self._length:
+            raise IndexError(index)
+        return (index % self._length,)
+
+
+def _fast_resolver(
+    segments: tuple[Segment, ...], wild_positions: list[int]
+) -> Callable[[Any], list[Any] | None] | None:
+    """A resolver for the common ``a.b[*].c.d`` shape (keys, one wildcard, keys).
+
+    It returns the values, or None whenever anything is unusual (a missing key, a wrong type),
+    so that the general walk can produce the exact failure; it never decides a failure itself.
+    """
+    if len(wild_positions) != 1:
+        return None
+    star = wild_positions[0]
+    if any(kind != KEY for kind, _ in segments[:star] + segments[star + 1 :]):
+        return None
+    prefix = tuple(arg for _, arg in segments[:star])
+    suffix = tuple(arg for _, arg in segments[star + 1 :])
+
+    def resolve(data: Any) -> list[Any] | None:
+        array = data
+        for key in prefix:
+            if type(array) is not dict:
+                return None
+            array = array.get(key, MISSING)
+        if type(array) is not list:
+            return None
+        if not suffix:
+            return array
+        values: list[Any] = []
+        append = values.append
+        for item in array:
+            for key in suffix:
+                if type(item) is not dict:
+                    return None
+                item = item.get(key, MISSING)
+                if item is MISSING:
+                    return None
+            append(item)
+        return values
+
+    return resolve
+
+
 class DotPath:
     """A compiled dot path.
 
@@ -175,7 +236,7 @@ class DotPath:
         PathSyntaxError: When the path cannot be parsed.
     """
 
-    __slots__ = ("_first_wild", "has_wildcard", "segments", "text")
+    __slots__ = ("_fast", "_first_wild", "has_wildcard", "segments", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -183,6 +244,7 @@ class DotPath:
         wild_positions = [i for i, (kind, _) in enumerate(self.segments) if kind == WILD]
         self.has_wildcard = bool(wild_positions)
         self._first_wild = wild_positions[0] if wild_positions else -1
+        self._fast = _fast_resolver(self.segments, wild_positions)
 
     def __repr__(self) -> str:
         return f"DotPath({self.text!r})"
@@ -210,7 +272,7 @@ class DotPath:
                 return PathMiss(self.location(upto=cut), value.reason)
         return value
 
-    def resolve(self, data: Any) -> tuple[list[Any], list[tuple[int, ...]]] | PathMiss:
+    def resolve(self, data: Any) -> tuple[list[Any], Sequence[tuple[int, ...]]] | PathMiss:
         """All values at the path with the wildcard indexes that reached each one.
 
         Returns:
@@ -222,6 +284,11 @@ class DotPath:
             if isinstance(value, PathMiss):
                 return value
             return [value], [()]
+        fast = self._fast
+        if fast is not None:
+            found = fast(data)
+            if found is not None:
+                return found, _Identity(len(found))
         frontier: list[tuple[Any, tuple[int, ...]]] = [(data, ())]
         for position, (kind, arg) in enumerate(self.segments):
             next_frontier: list[tuple[Any, tuple[int, ...]]] = []

@@ -20,27 +20,15 @@ from typing import Any
 
 __all__ = ["Pattern", "compile_pattern"]
 
-try:  # pragma: no cover - import guard
-    import re._parser as _sre_parse  # Python 3.11+
-    from re._constants import (
-        BRANCH,
-        MAX_REPEAT,
-        MAXREPEAT,
-        MIN_REPEAT,
-        POSSESSIVE_REPEAT,
-        SUBPATTERN,
-    )
-except ImportError:  # pragma: no cover
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
-    from sre_constants import (  # type: ignore[no-redef]
-        BRANCH,
-        MAX_REPEAT,
-        MAXREPEAT,
-        MIN_REPEAT,
-        SUBPATTERN,
-    )
-
-    POSSESSIVE_REPEAT = None
+# The stdlib's own pattern parser (3.11+) tells us the structure of a pattern exactly.
+import re._parser as _sre_parse  # type: ignore[import-not-found]
+from re._constants import (  # type: ignore[import-not-found]
+    BRANCH,
+    MAX_REPEAT,
+    MAXREPEAT,
+    MIN_REPEAT,
+    SUBPATTERN,
+)
 
 _REPEATS = {MAX_REPEAT, MIN_REPEAT}
 

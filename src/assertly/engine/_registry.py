@@ -12,15 +12,18 @@ Names are looked up once, at compile time; checking never touches the registry.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import inspect
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ._base import BuildContext, Checker
+    from ._base import BuildContext
 
 __all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Entry", "Registry", "assertion"]
 
@@ -56,6 +59,8 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {"expect": {}, "typed": {}}
         self._entry_points_loaded = False
+        # User functions registered here (by id; the dict keeps them alive, so ids stay unique).
+        self._functions: dict[int, Callable[..., Any]] = {}
 
     def add(self, dialect: Dialect, entry: Entry, *, replace: bool = False) -> None:
         """Register ``entry``; a second registration of a name is an error unless ``replace``."""
@@ -95,21 +100,48 @@ class Registry:
         from importlib.metadata import entry_points
 
         for point in entry_points(group=ENTRY_POINT_GROUP):
-            loaded = point.load()
-            if callable(loaded) and not _is_registered(loaded):
+            try:
+                loaded = point.load()
+            except Exception as error:  # one broken plugin must not break every compile
+                warnings.warn(
+                    f"assertly: could not load the assertion plugin {point.name!r} "
+                    f"({point.value}): {type(error).__name__}: {error}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
+            if isinstance(loaded, ModuleType):
+                self._adopt_module(loaded, point.name)
+            elif callable(loaded) and not self._knows(loaded, point.name):
                 register_function(self, point.name, loaded, dialects=("expect", "typed"))
 
     def load_module(self, module_name: str) -> None:
         """Import a user module of assertions.
 
-        Decorated functions register themselves on import. A module that defines a
-        promptfoo-style ``get_assert(output, context)`` is also registered under the name in its
+        Functions decorated with `assertion` are registered (in this registry too, when they
+        registered themselves elsewhere on import). A module that defines a promptfoo-style
+        ``get_assert(output, context)`` is also registered under the name in its
         ``ASSERTION_NAME`` attribute, or else the last part of the module name.
         """
         module = importlib.import_module(module_name)
+        self._adopt_module(module, module_name.rsplit(".", 1)[-1])
+
+    def _knows(self, function: Callable[..., Any], name: str) -> bool:
+        return id(function) in self._functions or any(
+            name in table for table in self._entries.values()
+        )
+
+    def _adopt_module(self, module: ModuleType, default_name: str) -> None:
+        for value in list(vars(module).values()):
+            names = getattr(value, _NAMES_ATTRIBUTE, None)
+            if not callable(value) or not isinstance(names, dict):
+                continue
+            for dialect, name in names.items():
+                if name not in self._entries[dialect]:
+                    register_function(self, name, value, dialects=(dialect,))
         get_assert = getattr(module, "get_assert", None)
-        if callable(get_assert) and not _is_registered(get_assert):
-            name = getattr(module, "ASSERTION_NAME", module_name.rsplit(".", 1)[-1])
+        if callable(get_assert) and id(get_assert) not in self._functions:
+            name = getattr(module, "ASSERTION_NAME", default_name)
             register_function(self, name, get_assert, dialects=("expect", "typed"))
 
 
@@ -145,11 +177,8 @@ def _first_line(function: Callable[..., Any]) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
-_REGISTERED_ATTRIBUTE = "__assertly_assertion__"
-
-
-def _is_registered(function: Callable[..., Any]) -> bool:
-    return bool(getattr(function, _REGISTERED_ATTRIBUTE, False))
+# Set by the `assertion` decorator: {dialect: name}, so any registry can adopt the function.
+_NAMES_ATTRIBUTE = "__assertly_assertion__"
 
 
 def register_function(
@@ -167,10 +196,7 @@ def register_function(
     summary = _first_line(function)
     for dialect in dialects:
         registry.add(dialect, Entry(name, build, summary, None, builtin=False), replace=replace)
-    try:
-        setattr(function, _REGISTERED_ATTRIBUTE, True)
-    except (AttributeError, TypeError):  # builtins and some callables refuse attributes
-        pass
+    registry._functions[id(function)] = function
 
 
 def assertion(
@@ -212,8 +238,9 @@ def assertion(
         chosen: tuple[Dialect, ...] = ("expect", "typed") if dialect == "both" else (dialect,)
         for each in chosen:
             register_function(target, names[each], function, dialects=(each,), replace=replace)
+        # Builtins and some callables refuse attributes; they just cannot be adopted later.
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(function, _NAMES_ATTRIBUTE, {each: names[each] for each in chosen})
         return function
 
     return decorate
-
-

@@ -46,7 +46,8 @@ class AssertionResult:
         actual: What the response had.
         children: Results of nested assertions (``one_of``, ``if_*``).
         details: Extra facts worth keeping (``vacuous``, ``distance``, ``regex_engine`` …).
-        weight: The assertion's weight in the aggregate score.
+
+    Results are read-only: full-score passes are shared between checks.
     """
 
     __slots__ = (
@@ -59,7 +60,6 @@ class AssertionResult:
         "outcome",
         "path",
         "score",
-        "weight",
     )
 
     def __init__(
@@ -73,7 +73,6 @@ class AssertionResult:
         actual: Any = None,
         children: Sequence[AssertionResult] = (),
         details: dict[str, Any] | None = None,
-        weight: float = 1.0,
     ) -> None:
         self.assertion = assertion
         self.outcome = outcome
@@ -84,17 +83,17 @@ class AssertionResult:
         self.actual = actual
         self.children = children
         self.details = details
-        self.weight = weight
 
     @property
     def passed(self) -> bool:
         """True for passed and skipped (a skipped conditional counts as passing)."""
         return self.outcome is PASSED or self.outcome is SKIPPED
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, weight: float = 1.0) -> dict[str, Any]:
         """Return the result in the shape of ``assertly check --format json``.
 
-        The pinned keys always appear; ``children`` and ``details`` are added only when present.
+        The pinned keys always appear; ``children`` and ``details`` are added only when present
+        (``details.weight`` when the assertion's weight is not 1).
         """
         data: dict[str, Any] = {
             "assertion": self.assertion,
@@ -109,8 +108,8 @@ class AssertionResult:
         if self.children:
             data["children"] = [child.to_dict() for child in self.children]
         details = dict(self.details) if self.details else {}
-        if self.weight != 1.0:
-            details["weight"] = self.weight
+        if weight != 1.0:
+            details["weight"] = weight
         if details:
             data["details"] = details
         return data
@@ -122,8 +121,20 @@ class AssertionResult:
         return text + ")"
 
 
+_FULL_PASSES: dict[str, AssertionResult] = {}
+
+
 def passed(name: str, score: float = 1.0) -> AssertionResult:
-    """Build a passed result without message text (the common, cheap case)."""
+    """A passed result without message text (the common, cheap case).
+
+    Full-score passes are shared per name, so the hot path allocates nothing for them;
+    results are treated as read-only everywhere for that reason.
+    """
+    if score == 1.0:
+        shared = _FULL_PASSES.get(name)
+        if shared is None:
+            shared = _FULL_PASSES[name] = AssertionResult(name, PASSED, 1.0)
+        return shared
     return AssertionResult(name, PASSED, score)
 
 
@@ -185,9 +196,18 @@ class CheckResult:
         named_scores: Scores stored under an assertion's ``metric`` name (averaged per name).
         threshold: The pass threshold on ``score``, if the expectation had one.
         extracted: How JSON was found in a text response: ``"fenced"``, ``"embedded"`` or None.
+        weights: Each top-level result's weight in ``score``, in the same order.
     """
 
-    __slots__ = ("extracted", "named_scores", "outcome", "results", "score", "threshold")
+    __slots__ = (
+        "extracted",
+        "named_scores",
+        "outcome",
+        "results",
+        "score",
+        "threshold",
+        "weights",
+    )
 
     def __init__(
         self,
@@ -197,6 +217,7 @@ class CheckResult:
         named_scores: dict[str, float] | None = None,
         threshold: float | None = None,
         extracted: str | None = None,
+        weights: tuple[float, ...] = (),
     ) -> None:
         self.outcome = outcome
         self.score = score
@@ -204,6 +225,7 @@ class CheckResult:
         self.named_scores = named_scores or {}
         self.threshold = threshold
         self.extracted = extracted
+        self.weights = weights or (1.0,) * len(results)
 
     @property
     def passed(self) -> bool:
@@ -224,7 +246,9 @@ class CheckResult:
         data: dict[str, Any] = {
             "passed": self.passed,
             "score": self.score,
-            "results": [r.to_dict() for r in self.results],
+            "results": [
+                r.to_dict(w) for r, w in zip(self.results, self.weights, strict=True)
+            ],
             "outcome": self.outcome.value,
         }
         if self.named_scores:

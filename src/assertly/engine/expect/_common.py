@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from .._base import Checker
 from .._paths import DotPath, PathMiss
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
+from .._values import json_type
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -18,11 +20,13 @@ if TYPE_CHECKING:
 __all__ = [
     "VACUOUS",
     "JsonChecker",
+    "Number",
     "Params",
     "WildcardChecker",
     "item_label",
     "miss_result",
     "not_json",
+    "results_of",
 ]
 
 # Shared, read-only: marks a wildcard assertion that passed because the array was empty.
@@ -33,6 +37,40 @@ class Params(BaseModel):
     """Base of the parameter models: strict, unknown keys rejected."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _number(value: Any) -> Any:
+    if (type(value) is int or type(value) is float) and value == value:  # noqa: PLR0124
+        return value
+    raise PydanticCustomError("number_type", "input should be a number")
+
+
+Number = Annotated[int | float, PlainValidator(_number), WithJsonSchema({"type": "number"})]
+"""A JSON number parameter kept as written (``0`` stays int, ``0.0`` float); not a bool or NaN.
+
+One error per bad value (a plain ``int | float`` union reports one per member).
+"""
+
+
+def _article(value: Any) -> str:
+    name = json_type(value)
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def results_of(data: Any) -> list[Any] | str:
+    """The response's ``results`` array, or a clause saying why there is none.
+
+    The clause reads after "but": ``the response has no 'results' field``,
+    ``'results' is an object, not an array``, ``the response is an array, not an object``.
+    """
+    if type(data) is not dict:
+        return f"the response is {_article(data)}, not an object"
+    if "results" not in data:
+        return "the response has no 'results' field"
+    results = data["results"]
+    if type(results) is not list:
+        return f"'results' is {_article(results)}, not an array"
+    return results
 
 
 def not_json(name: str) -> AssertionResult:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._paths import DotPath, PathMiss
 from .._response import NOT_JSON
 from .._result import (
     ERROR,
@@ -20,6 +21,7 @@ from .._result import (
 )
 from .._registry import expect_assertion
 from .._values import dumps, fmt, json_equal
+from ._common import not_json
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -76,8 +78,9 @@ def build_one_of(value: Any, ctx: BuildContext) -> Checker | None:
     before = len(ctx.problems)
     for index, alternative in enumerate(value):
         item_ctx = ctx.at(index)
+        item_before = len(ctx.problems)
         checkers = item_ctx.compile_expect(alternative)
-        if not checkers and isinstance(alternative, dict):
+        if not checkers and len(ctx.problems) == item_before:
             item_ctx.problem("an alternative needs at least one assertion")
         alternatives.append(checkers)
     return OneOf(alternatives) if len(ctx.problems) == before else None
@@ -103,7 +106,9 @@ class Conditional(Checker):
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         data = response.json
-        if data is NOT_JSON or not self.holds(data, ctx):
+        if data is NOT_JSON:
+            return skipped(self.key, "skipped: the response is not JSON")
+        if not self.holds(data, ctx):
             return skipped(self.key, f"skipped: the response has no {self.condition_text}")
         group = _group(self.key, [checker.check(response, ctx) for checker in self.body])
         return group
@@ -158,37 +163,40 @@ class SensitiveFieldEquals(Checker):
 
     __slots__ = ("field", "prefixes", "value")
 
-    def __init__(self, field: str, value: Any, prefixes: tuple[str, ...]) -> None:
+    def __init__(self, field: DotPath, value: Any, prefixes: tuple[str, ...]) -> None:
         self.key = "has_field"
         self.field = field
         self.value = value
         self.prefixes = prefixes
 
     def describe(self) -> str:
-        return f"every sensitive result has {self.field} = {fmt(self.value)}"
+        return f"every sensitive result has {self.field.text} = {fmt(self.value)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         data = response.json
-        results = data["results"]
+        if data is NOT_JSON:
+            return not_json(self.key)
+        results = data.get("results") if type(data) is dict else None
+        name = self.field.text
         for index in _sensitive_indexes(data, self.prefixes):
-            result = results[index]
-            where = f"results[{index}].{self.field}"
-            if self.field not in result:
+            result = results[index]  # type: ignore[index]
+            where = f"results[{index}].{name}"
+            actual = self.field.get(result)
+            if type(actual) is PathMiss:
                 return failed(
                     self.key,
-                    f"Sensitive result {index} ({fmt(result['file'])}) has no field "
-                    f"'{self.field}'",
+                    f"Sensitive result {index} ({fmt(result['file'])}) has no field '{name}'",
                     path=where,
                     expected=self.value,
                 )
-            if not json_equal(result[self.field], self.value):
+            if not json_equal(actual, self.value):
                 return failed(
                     self.key,
-                    f"Sensitive result {index} ({fmt(result['file'])}): {self.field} expected "
-                    f"{fmt(self.value)}, got {fmt(result[self.field])}",
+                    f"Sensitive result {index} ({fmt(result['file'])}): {name} expected "
+                    f"{fmt(self.value)}, got {fmt(actual)}",
                     path=where,
                     expected=self.value,
-                    actual=result[self.field],
+                    actual=actual,
                 )
         return AssertionResult(self.key, PASSED, 1.0)
 
@@ -223,9 +231,11 @@ def build_if_sensitive_results(value: Any, ctx: BuildContext) -> Checker | None:
     """When a result's file starts with a sensitive prefix, these assertions must pass."""
     prefixes = ctx.options.sensitive_prefixes
     if isinstance(value, dict) and set(value) == {"has_field", "value"}:
-        field = value["has_field"]
-        if not isinstance(field, str) or not field:
-            ctx.at("has_field").problem(f"expected a field name, got {field!r}")
+        field = ctx.at("has_field").dot_path(value["has_field"])
+        if field is None:
+            return None
+        if field.has_wildcard:
+            ctx.at("has_field").problem("expected a field of each result, without [*]")
             return None
         return IfSensitiveResults([SensitiveFieldEquals(field, value["value"], prefixes)], prefixes)
     body = _body(value, ctx)

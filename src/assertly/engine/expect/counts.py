@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._base import BuildContext, Checker
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
-from .._values import fmt, json_type
-from ._common import JsonChecker
+from ._common import JsonChecker, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -33,33 +32,28 @@ class ResultsCount(JsonChecker):
         self.test = test
 
     def describe(self) -> str:
-        return f"{self.phrase} {self.bound} {_results(self.bound)}"
+        return f"the response has {self.phrase} {self.bound} {_results(self.bound)}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        results = data.get("results") if type(data) is dict else None
-        if type(results) is list:
-            count = len(results)
-            if self.test(count, self.bound):
-                return passed(self.key)
+        results = results_of(data)
+        expected = f"Expected {self.phrase} {self.bound} {_results(self.bound)}"
+        if type(results) is str:
             return failed(
                 self.key,
-                f"Expected {self.phrase} {self.bound} {_results(self.bound)}, got {count}",
+                f"{expected}, but {results}",
                 path="results",
                 expected=self.bound,
-                actual=count,
+                actual=data.get("results") if type(data) is dict else None,
             )
-        if type(data) is not dict or "results" not in data:
-            reason = "no 'results' field"
-            actual = None
-        else:
-            reason = f"'results' is {json_type(results)} {fmt(results)}, not an array"
-            actual = results
+        count = len(results)
+        if self.test(count, self.bound):
+            return passed(self.key)
         return failed(
             self.key,
-            f"Expected {self.phrase} {self.bound} {_results(self.bound)}, got {reason}",
+            f"{expected}, got {count}",
             path="results",
             expected=self.bound,
-            actual=actual,
+            actual=count,
         )
 
 

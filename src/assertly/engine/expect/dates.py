@@ -15,7 +15,7 @@ from .._paths import DotPath
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt
-from ._common import Params, WildcardChecker
+from ._common import Number, Params, WildcardChecker
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -134,7 +134,17 @@ class WithinDaysParams(Params):
     """Parameters of ``dates_within_days``."""
 
     path: str
-    days: int | float
+    days: Number
+
+
+def _span(distance: timedelta, limit: float) -> str:
+    """A distance in days, precise enough to show it exceeds ``limit`` (7.0 vs 7 reads wrong)."""
+    days = distance.total_seconds() / 86400
+    for digits in (1, 3):
+        text = f"{days:.{digits}f}"
+        if float(text) > limit:
+            return f"{text} days"
+    return str(distance)
 
 
 class DatesWithinDays(WildcardChecker):
@@ -162,11 +172,10 @@ class DatesWithinDays(WildcardChecker):
             distance = abs(now - moment)
             if distance <= self.span:
                 continue
-            days = distance.total_seconds() / 86400
             return failed(
                 self.key,
-                f"Date {value} is {days:.1f} days from now ({now.isoformat()}), "
-                f"more than {self.days:g}",
+                f"Date {value} is {_span(distance, self.days)} from now ({now.isoformat()}), "
+                f"more than {self.days:g} days",
                 path=self.path.location(indexes[position]),
                 expected={"days": self.days, "now": now.isoformat()},
                 actual=value,

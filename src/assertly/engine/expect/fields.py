@@ -213,7 +213,9 @@ class FieldsExist(JsonChecker):
         self.paths = paths
 
     def describe(self) -> str:
-        return "fields exist: " + ", ".join(path.text for path in self.paths)
+        if len(self.paths) == 1:
+            return f"field {self.paths[0].text} exists"
+        return "fields " + ", ".join(path.text for path in self.paths) + " exist"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
         misses = []

@@ -11,7 +11,7 @@ from .._paths import DotPath
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt, fmt_number, is_number
-from ._common import Params, WildcardChecker
+from ._common import Number, Params, WildcardChecker
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -21,8 +21,8 @@ class RangeParams(Params):
     """Parameters of the range assertions; at least one bound is required."""
 
     path: str
-    min: int | float | None = None
-    max: int | float | None = None
+    min: Number | None = None
+    max: Number | None = None
 
 
 class InRange(WildcardChecker):

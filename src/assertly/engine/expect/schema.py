@@ -15,7 +15,7 @@ from .._paths import DotPath, PathMiss
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt, json_type
-from ._common import VACUOUS, JsonChecker
+from ._common import VACUOUS, JsonChecker, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -71,13 +71,19 @@ class ResultsSchema(JsonChecker):
         return f"every result has {fields}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        results = data.get("results") if type(data) is dict else None
-        if type(results) is not list:
-            what = "no 'results' field" if results is None else f"'results' is {json_type(results)}"
-            return failed(self.key, f"Expected a 'results' array, got {what}", path="results")
+        results = results_of(data)
+        if type(results) is str:
+            return failed(self.key, f"Expected a 'results' array, but {results}", path="results")
         if not results:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
         for index, result in enumerate(results):
+            if type(result) is not dict:
+                return failed(
+                    self.key,
+                    f"Result {index} is {json_type(result)} {fmt(result)}, not an object",
+                    path=f"results[{index}]",
+                    actual=result,
+                )
             for rule in self.rules:
                 value = rule.path.get(result)
                 where = f"results[{index}].{rule.path.text}"

@@ -10,7 +10,7 @@ from .._base import BuildContext, Checker
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt, json_type
-from ._common import VACUOUS, JsonChecker
+from ._common import VACUOUS, JsonChecker, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -51,39 +51,41 @@ class Tags(JsonChecker):
         return f"every result has one of the tags {listed}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        results = data.get("results") if type(data) is dict else None
-        if type(results) is not list:
-            what = "no 'results' field" if results is None else f"'results' is {json_type(results)}"
-            return failed(self.key, f"Expected a 'results' array, got {what}", path="results")
+        results = results_of(data)
+        if type(results) is str:
+            return failed(self.key, f"Expected a 'results' array, but {results}", path="results")
         if not results:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
         problems: list[tuple[int, str]] = []
         mode = self.mode
+        # The seed's wording: "Result 0 missing ..." among several results, "Result missing
+        # ..." when there is only one (the path still names results[0]).
+        single = len(results) == 1
         for index, result in enumerate(results):
+            label = "Result" if single else f"Result {index}"
             tags = _tags_of(result)
             if type(tags) is str:
-                problems.append((index, f"Result {index} {tags}"))
+                problems.append((index, f"{label} {tags}"))
                 continue
             present = {tag for tag in tags if type(tag) is str}
             if mode == _ALL:
                 missing = [tag for tag in self.tags if tag not in present]
                 if len(missing) == 1:
-                    problems.append((index, f"Result {index} missing required tag: {fmt(missing[0])}"))
+                    problems.append((index, f"{label} missing required tag: {fmt(missing[0])}"))
                 elif missing:
                     problems.append(
-                        (index, f"Result {index} missing required tags: "
-                         + ", ".join(map(fmt, missing)))
+                        (index, f"{label} missing required tags: " + ", ".join(map(fmt, missing)))
                     )
             elif mode == _NONE:
                 found = [tag for tag in self.tags if tag in present]
                 if found:
                     noun = "tag" if len(found) == 1 else "tags"
                     problems.append(
-                        (index, f"Result {index} has excluded {noun}: " + ", ".join(map(fmt, found)))
+                        (index, f"{label} has excluded {noun}: " + ", ".join(map(fmt, found)))
                     )
             elif not present & self.tag_set:
                 problems.append(
-                    (index, f"Result {index} has none of the tags: " + ", ".join(map(fmt, self.tags)))
+                    (index, f"{label} has none of the tags: " + ", ".join(map(fmt, self.tags)))
                 )
         if not problems:
             return passed(self.key)

@@ -26,8 +26,12 @@ class TypedSpec(BaseModel):
 
     type: str = Field(description="Assertion type; prefix with not- to negate.")
     value: Any = Field(default="", description="Comparison value (type-specific).")
-    threshold: float | None = Field(default=None, description="Pass threshold (type-specific).")
-    weight: float = Field(default=1.0, ge=0, description="Weight in the aggregate score.")
+    threshold: float | None = Field(
+        default=None, allow_inf_nan=False, description="Pass threshold (type-specific)."
+    )
+    weight: float = Field(
+        default=1.0, ge=0, allow_inf_nan=False, description="Weight in the aggregate score."
+    )
     metric: str | None = Field(default=None, description="Store the score under this name.")
     transform: str | None = Field(default=None, description="json_path:<RFC 9535 expression>.")
     config: dict[str, Any] = Field(default_factory=dict, description="Type-specific options.")
@@ -91,25 +95,25 @@ class TypedAssertion(Checker):
             transformed = self.transform.apply(response)
             if type(transformed) is str:
                 # A failed transform is a failure of its own; negation does not invert it.
-                result = failed(self.key, transformed, path=self.transform.expression)
-                result.weight = self.weight
-                return result
+                return failed(self.key, transformed, path=self.transform.expression)
             response = transformed  # type: ignore[assignment]
         result = self.inner.check(response, ctx)
         if self.negate:
-            result = self._negated(result)
-        if self.weight != 1.0:
-            result.weight = self.weight
+            return self._negated(result)
         return result
 
     def _negated(self, result: AssertionResult) -> AssertionResult:
         outcome = result.outcome
-        if outcome is ERROR:
-            result.assertion = self.key
-            return result  # an error stays an error
+        if outcome is ERROR:  # an error stays an error
+            return AssertionResult(
+                self.key, ERROR, 0.0, result.message, result.path, result.expected,
+                details=result.details,
+            )
         score = 1.0 - result.score
         if outcome is PASSED:
-            message = f"{self.inner.describe()}, but the assertion is negated ({self.key})"
+            # State what held, and that the negated assertion forbids it.
+            held = self.inner.describe()
+            message = f"{held[:1].upper()}{held[1:]}, which {self.key} forbids"
             if result.score not in (0.0, 1.0):
                 message += f"; score {result.score:.4g}"
             return AssertionResult(
@@ -134,6 +138,11 @@ def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | None |
     from .._paths import compile_jsonpath
 
     expression = expression.strip()
+    if not expression:
+        ctx.at("transform").problem(
+            "json_path: needs a JSONPath expression after the colon, e.g. json_path:$.status"
+        )
+        return False
     try:
         return JsonPathTransform(expression, compile_jsonpath(expression))
     except ValueError as error:
@@ -172,7 +181,10 @@ def compile_typed_list(
         inner = entry.build(spec, item_ctx)
         if inner is None or transform is False or len(ctx.problems) > before:
             continue
-        checkers.append(TypedAssertion(name, inner, negate, transform or None, spec.weight))
+        if negate or transform:
+            checkers.append(TypedAssertion(name, inner, negate, transform or None, spec.weight))
+        else:
+            checkers.append(inner)  # nothing to wrap: one call less per check
         weights.append(spec.weight)
         metric_names.append(spec.metric)
     if checkers and not any(weights) and len(ctx.problems) == 0:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
 from .._registry import typed_assertion
-from .._result import AssertionResult, failed, passed
+from .._result import PASSED, AssertionResult, failed, passed
 from .._values import fmt
 from ._wrapper import TypedSpec
 
@@ -58,9 +58,7 @@ class Levenshtein(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         distance = self.distance(response.text, self.reference)
         if distance <= self.threshold:
-            result = passed(self.key)
-            result.details = {"distance": distance}
-            return result
+            return AssertionResult(self.key, PASSED, 1.0, details={"distance": distance})
         return failed(
             self.key,
             f"Edit distance {distance} exceeds {self.threshold:g}",

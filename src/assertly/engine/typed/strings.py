@@ -11,7 +11,7 @@ from .._regex import Pattern
 from .._registry import typed_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
-from .._values import fmt, json_equal
+from .._values import dumps, fmt, json_equal
 from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:
@@ -50,8 +50,6 @@ class Equals(Checker):
 
             self.expected_json = _Response(expected).whole_json
         else:
-            from .._values import dumps
-
             self.expected_text = dumps(expected)
             self.expected_json = expected
 
@@ -67,9 +65,13 @@ class Equals(Checker):
             if actual is not NOT_JSON:
                 if json_equal(actual, self.expected_json):
                     return passed(self.key)
+                where, want, got = _first_difference(self.expected_json, actual, "")
+                at = f" at {where}" if where else ""
                 return failed(
                     self.key,
-                    "Output JSON differs from the expected JSON",
+                    f"Output JSON differs from the expected JSON{at}: expected "
+                    f"{_clip(fmt_json(want))}, got {_clip(fmt_json(got))}",
+                    path=where or None,
                     expected=self.expected_json,
                     actual=actual,
                 )
@@ -79,6 +81,35 @@ class Equals(Checker):
             expected=self.expected_text,
             actual=text,
         )
+
+
+_ABSENT = object()
+
+
+def fmt_json(value: Any) -> str:
+    """A JSON value in a message: compact JSON text (strings with their double quotes)."""
+    return "(absent)" if value is _ABSENT else dumps(value)
+
+
+def _first_difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any]:
+    """(path, expected, actual) of the first place two unequal JSON values differ."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key, value in expected.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key not in actual:
+                return where, value, _ABSENT
+            if not json_equal(value, actual[key]):
+                return _first_difference(value, actual[key], where)
+        for key, value in actual.items():
+            if key not in expected:
+                return (f"{path}.{key}" if path else str(key)), _ABSENT, value
+    elif isinstance(expected, list) and isinstance(actual, list):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+            if not json_equal(left, right):
+                return _first_difference(left, right, f"{path}[{index}]")
+        if len(expected) != len(actual):
+            return (f"{path} (length)" if path else "(length)"), len(expected), len(actual)
+    return path, expected, actual
 
 
 @typed_assertion("equals")
@@ -93,11 +124,12 @@ def build_equals(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
 class Contains(Checker):
     """Substring, case-sensitive or (``icontains``) by casefold."""
 
-    __slots__ = ("folded", "text")
+    __slots__ = ("folded", "needle", "text")
 
     def __init__(self, key: str, text: str, fold: bool) -> None:
         self.key = key
-        self.text = text.casefold() if fold else text
+        self.text = text  # as written, for messages
+        self.needle = text.casefold() if fold else text
         self.folded = fold
 
     def describe(self) -> str:
@@ -108,7 +140,7 @@ class Contains(Checker):
         text = response.text
         if self.folded:
             text = text.casefold()
-        if self.text in text:
+        if self.needle in text:
             return passed(self.key)
         return failed(
             self.key,
@@ -280,15 +312,17 @@ class WordCount(Checker):
 
     def _bounds(self) -> str:
         if self.low == self.high:
-            return f"exactly {self.low}"
-        if self.high is None:
-            return f"at least {self.low}"
-        if self.low is None:
-            return f"at most {self.high}"
-        return f"between {self.low} and {self.high}"
+            text, last = f"exactly {self.low}", self.low
+        elif self.high is None:
+            text, last = f"at least {self.low}", self.low
+        elif self.low is None:
+            text, last = f"at most {self.high}", self.high
+        else:
+            text, last = f"between {self.low} and {self.high}", self.high
+        return text + (" word" if last == 1 else " words")
 
     def describe(self) -> str:
-        return f"output has {self._bounds()} words"
+        return f"output has {self._bounds()}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         count = len(response.text.split())
@@ -297,7 +331,7 @@ class WordCount(Checker):
             return passed(self.key)
         return failed(
             self.key,
-            f"Expected {self._bounds()} words, got {count}",
+            f"Expected {self._bounds()}, got {count}",
             expected={"min": low, "max": high},
             actual=count,
         )

@@ -1,0 +1,510 @@
+"""`assertly check`: exit codes, text and JSON output, inputs from files, inline JSON and stdin.
+
+The contract is runner.md's: exit 0 all passed, 1 something failed or errored, 2 usage or
+configuration error; ``--format json`` prints ``{"passed", "score", "results": [...]}`` with the
+pinned keys. No error output ever shows a Python traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from assertly.cli import main
+
+PINNED_RESULT_KEYS = ("assertion", "outcome", "passed", "score", "message", "path", "expected")
+OUTCOMES = {"passed", "failed", "error", "skipped"}
+
+# The worked example at the end of seed 000.
+SEED_EXPECT: dict[str, Any] = {
+    "status": "success",
+    "results_max": 5,
+    "all_match_pattern": {"path": "results[*].file", "regex": "^journal/"},
+}
+SEED_RESPONSE: dict[str, Any] = {
+    "status": "success",
+    "results": [
+        {"file": "journal/2026/01/incident.md"},
+        {"file": "journal/2026/01/review.md"},
+        {"file": "work/security-doc.md"},
+    ],
+}
+SEED_MESSAGE = "File 'work/security-doc.md' at results[2] doesn't match pattern '^journal/'"
+
+AGENT_OK: dict[str, Any] = {
+    "status": "success",
+    "summary": "Found 2 security incidents",
+    "results": [
+        {"file": "journal/2026/01/a.md", "metadata": {"created": "2026-01-10T09:00:00Z"}},
+        {"file": "journal/2026/01/b.md", "metadata": {"created": "2026-01-12T09:00:00Z"}},
+    ],
+}
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, Any], str]:
+    """Write JSON (or raw text) into a file under tmp_path and return its path."""
+
+    def _write(name: str, content: Any) -> str:
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif isinstance(content, str):
+            path.write_text(content, encoding="utf-8")
+        else:
+            path.write_text(json.dumps(content, indent=2), encoding="utf-8")
+        return str(path)
+
+    return _write
+
+
+@pytest.fixture
+def run() -> Run:
+    """Invoke ``assertly`` in-process; stdout and stderr are kept apart."""
+    runner = CliRunner()
+
+    def _run(*args: str, stdin: str | bytes | None = None) -> Result:
+        result = runner.invoke(main, list(args), input=stdin, catch_exceptions=True)
+        # An unexpected exception inside the command is a bug, not an exit code.
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise AssertionError(f"assertly crashed: {result.exception!r}\n{result.output}")
+        assert "Traceback" not in result.stdout
+        assert "Traceback" not in result.stderr
+        return result
+
+    return _run
+
+
+def check_args(expect: str, response: str, *extra: str) -> tuple[str, ...]:
+    return ("check", "--expect", expect, "--response", response, *extra)
+
+
+def assert_pinned_shape(data: Any) -> None:
+    """The ``check --format json`` object of runner.md: pinned keys with the right types."""
+    assert isinstance(data, dict)
+    assert isinstance(data["passed"], bool)
+    assert isinstance(data["score"], float) and 0.0 <= data["score"] <= 1.0
+    assert isinstance(data["results"], list) and data["results"]
+    for item in data["results"]:
+        assert isinstance(item, dict)
+        for key in (*PINNED_RESULT_KEYS, "actual"):
+            assert key in item, f"result lacks pinned key {key!r}: {item}"
+        assert isinstance(item["assertion"], str) and item["assertion"]
+        assert item["outcome"] in OUTCOMES
+        assert isinstance(item["passed"], bool)
+        assert item["passed"] == (item["outcome"] in ("passed", "skipped"))
+        assert isinstance(item["score"], float) and 0.0 <= item["score"] <= 1.0
+        assert isinstance(item["message"], str)
+        assert item["path"] is None or isinstance(item["path"], str)
+    if data["passed"] and data.get("threshold") is None:
+        # Without a threshold, a check passes only when every assertion passes.
+        assert all(item["passed"] for item in data["results"])
+
+
+def json_output(result: Result) -> dict[str, Any]:
+    data = json.loads(result.stdout)
+    assert_pinned_shape(data)
+    return data
+
+
+# --- exit codes -------------------------------------------------------------------------------
+
+
+def test_pass_exits_0(run: Run, write: Callable[[str, Any], str]) -> None:
+    result = run(*check_args(json.dumps({"status": "success"}), write("r.json", AGENT_OK)))
+    assert result.exit_code == 0, result.output
+    assert "PASS" in result.stdout
+    assert "status" in result.stdout
+
+
+def test_fail_exits_1(run: Run, write: Callable[[str, Any], str]) -> None:
+    result = run(*check_args('{"status": "error"}', write("r.json", AGENT_OK)))
+    assert result.exit_code == 1
+    assert "FAIL" in result.stdout
+    assert "Expected status 'error', got 'success'" in result.stdout
+
+
+def test_error_outcome_exits_1(run: Run, write: Callable[[str, Any], str]) -> None:
+    # cost is judged from the context; with no context the metric was not measured: an error.
+    expect = json.dumps([{"type": "cost", "threshold": 0.5}])
+    result = run(*check_args(expect, write("r.txt", "hello")))
+    assert result.exit_code == 1
+    assert "ERROR" in result.stdout
+    assert "cost_usd was not measured" in result.stdout
+    data = json_output(run(*check_args(expect, write("r.txt", "hello"), "--format", "json")))
+    assert data["passed"] is False
+    assert data["results"][0]["outcome"] == "error"
+
+
+def test_negated_error_is_still_an_error(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps([{"type": "not-cost", "threshold": 0.5}])
+    result = run(*check_args(expect, write("r.txt", "hello"), "--format", "json"))
+    assert result.exit_code == 1
+    data = json_output(result)
+    assert data["results"][0]["outcome"] == "error"
+    assert data["results"][0]["assertion"] == "not-cost"
+
+
+def test_missing_required_option_exits_2(run: Run) -> None:
+    result = run("check", "--expect", '{"status": "success"}')
+    assert result.exit_code == 2
+    assert "--response" in result.stderr
+
+
+def test_unknown_subcommand_exits_2(run: Run) -> None:
+    assert run("chekc").exit_code == 2
+
+
+def test_unknown_format_exits_2(run: Run, write: Callable[[str, Any], str]) -> None:
+    result = run(*check_args('{"status": "success"}', write("r.json", AGENT_OK), "--format", "xml"))
+    assert result.exit_code == 2
+
+
+# --- configuration errors: exit 2, a located message, no traceback -------------------------------
+
+
+def test_unknown_expect_key_exits_2_with_did_you_mean(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    result = run(*check_args('{"statuss": "success"}', write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert "unknown assertion 'statuss'" in result.stderr
+    assert "did you mean 'status'?" in result.stderr
+    assert result.stdout == ""
+
+
+def test_unknown_typed_assertion_exits_2_with_did_you_mean(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    expect = json.dumps([{"type": "contians", "value": "x"}, {"type": "not-contians", "value": "y"}])
+    result = run(*check_args(expect, write("r.txt", "text")))
+    assert result.exit_code == 2
+    assert "did you mean 'contains'?" in result.stderr
+    assert "did you mean 'not-contains'?" in result.stderr
+
+
+def test_every_problem_is_reported_at_once(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps(
+        {
+            "statuss": "success",
+            "results_mni": 1,
+            "all_match_pattern": {"path": "results[*].file", "regex": "("},
+        }
+    )
+    result = run(*check_args(expect, write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert "'statuss'" in result.stderr
+    assert "'results_mni'" in result.stderr
+    assert "all_match_pattern" in result.stderr
+
+
+def test_invalid_json_file_exits_2_with_line_and_column(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    path = write("expect.json", '{\n  "status": "success",\n  "results_min": \n}\n')
+    result = run(*check_args(path, write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert f"{path}:4:1" in result.stderr
+    assert "invalid JSON" in result.stderr
+
+
+def test_invalid_yaml_file_exits_2_with_line_and_column(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    path = write("expect.yaml", "status: success\nresults_min: 1\n  oops: 2\n")
+    result = run(*check_args(path, write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert f"{path}:3:7" in result.stderr
+    assert "invalid YAML" in result.stderr
+
+
+def test_invalid_inline_json_exits_2_with_column(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    result = run(*check_args('{"status": success}', write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert ":1:" in result.stderr
+    assert "invalid JSON" in result.stderr
+
+
+def test_expect_neither_file_nor_json_exits_2(run: Run, write: Callable[[str, Any], str]) -> None:
+    result = run(*check_args("no-such-file.json", write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert "no-such-file.json" in result.stderr
+
+
+def test_missing_response_file_exits_2(run: Run, tmp_path: Path) -> None:
+    missing = str(tmp_path / "absent.json")
+    result = run(*check_args('{"status": "success"}', missing))
+    assert result.exit_code == 2
+    assert "absent.json" in result.stderr
+
+
+def test_bad_parameter_exits_2_naming_the_key(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps([{"type": "regex", "value": "(unclosed"}])
+    result = run(*check_args(expect, write("r.txt", "text")))
+    assert result.exit_code == 2
+    assert "assertions[0]" in result.stderr
+
+
+def test_config_error_with_json_format_prints_json(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    result = run(*check_args('{"statuss": 1}', write("r.json", AGENT_OK), "--format", "json"))
+    assert result.exit_code == 2
+    # A machine asked for JSON: whatever is printed on stdout must parse.
+    assert isinstance(json.loads(result.stdout), dict)
+    assert "did you mean 'status'?" in result.stderr
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+def test_response_from_stdin(run: Run) -> None:
+    result = run(*check_args('{"status": "success"}', "-"), stdin=json.dumps(AGENT_OK))
+    assert result.exit_code == 0, result.output
+    failing = run(*check_args('{"status": "error"}', "-"), stdin=json.dumps(AGENT_OK))
+    assert failing.exit_code == 1
+
+
+def test_prose_response_from_stdin_with_fenced_json(run: Run) -> None:
+    prose = "Here is what I found:\n\n```json\n" + json.dumps(AGENT_OK) + "\n```\nDone.\n"
+    result = run(*check_args('{"status": "success", "results_min": 2}', "-"), stdin=prose)
+    assert result.exit_code == 0, result.output
+    assert "fenced" in result.stdout
+    data = json_output(
+        run(*check_args('{"status": "success"}', "-", "--format", "json"), stdin=prose)
+    )
+    assert data["passed"] is True
+
+
+def test_response_bytes_that_are_not_utf8(run: Run) -> None:
+    result = run(*check_args('{"contains": "ok"}', "-"), stdin=b"ok \xff\xfe broken")
+    assert result.exit_code == 0, result.output
+
+
+def test_yaml_expect_file_with_a_typed_list(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = write(
+        "expect.yaml",
+        "- type: contains\n  value: machine learning\n"
+        "- type: word-count\n  value:\n    min: 5\n    max: 50\n"
+        "- type: not-contains\n  value: error\n",
+    )
+    response = write("out.txt", "Machine learning is a subset of AI; machine learning learns.")
+    assert run(*check_args(expect, response)).exit_code == 0
+
+
+def test_test_case_wrapper_with_threshold(run: Run, write: Callable[[str, Any], str]) -> None:
+    case = {
+        "threshold": 0.5,
+        "assertions": [
+            {"type": "contains", "value": "alpha"},
+            {"type": "contains", "value": "omega"},
+        ],
+    }
+    result = run(*check_args(json.dumps(case), write("out.txt", "alpha beta"), "--format", "json"))
+    assert result.exit_code == 0, result.output
+    data = json_output(result)
+    assert data["passed"] is True
+    assert data["score"] == pytest.approx(0.5)
+
+
+def test_context_json_feeds_cost_and_latency(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps(
+        [{"type": "cost", "threshold": 0.5}, {"type": "latency", "threshold": 2000}]
+    )
+    response = write("out.txt", "done")
+    ok = run(*check_args(expect, response, "--context", '{"cost_usd": 0.1, "latency_ms": 900}'))
+    assert ok.exit_code == 0, ok.output
+    too_slow = run(
+        *check_args(expect, response, "--context", '{"cost_usd": 0.1, "latency_ms": 9000}')
+    )
+    assert too_slow.exit_code == 1
+    assert "latency" in too_slow.stdout
+
+
+def test_context_from_a_file_and_model(run: Run, write: Callable[[str, Any], str]) -> None:
+    context = write("context.json", {"model": "gpt-x", "cost_usd": 0.01})
+    result = run(
+        *check_args('{"agent_used_model": "gpt-x"}', write("r.json", AGENT_OK), "--context", context)
+    )
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "context", ['{"cost_usd": "cheap"}', "[1, 2]", '{"latency_ms": true}', "{not json"]
+)
+def test_bad_context_exits_2(run: Run, write: Callable[[str, Any], str], context: str) -> None:
+    expect = json.dumps([{"type": "cost", "threshold": 0.5}])
+    result = run(*check_args(expect, write("out.txt", "x"), "--context", context))
+    assert result.exit_code == 2
+    assert "context" in result.stderr
+
+
+def test_now_makes_relative_dates_reproducible(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps({"dates_within_days": {"path": "results[*].metadata.created", "days": 7}})
+    response = write("r.json", AGENT_OK)
+    recent = run(*check_args(expect, response, "--now", "2026-01-15T00:00:00Z"))
+    assert recent.exit_code == 0, recent.output
+    later = run(*check_args(expect, response, "--now", "2026-03-01T00:00:00Z"))
+    assert later.exit_code == 1
+    date_only = run(*check_args(expect, response, "--now", "2026-01-14"))
+    assert date_only.exit_code == 0, date_only.output
+
+
+def test_bad_now_exits_2(run: Run, write: Callable[[str, Any], str]) -> None:
+    result = run(*check_args('{"status": "success"}', write("r.json", AGENT_OK), "--now", "soon"))
+    assert result.exit_code == 2
+    assert "--now" in result.stderr
+
+
+# --- output ---------------------------------------------------------------------------------------
+
+
+def test_json_format_has_the_pinned_shape(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps(
+        {
+            "status": "success",
+            "results_min": 3,
+            "has_fields": ["results", "pagination.total"],
+            "if_results": {"all_match_pattern": {"path": "results[*].file", "regex": "^journal/"}},
+            "one_of": [{"status": "error"}, {"contains": "security"}],
+        }
+    )
+    response = write("r.json", {**AGENT_OK, "pagination": {"offset": 0}})
+    result = run(*check_args(expect, response, "--format", "json"))
+    assert result.exit_code == 1
+    data = json_output(result)
+    assert data["passed"] is False
+    by_name = {item["assertion"]: item for item in data["results"]}
+    assert list(by_name) == ["status", "results_min", "has_fields", "if_results", "one_of"]
+    assert by_name["results_min"]["outcome"] == "failed"
+    assert by_name["results_min"]["message"] == "Expected at least 3 results, got 2"
+    assert by_name["has_fields"]["message"] == "Missing field: pagination.total"
+    assert by_name["one_of"]["passed"] is True
+    assert data["score"] == pytest.approx(3 / 5)
+
+
+def test_json_format_typed_list(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps(
+        [
+            {"type": "icontains", "value": "MACHINE learning"},
+            {"type": "regex", "value": "\\d{4}-\\d{2}-\\d{2}"},
+            {"type": "equals", "value": "ok", "transform": "json_path:$.status"},
+            {"type": "is-json"},
+        ]
+    )
+    response = write("out.json", {"status": "ok", "text": "Machine learning on 2026-01-31"})
+    result = run(*check_args(expect, response, "--format", "json"))
+    assert result.exit_code == 0, result.output
+    data = json_output(result)
+    assert [item["outcome"] for item in data["results"]] == ["passed"] * 4
+    assert data["score"] == pytest.approx(1.0)
+
+
+def test_json_format_stdout_is_only_json(run: Run, write: Callable[[str, Any], str]) -> None:
+    result = run(*check_args('{"status": "error"}', write("r.json", AGENT_OK), "--format", "json"))
+    json.loads(result.stdout)  # nothing but the object on stdout
+    assert result.stderr == ""
+
+
+def test_text_output_shows_expected_actual_and_path(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    expect = json.dumps({"field_equals": {"pagination.offset": 0}, "status": "success"})
+    response = write("r.json", {**AGENT_OK, "pagination": {"offset": 5}})
+    result = run(*check_args(expect, response))
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "field_equals" in out
+    assert "pagination.offset: expected 0, got 5" in out
+    assert "path:" in out and "pagination.offset" in out
+    assert "expected: 0" in out
+    assert "actual:   5" in out
+    assert "1 of 2 assertions passed" in out
+
+
+def test_text_output_for_a_typed_failure(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = json.dumps([{"type": "starts-with", "value": "Summary:"}])
+    result = run(*check_args(expect, write("out.txt", "Overview: nothing")))
+    assert result.exit_code == 1
+    assert "starts-with" in result.stdout
+    assert "expected:" in result.stdout
+    assert "actual:" in result.stdout
+    assert "Overview: nothing" in result.stdout
+
+
+def test_seed_worked_example(run: Run, write: Callable[[str, Any], str]) -> None:
+    expect = write("expect.json", SEED_EXPECT)
+    response = write("response.json", SEED_RESPONSE)
+    text = run(*check_args(expect, response))
+    assert text.exit_code == 1
+    assert "2 of 3 assertions passed" in text.stdout
+    assert SEED_MESSAGE in text.stdout
+    assert "results[2]" in text.stdout
+    data = json_output(run(*check_args(expect, response, "--format", "json")))
+    assert data["passed"] is False
+    assert [item["outcome"] for item in data["results"]] == ["passed", "passed", "failed"]
+    failing = data["results"][2]
+    assert failing["assertion"] == "all_match_pattern"
+    assert failing["message"] == SEED_MESSAGE
+    assert failing["path"] == "results[2].file"
+    assert failing["actual"] == "work/security-doc.md"
+    assert data["score"] == pytest.approx(2 / 3)
+
+
+def test_help_and_version(run: Run) -> None:
+    assert run("--help").exit_code == 0
+    assert "--expect" in run("check", "--help").stdout
+    version = run("--version")
+    assert version.exit_code == 0
+    assert "assertly" in version.stdout
+
+
+# --- one real process -----------------------------------------------------------------------------
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).with_name("assertly")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "assertly.cli"]
+
+
+def test_real_subprocess_seed_example(tmp_path: Path) -> None:
+    expect = tmp_path / "expect.json"
+    expect.write_text(json.dumps(SEED_EXPECT), encoding="utf-8")
+    completed = subprocess.run(
+        [*_command(), "check", "--expect", str(expect), "--response", "-", "--format", "json"],
+        input=json.dumps(SEED_RESPONSE),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert "Traceback" not in completed.stderr
+    data = json.loads(completed.stdout)
+    assert_pinned_shape(data)
+    assert data["results"][2]["message"] == SEED_MESSAGE
+
+
+def test_real_subprocess_config_error(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [*_command(), "check", "--expect", '{"statuss": "x"}', "--response", "-"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert "did you mean 'status'?" in completed.stderr
+    assert "Traceback" not in completed.stderr
