@@ -22,11 +22,15 @@ heading() {
 check() {
     local expected=$1
     shift
-    printf '$ assertly check %s\n' "$*"
-    assertly check "$@"
+    local shown="" arg
+    for arg in "$@"; do
+        if [[ $arg =~ ^[A-Za-z0-9_./:=-]+$ ]]; then shown+=" $arg"; else shown+=" '$arg'"; fi
+    done
+    printf '$ assertly check%s\n' "$shown"
+    assertly check "$@" 2>&1 # one stream, so messages stay in order in logs
     local code=$?
     if [ "$code" -ne "$expected" ]; then
-        echo "demo: 'assertly check $*' exited with $code, expected $expected" >&2
+        echo "demo: 'assertly check$shown' exited with $code, expected $expected" >&2
         exit 1
     fi
     if [ "$code" -ne 0 ]; then

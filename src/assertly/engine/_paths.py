@@ -118,12 +118,17 @@ def _parse(text: str) -> tuple[Segment, ...]:
     return tuple(segments)
 
 
+# A key that reads back the same without quotes: no separators or quotes, no surrounding
+# whitespace (the parser strips it) and no leading '$' (the parser drops a leading '$').
+_BARE = re.compile(r"[^.\[\]\"'$\s](?:[^.\[\]\"']*[^.\[\]\"'\s])?")
+
+
 def _format(segments: Sequence[Segment], indexes: Sequence[int] = ()) -> str:
     parts: list[str] = []
     wild = iter(indexes)
     for kind, arg in segments:
         if kind == KEY:
-            if re.fullmatch(r"[^.\[\]\"']+", arg):
+            if _BARE.fullmatch(arg):
                 parts.append(f".{arg}" if parts else arg)
             else:
                 escaped = arg.replace("\\", "\\\\").replace('"', '\\"')

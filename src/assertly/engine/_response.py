@@ -38,6 +38,7 @@ _UNSET: Final[Any] = object()
 
 _FENCE = re.compile(r"```[ \t]*(?:json5?|JSON|jsonc)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 _OPENERS = re.compile(r"[\[{]")
+_OPENER_RUN = re.compile(r"[\[{][\[{\s]*")
 
 
 def _reject_constant(name: str) -> Any:
@@ -66,8 +67,14 @@ def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int,
         start = match.start()
         try:
             value, end = raw_decode(text, start)
-        except (ValueError, RecursionError):
+        except ValueError:
             position = start + 1
+            continue
+        except RecursionError:
+            # Too deep to judge: skip the run of openers up to its last one instead of one
+            # byte at a time (``[`` * 3000 would cost a recursion-deep attempt per byte).
+            run = _OPENER_RUN.match(text, start)
+            position = max(start + 1, run.end() - 1) if run else start + 1
             continue
         yield start, end, value
         position = end

@@ -1,5 +1,25 @@
-"""Reading expectations, responses and (later) test files from disk into engine inputs."""
+"""Reading files into engine inputs: expectations, responses, test files, eval sections, config.
 
+Uses the engine; knows nothing of targets, runs or reports.
+"""
+
+from ._config import find_config, load_config
 from ._files import load_data_argument, read_text_argument
+from ._models import ConfigModel, json_schemas
+from ._tests import EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
 
-__all__ = ["load_data_argument", "read_text_argument"]
+__all__ = [
+    "ConfigModel",
+    "EvalCase",
+    "EvalSuite",
+    "LoadResult",
+    "Step",
+    "TestCase",
+    "discover",
+    "find_config",
+    "json_schemas",
+    "load_config",
+    "load_data_argument",
+    "load_paths",
+    "read_text_argument",
+]

@@ -1,0 +1,147 @@
+"""Strict models of the files assertly reads: agent test files, workflow eval sections and the
+project config. Unknown keys are errors (with a did-you-mean), so a typo never silently turns
+an assertion off. JSON Schemas for editors are generated from these models (`json_schemas`).
+
+These models describe *files*; the runtime objects the runner uses live in `._tests`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FileModel(BaseModel):
+    """Base of every file model: strict types, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class StepModel(FileModel):
+    """One step of a multi-step test."""
+
+    step: str | int = Field(description="The step's name or number.")
+    input: Any = Field(default=None, description="What is sent to the agent for this step.")
+    store: str | None = Field(default=None, description="Keep this step's response under a name.")
+    expect: dict[str, Any] | None = Field(default=None, description="Expect dict for this step.")
+    assertions: list[Any] | None = Field(default=None, description="Typed assertions.")
+
+
+class TestModel(FileModel):
+    """One test of an agent test file."""
+
+    id: str = Field(min_length=1, description="Unique id within the file.")
+    name: str | None = None
+    description: str | None = None
+    input: Any = Field(default=None, description="What is sent to the agent.")
+    expect: dict[str, Any] | None = Field(default=None, description="Expect dict (dialect A).")
+    assertions: list[Any] | None = Field(default=None, description="Typed list (dialect B).")
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    skip_if: str | None = Field(default=None, description="Skip when this fact is true.")
+    setup: str | list[str] | None = Field(default=None, description="Hook name(s) from config.")
+    cleanup: str | list[str] | None = Field(default=None, description="Hook name(s) from config.")
+    multi_step: list[StepModel] | None = None
+    trials: int | None = Field(default=None, ge=1, le=10_000)
+    timeout_s: float | None = Field(default=None, gt=0)
+    tags: list[str] = Field(default_factory=list)
+    priority: str | int | None = None
+
+
+class SuiteModel(FileModel):
+    """A named group of tests."""
+
+    name: str | None = None
+    description: str | None = None
+    priority: str | int | None = None
+    tags: list[str] = Field(default_factory=list)
+    tests: list[Any] = Field(description="The tests (validated one by one).")
+
+
+class AgentTestFileModel(FileModel):
+    """An agent test file (``*.tests.json`` / ``*.tests.yaml``)."""
+
+    agent: str = Field(min_length=1, description="The agent name; config maps it to a target.")
+    version: str | int | float | None = None
+    description: str | None = None
+    test_suites: dict[str, SuiteModel]
+    metadata: dict[str, Any] | None = None
+
+
+class EvalCaseModel(FileModel):
+    """One case of a workflow ``eval:`` section."""
+
+    id: str = Field(min_length=1)
+    description: str | None = None
+    inputs: dict[str, Any] | None = None
+    fixtures: dict[str, Any] = Field(default_factory=dict)
+    expected: dict[str, list[Any]] = Field(default_factory=dict)
+
+
+class EvalSectionModel(FileModel):
+    """A workflow's ``eval:`` section."""
+
+    threshold: float = Field(default=1.0, ge=0, le=1)
+    cases: list[Any]
+
+
+class BlockModel(BaseModel):
+    """A workflow block: only ``assertions`` is interpreted; everything else is kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    assertions: list[Any] | None = None
+
+
+class WorkflowModel(BaseModel):
+    """A workflow file with an ``eval:`` section; other keys are kept, not interpreted."""
+
+    model_config = ConfigDict(extra="allow")
+
+    blocks: dict[str, BlockModel] = Field(default_factory=dict)
+    eval: EvalSectionModel
+
+
+class HttpTargetModel(FileModel):
+    """An HTTP target with headers; ``${ENV}`` in a header value is read from the environment."""
+
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float | None = Field(default=None, gt=0)
+    retries: int = Field(default=2, ge=0, le=10)
+
+
+class CommandTargetModel(FileModel):
+    """A command target: input JSON on stdin, response on stdout."""
+
+    command: str | list[str]
+    shell: bool = False
+    env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+
+
+class ConfigModel(FileModel):
+    """Project config (``assertly.yaml`` or ``[tool.assertly]`` in ``pyproject.toml``)."""
+
+    agents: dict[str, str | HttpTargetModel | CommandTargetModel] = Field(default_factory=dict)
+    hooks: dict[str, str | list[str]] = Field(default_factory=dict)
+    facts: dict[str, bool] = Field(default_factory=dict)
+    sensitive_prefixes: list[str] | None = None
+    plugins: list[str] = Field(default_factory=list)
+    trials: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+    rate_limit: float | None = Field(default=None, gt=0)
+    pass_threshold: Literal["any", "all", "majority"] = "all"
+    store: str = ".assertly/runs.sqlite"
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """JSON Schemas of the file formats, for editor autocompletion."""
+    return {
+        "agent-tests": AgentTestFileModel.model_json_schema(),
+        "test": TestModel.model_json_schema(),
+        "workflow-eval": WorkflowModel.model_json_schema(),
+        "config": ConfigModel.model_json_schema(),
+    }

@@ -1,0 +1,432 @@
+"""Turn files into runnable tests: agent test files and workflow eval sections.
+
+Loading never stops at the first problem. A file that cannot be parsed is reported and
+skipped; a test with a problem (unknown assertion, bad regex, wrong type …) becomes a test that
+ends ``error`` with the message, and the file's other tests still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .._exceptions import ConfigError, Problem
+from ..engine import Expectation
+from ..engine import compile as compile_expectation
+from ._models import (
+    AgentTestFileModel,
+    EvalCaseModel,
+    StepModel,
+    TestModel,
+    WorkflowModel,
+)
+from ._source import Key, Source, read_source
+
+__all__ = ["EvalCase", "EvalSuite", "LoadResult", "Step", "TestCase", "discover", "load_paths"]
+
+TEST_FILE_SUFFIXES = (".tests.json", ".tests.yaml", ".tests.yml")
+WORKFLOW_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(slots=True)
+class Step:
+    """One call to the agent and what its response must satisfy."""
+
+    name: str
+    input: Any
+    checks: list[Expectation]
+    store: str | None = None
+
+
+@dataclass(slots=True)
+class TestCase:
+    """A runnable test from an agent test file."""
+
+    id: str
+    name: str
+    suite: str
+    file: str
+    agent: str
+    steps: list[Step]
+    line: int | None = None
+    end_line: int | None = None
+    description: str | None = None
+    skip_if: str | None = None
+    setup: list[str] = field(default_factory=list)
+    cleanup: list[str] = field(default_factory=list)
+    trials: int | None = None
+    timeout_s: float | None = None
+    tags: list[str] = field(default_factory=list)
+    priority: str | int | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """Unique key within a run: ``file::suite::id``."""
+        return f"{self.file}::{self.suite}::{self.id}"
+
+
+@dataclass(slots=True)
+class EvalCase:
+    """One case of a workflow eval section: recorded block outputs and their checks."""
+
+    id: str
+    file: str
+    blocks: dict[str, tuple[Any, dict[str, Any], Expectation]]
+    description: str | None = None
+    line: int | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """Unique key within a run: ``file::eval::id``."""
+        return f"{self.file}::eval::{self.id}"
+
+
+@dataclass(slots=True)
+class EvalSuite:
+    """A workflow file's eval section."""
+
+    file: str
+    threshold: float
+    cases: list[EvalCase]
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """Everything loaded from the paths given, and every problem found on the way."""
+
+    tests: list[TestCase] = field(default_factory=list)
+    evals: list[EvalSuite] = field(default_factory=list)
+    file_problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Problem]:
+        """File problems and the problems of every test and eval case."""
+        found = list(self.file_problems)
+        for test in self.tests:
+            found.extend(test.problems)
+        for suite in self.evals:
+            for case in suite.cases:
+                found.extend(case.problems)
+        return found
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
+    """Expand directories into test and workflow files, in a stable order."""
+    files: list[Path] = []
+    problems: list[Problem] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("*")):
+                if any(part.startswith(".") for part in candidate.relative_to(path).parts):
+                    continue
+                if candidate.is_file() and _is_candidate(candidate):
+                    files.append(candidate)
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), "no such file or directory"))
+    return files, problems
+
+
+def _is_candidate(path: Path) -> bool:
+    name = path.name.lower()
+    if name.endswith(TEST_FILE_SUFFIXES):
+        return True
+    if name.endswith(WORKFLOW_SUFFIXES) and name not in ("assertly.yaml", "assertly.yml"):
+        try:
+            head = path.read_text(encoding="utf-8", errors="replace")[:65536]
+        except OSError:
+            return False
+        return "\neval:" in "\n" + head
+    return False
+
+
+def _validation_problems(source: Source, base: Key, error: ValidationError) -> list[Problem]:
+    problems = []
+    for item in error.errors(include_url=False):
+        key = (*base, *item["loc"])
+        dotted = ".".join(str(part) for part in key)
+        if item["type"] == "extra_forbidden":
+            message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        else:
+            message = f"{item['msg'].lower()}, got {item['input']!r}"
+        problems.append(Problem(f"{source.where(key)}: {dotted}", message))
+    return problems
+
+
+def _did_you_mean(key: str) -> str:
+    import difflib
+
+    from ._models import ConfigModel, SuiteModel
+
+    known = {
+        name
+        for model in (AgentTestFileModel, SuiteModel, TestModel, StepModel, EvalCaseModel, ConfigModel)
+        for name in model.model_fields
+    }
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.7)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _validate(
+    model: type[BaseModel], data: Any, source: Source, base: Key
+) -> tuple[Any, list[Problem]]:
+    try:
+        return model.model_validate(data), []
+    except ValidationError as error:
+        return None, _validation_problems(source, base, error)
+
+
+def _compile_checks(
+    expect: dict[str, Any] | None,
+    assertions: list[Any] | None,
+    threshold: float | None,
+    source: Source,
+    key: Key,
+    sensitive_prefixes: Sequence[str] | None,
+) -> tuple[list[Expectation], list[Problem]]:
+    checks: list[Expectation] = []
+    problems: list[Problem] = []
+    for name, spec in (("expect", expect), ("assertions", assertions)):
+        if spec is None:
+            continue
+        try:
+            checks.append(
+                compile_expectation(
+                    spec,
+                    threshold=threshold if name == "assertions" else None,
+                    sensitive_prefixes=sensitive_prefixes,
+                    location=name,
+                )
+            )
+        except ConfigError as error:
+            for problem in error.problems:
+                parts = _key_parts(problem.location)
+                where = source.where((*key, *parts))
+                dotted = ".".join(str(p) for p in (*key, *parts))
+                problems.append(Problem(f"{where}: {dotted}", problem.message))
+    return checks, problems
+
+
+def _key_parts(location: str) -> tuple[str | int, ...]:
+    """``expect.one_of[1].status`` → ``("expect", "one_of", 1, "status")``."""
+    parts: list[str | int] = []
+    for chunk in location.replace("[", ".[").split("."):
+        if not chunk:
+            continue
+        if chunk.startswith("[") and chunk.endswith("]") and chunk[1:-1].lstrip("-").isdigit():
+            parts.append(int(chunk[1:-1]))
+        else:
+            parts.append(chunk)
+    return tuple(parts)
+
+
+def _as_list(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _load_agent_file(
+    source: Source, result: LoadResult, sensitive_prefixes: Sequence[str] | None
+) -> None:
+    model, problems = _validate(AgentTestFileModel, source.data, source, ())
+    if model is None:
+        # Without a valid frame (agent, test_suites) no test can be located reliably.
+        result.file_problems.extend(problems)
+        return
+    file = str(source.path)
+    seen: dict[str, str] = {}
+    for suite_key, suite in model.test_suites.items():
+        for index, raw in enumerate(suite.tests):
+            key: Key = ("test_suites", suite_key, "tests", index)
+            test_model, problems = _validate(TestModel, raw, source, key)
+            raw_id = raw.get("id") if isinstance(raw, dict) else None
+            test_id = str(raw_id) if raw_id else f"{suite_key}[{index}]"
+            line = source.line(key)
+            test = TestCase(
+                id=test_id,
+                name=str(raw.get("name") or test_id) if isinstance(raw, dict) else test_id,
+                suite=suite_key,
+                file=file,
+                agent=model.agent,
+                steps=[],
+                line=line,
+                priority=suite.priority,
+                tags=list(suite.tags),
+            )
+            test.problems.extend(problems)
+            if test_id in seen:
+                test.problems.append(
+                    Problem(
+                        f"{source.where((*key, 'id'))}: {test_id}",
+                        f"duplicate test id '{test_id}' (also in suite '{seen[test_id]}')",
+                    )
+                )
+            seen.setdefault(test_id, suite_key)
+            if test_model is not None:
+                _fill_test(test, test_model, source, key, sensitive_prefixes)
+            result.tests.append(test)
+
+
+def _fill_test(
+    test: TestCase,
+    model: TestModel,
+    source: Source,
+    key: Key,
+    sensitive_prefixes: Sequence[str] | None,
+) -> None:
+    test.description = model.description
+    test.skip_if = model.skip_if
+    test.setup = _as_list(model.setup)
+    test.cleanup = _as_list(model.cleanup)
+    test.trials = model.trials
+    test.timeout_s = model.timeout_s
+    test.tags = sorted({*test.tags, *model.tags})
+    if model.priority is not None:
+        test.priority = model.priority
+    if model.multi_step:
+        if model.expect is not None or model.assertions is not None:
+            test.problems.append(
+                Problem(
+                    f"{source.where(key)}: {test.id}",
+                    "a multi_step test puts expect/assertions in its steps, not at the top",
+                )
+            )
+        for number, step_model in enumerate(model.multi_step):
+            _add_step(test, step_model, source, (*key, "multi_step", number), sensitive_prefixes)
+        return
+    if model.expect is None and model.assertions is None:
+        test.problems.append(
+            Problem(
+                f"{source.where(key)}: {test.id}",
+                "the test has no expect and no assertions, so nothing would be judged",
+            )
+        )
+        return
+    checks, problems = _compile_checks(
+        model.expect, model.assertions, model.threshold, source, key, sensitive_prefixes
+    )
+    test.problems.extend(problems)
+    test.steps.append(Step(test.id, model.input, checks))
+
+
+def _add_step(
+    test: TestCase,
+    model: StepModel,
+    source: Source,
+    key: Key,
+    sensitive_prefixes: Sequence[str] | None,
+) -> None:
+    checks, problems = _compile_checks(
+        model.expect, model.assertions, None, source, key, sensitive_prefixes
+    )
+    test.problems.extend(problems)
+    test.steps.append(Step(str(model.step), model.input, checks, model.store))
+
+
+def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
+    """``output`` or ``{output, cost_usd, latency_ms, model}`` → (output, context)."""
+    if isinstance(value, dict) and "output" in value and set(value) <= {
+        "output",
+        "cost_usd",
+        "latency_ms",
+        "model",
+    }:
+        context = {k: v for k, v in value.items() if k != "output"}
+        return value["output"], context
+    return value, {}
+
+
+def _load_workflow(
+    source: Source, result: LoadResult, sensitive_prefixes: Sequence[str] | None
+) -> None:
+    model, problems = _validate(WorkflowModel, source.data, source, ())
+    if model is None:
+        result.file_problems.extend(problems)
+        return
+    file = str(source.path)
+    suite = EvalSuite(file, model.eval.threshold, [])
+    seen: set[str] = set()
+    for index, raw in enumerate(model.eval.cases):
+        key: Key = ("eval", "cases", index)
+        case_model, problems = _validate(EvalCaseModel, raw, source, key)
+        raw_id = raw.get("id") if isinstance(raw, dict) else None
+        case = EvalCase(
+            id=str(raw_id or f"case[{index}]"), file=file, blocks={}, line=source.line(key)
+        )
+        case.problems.extend(problems)
+        if case.id in seen:
+            case.problems.append(
+                Problem(f"{source.where((*key, 'id'))}: {case.id}", f"duplicate case id '{case.id}'")
+            )
+        seen.add(case.id)
+        suite.cases.append(case)
+        if case_model is None:
+            continue
+        case.description = case_model.description
+        for block_id in case_model.expected:
+            if block_id not in case_model.fixtures:
+                case.problems.append(
+                    Problem(
+                        f"{source.where((*key, 'expected', block_id))}: {case.id}",
+                        f"expected block '{block_id}' has no fixture output to judge; "
+                        f"add fixtures.{block_id}",
+                    )
+                )
+        for block_id, fixture in case_model.fixtures.items():
+            block = model.blocks.get(block_id)
+            specs = [*(block.assertions or [] if block else []), *case_model.expected.get(block_id, [])]
+            if not specs:
+                continue
+            output, context = _fixture(fixture)
+            where: Key = (*key, "expected", block_id)
+            try:
+                expectation = compile_expectation(
+                    specs, sensitive_prefixes=sensitive_prefixes, location=f"{block_id}"
+                )
+            except ConfigError as error:
+                for problem in error.problems:
+                    case.problems.append(
+                        Problem(f"{source.where(where)}: {case.id}.{problem.location}", problem.message)
+                    )
+                continue
+            case.blocks[block_id] = (output, context, expectation)
+    result.evals.append(suite)
+
+
+def load_paths(
+    paths: Iterable[str | Path], *, sensitive_prefixes: Sequence[str] | None = None
+) -> LoadResult:
+    """Load every test file and workflow eval section under ``paths``."""
+    result = LoadResult()
+    files, problems = discover(paths)
+    result.file_problems.extend(problems)
+    for path in files:
+        try:
+            source = read_source(path)
+        except ConfigError as error:
+            result.file_problems.extend(error.problems)
+            continue
+        data = source.data
+        if isinstance(data, dict) and "eval" in data and "test_suites" not in data:
+            _load_workflow(source, result, sensitive_prefixes)
+        elif isinstance(data, dict):
+            _load_agent_file(source, result, sensitive_prefixes)
+        else:
+            result.file_problems.append(
+                Problem(
+                    str(path),
+                    "expected a mapping with agent and test_suites (or a workflow with eval:)",
+                )
+            )
+    return result
