@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from . import __version__
-from ._exceptions import ConfigError, Problem
+from ._exceptions import AssertlyError, ConfigError, Problem
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -142,6 +142,152 @@ def _echo_text(result: Any) -> None:
     console = Console(highlight=False, soft_wrap=True)
     for line, style in render_check(result):
         console.print(Text(line, style=style or ""))
+
+
+def _facts(values: tuple[str, ...]) -> dict[str, bool]:
+    facts: dict[str, bool] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise ConfigError([Problem("--fact", f"expected NAME=true|false, got {item!r}")])
+        facts[name] = value.lower() in ("true", "1", "yes")
+    return facts
+
+
+def _check_outputs(outputs: tuple[str, ...]) -> None:
+    for output in outputs:
+        if not output.lower().endswith((".json", ".xml", ".md", ".html")):
+            raise ConfigError(
+                [Problem("-o", f"{output!r}: the extension picks the format: .json, .xml, .md, .html")]
+            )
+
+
+@main.command("run")
+@click.argument("paths", nargs=-1)
+@click.option("--target", metavar="SPEC", help="cmd:<command>, http(s)://…, py:module:function, fixtures:<file.jsonl>.")
+@click.option("-j", "--concurrency", type=click.IntRange(1, 1024), help="Calls in flight at once.")
+@click.option("--trials", type=click.IntRange(1, 10_000), help="Trials per test.")
+@click.option("--pass-threshold", type=click.Choice(["any", "all", "majority"]))
+@click.option("--fail-fast", is_flag=True, help="Stop scheduling tests after the first failure.")
+@click.option("--agent", "agents", multiple=True)
+@click.option("--suite", "suites", multiple=True)
+@click.option("--test", "test_ids", multiple=True, metavar="ID")
+@click.option("--tag", "tags", multiple=True)
+@click.option("-k", "keyword", metavar="EXPR", help="Words with and/or/not over id, name, suite, tags.")
+@click.option("--now", metavar="ISO")
+@click.option("--fact", "facts", multiple=True, metavar="NAME=BOOL")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), help="Per-call timeout (s).")
+@click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Calls per second.")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FILE", help="Report file: .json .xml .md .html.")
+@click.option("--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last').")
+@click.option("--store", "store_path", metavar="FILE", help="Run store (default from config).")
+@click.option("--config", "config_path", metavar="FILE")
+@click.option("--plain", is_flag=True, help="No progress bar, even on a terminal.")
+def run_command(paths: tuple[str, ...], outputs: tuple[str, ...], facts: tuple[str, ...], now: str | None, plain: bool, **kwargs: Any) -> None:
+    """Run agent test files and workflow eval sections."""
+    from .engine._context import parse_now
+    from .reports import ConsoleReporter, write_report
+    from .runner import RunOptions, prepare
+    from .runner import run as run_tests
+
+    try:
+        _check_outputs(outputs)
+        options = RunOptions(
+            paths=list(paths),
+            facts=_facts(facts),
+            now=_parse_now(now, parse_now),
+            agents=list(kwargs.pop("agents")),
+            suites=list(kwargs.pop("suites")),
+            test_ids=list(kwargs.pop("test_ids")),
+            tags=list(kwargs.pop("tags")),
+            **kwargs,
+        )
+        if not options.paths and not options.resume:
+            raise ConfigError([Problem("paths", "give at least one test file or directory")])
+        total = 0
+        if options.paths:
+            _, tests, _, _ = prepare(options)
+            total = len(tests)
+        with ConsoleReporter(total, force_plain=plain) as reporter:
+            record = run_tests(options, reporter)
+        reporter.summary(record)
+        for output in outputs:
+            write_report(record, output)
+            click.echo(f"wrote {output}")
+    except ConfigError as error:
+        _print_problems(error)
+        sys.exit(EXIT_USAGE)
+    except AssertlyError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+
+
+@main.command("validate")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--config", "config_path", metavar="FILE")
+def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
+    """Load and compile every file; report every problem. Exit 0 when all are valid."""
+    from pathlib import Path
+
+    from .loading import find_config, load_config, load_paths
+
+    try:
+        config_file = Path(config_path) if config_path else find_config(Path.cwd())
+        config = load_config(config_file)
+    except ConfigError as error:
+        _print_problems(error)
+        sys.exit(EXIT_USAGE)
+    loaded = load_paths(paths, sensitive_prefixes=config.sensitive_prefixes)
+    problems = loaded.problems
+    cases = sum(len(suite.cases) for suite in loaded.evals)
+    for problem in problems:
+        click.echo(f"{problem}", err=True)
+    click.echo(
+        f"{len(loaded.tests)} tests, {cases} eval cases, {len(problems)} problems"
+    )
+    sys.exit(EXIT_USAGE if problems else EXIT_PASSED)
+
+
+@main.command("report")
+@click.argument("run_id")
+@click.option("-o", "--output", "outputs", multiple=True, required=True, metavar="FILE")
+@click.option("--store", "store_path", default=None, metavar="FILE")
+def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None) -> None:
+    """Re-render a stored run without re-running it."""
+    from .reports import write_report
+    from .runner import load_run
+
+    try:
+        _check_outputs(outputs)
+        record = load_run(store_path or _default_store(), run_id)
+    except ConfigError as error:
+        _print_problems(error)
+        sys.exit(EXIT_USAGE)
+    except AssertlyError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    for output in outputs:
+        write_report(record, output)
+        click.echo(f"wrote {output}")
+    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+
+
+@main.command("schema")
+@click.argument("kind", type=click.Choice(["agent-tests", "test", "workflow-eval", "config"]))
+def schema_command(kind: str) -> None:
+    """Print the JSON Schema of a file format (for editor autocompletion)."""
+    from .loading import json_schemas
+
+    _echo_json(json_schemas()[kind])
+
+
+def _default_store() -> str:
+    from pathlib import Path
+
+    from .loading import find_config, load_config
+
+    return load_config(find_config(Path.cwd())).store
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -209,7 +209,7 @@ json_values = st.recursive(
     json_leaves,
     lambda children: st.lists(children, max_size=5)
     | st.dictionaries(st.text(max_size=10), children, max_size=5),
-    max_leaves=25,
+    max_leaves=12,
 )
 
 FILES = ["journal/2026/01/a.md", "work/doc.md", "people/bob.md", "documents/x.pdf", ""]
@@ -420,17 +420,9 @@ def test_check_never_raises_and_results_are_well_formed(
     expectation = EXPECTATIONS[name]
     result = expectation.check(response, context=context, now=NOW)
     assert_invariants(result, expectation)
-
-
-@pytest.mark.parametrize("name", NAMES)
-@FAST
-@given(response=responses, context=contexts)
-def test_check_is_deterministic(name: str, response: Any, context: dict[str, Any] | None) -> None:
-    # Nothing leaks between checks: compiled checkers hold no per-response state.
-    expectation = EXPECTATIONS[name]
-    first = orjson.dumps(expectation.check(response, context=context, now=NOW).to_dict())
-    second = orjson.dumps(expectation.check(response, context=context, now=NOW).to_dict())
-    assert first == second
+    # Deterministic: compiled checkers keep no per-response state between checks.
+    again = expectation.check(response, context=context, now=NOW)
+    assert orjson.dumps(again.to_dict()) == orjson.dumps(result.to_dict())
 
 
 # `contains` may legitimately differ between a value and its (non-compact) JSON text.
@@ -526,31 +518,32 @@ NEGATION_PAIRS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "pair", NEGATION_PAIRS, ids=[f"{i}-{spec['type']}" for i, spec in enumerate(NEGATABLE)]
-)
-@settings(FAST, max_examples=60)
+@FAST
 @given(response=responses, context=contexts)
 def test_negation_inverts_pass_and_fail_but_never_error(
-    pair: tuple[Expectation, Expectation], response: Any, context: dict[str, Any] | None
+    response: Any, context: dict[str, Any] | None
 ) -> None:
-    plain_expectation, negated_expectation = pair
-    plain = plain_expectation.check(response, context=context, now=NOW).results[0]
-    negated = negated_expectation.check(response, context=context, now=NOW).results[0]
-    assert negated.assertion.startswith("not-")
-    if plain.outcome is Outcome.ERROR:
-        assert negated.outcome is Outcome.ERROR
-    elif plain.message.startswith("transform json_path:"):
-        # A failed transform is not inverted.
-        assert negated.outcome is Outcome.FAILED
-        assert negated.message == plain.message
-    elif plain.outcome is Outcome.PASSED:
-        assert negated.outcome is Outcome.FAILED
-        assert negated.score == pytest.approx(1.0 - plain.score)
-    else:
-        assert plain.outcome is Outcome.FAILED
-        assert negated.outcome is Outcome.PASSED
-        assert negated.score == pytest.approx(1.0 - plain.score)
+    # Every pair on each generated response: data generation is the cost, checks are cheap.
+    for spec, (plain_expectation, negated_expectation) in zip(
+        NEGATABLE, NEGATION_PAIRS, strict=True
+    ):
+        plain = plain_expectation.check(response, context=context, now=NOW).results[0]
+        negated = negated_expectation.check(response, context=context, now=NOW).results[0]
+        where = f"{spec} -> plain {plain!r}, negated {negated!r}"
+        assert negated.assertion == "not-" + spec["type"], where
+        if plain.outcome is Outcome.ERROR:
+            assert negated.outcome is Outcome.ERROR, where
+        elif plain.message.startswith("transform json_path:"):
+            # A failed transform is not inverted.
+            assert negated.outcome is Outcome.FAILED, where
+            assert negated.message == plain.message, where
+        elif plain.outcome is Outcome.PASSED:
+            assert negated.outcome is Outcome.FAILED, where
+            assert negated.score == pytest.approx(1.0 - plain.score), where
+        else:
+            assert plain.outcome is Outcome.FAILED, where
+            assert negated.outcome is Outcome.PASSED, where
+            assert negated.score == pytest.approx(1.0 - plain.score), where
 
 
 def _custom_registry() -> assertly.Registry:
@@ -576,7 +569,7 @@ CUSTOM_REGISTRY = _custom_registry()
 def test_a_raising_custom_assertion_is_an_error_plain_or_negated(response: Any) -> None:
     plain = assertly.compile([{"type": "fragile"}], registry=CUSTOM_REGISTRY)
     negated = assertly.compile([{"type": "not-fragile"}], registry=CUSTOM_REGISTRY)
-    expect = assertly.compile({"fragile": None, "status": "success"}, registry=CUSTOM_REGISTRY)
+    expect = assertly.compile({"fragile": None}, registry=CUSTOM_REGISTRY)
     for expectation in (plain, negated, expect):
         result = expectation.check(response)
         assert_invariants(result, expectation)

@@ -137,6 +137,12 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
     if kind == "extra_forbidden":
         allowed = ", ".join(model.model_fields)
         text = f"unknown parameter (allowed: {allowed})"
+        if item["loc"] and isinstance(item["loc"][-1], str):
+            import difflib
+
+            close = difflib.get_close_matches(item["loc"][-1], list(model.model_fields), n=1)
+            if close:
+                text += f" (did you mean '{close[0]}'?)"
     elif kind == "missing":
         text = "required parameter is missing"
     elif kind == "model_type" or kind == "dict_type":

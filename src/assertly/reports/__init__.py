@@ -1,5 +1,36 @@
-"""Rendering verdicts for people and machines."""
+"""Rendering verdicts for people and machines: console, JSON, JUnit XML, Markdown, HTML."""
+
+from pathlib import Path
 
 from ._check_text import render_check
+from ._console import ConsoleReporter
+from ._json import render_json
+from ._junit import render_junit
 
-__all__ = ["render_check"]
+__all__ = ["ConsoleReporter", "render_check", "render_json", "render_junit", "write_report"]
+
+FORMATS = (".json", ".xml", ".md", ".html")
+
+
+def write_report(run, path: str | Path, redact: set[str] | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Write ``run`` to ``path`` in the format its extension names."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix == ".json":
+        data = render_json(run, redact)
+    elif suffix == ".xml":
+        data = render_junit(run)
+    elif suffix == ".md":
+        from ._markdown import render_markdown
+
+        data = render_markdown(run).encode()
+    elif suffix == ".html":
+        from ._html import render_html
+
+        data = render_html(run).encode()
+    else:
+        raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
+    for secret in redact or ():
+        data = data.replace(secret.encode(), b"[REDACTED]")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)

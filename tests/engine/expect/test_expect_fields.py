@@ -248,7 +248,12 @@ def test_has_fields_says_what_blocked_the_path() -> None:
     result = failure({"has_fields": ["pagination.total"]}, {"pagination": None})
     assert result.message == "Missing field: pagination.total (pagination is a null, not an object)"
     result = failure({"has_fields": ["results[3]"]}, {"results": [1, 2]})
-    assert result.message == "Missing field: results[3] (results[3] is missing (the array has 2 items))"
+    assert result.message == "Missing field: results[3] (the array has 2 items)"
+    result = failure({"has_fields": ["results[3].file"]}, {"results": [1, 2]})
+    assert result.message == (
+        "Missing field: results[3].file (results[3] is missing, the array has 2 items)"
+    )
+    assert result.path == "results[3]"
 
 
 def test_has_fields_reports_every_missing_field() -> None:

@@ -80,10 +80,15 @@ def not_json(name: str) -> AssertionResult:
 
 def miss_result(name: str, path: DotPath, miss: PathMiss) -> AssertionResult:
     """A failure naming the first segment of ``path`` that could not be followed."""
-    if miss.reason == "missing" and miss.at == path.text:
-        message = f"Missing field: {path.text}"
+    reason, extra = miss.reason, ""
+    if reason.startswith("missing (") and reason.endswith(")"):
+        # An index past the end: "missing (the array has 2 items)".
+        reason, extra = "missing", reason[len("missing (") : -1]
+    if reason == "missing" and miss.at == path.text:
+        message = f"Missing field: {path.text}" + (f" ({extra})" if extra else "")
     else:
-        message = f"Missing field: {path.text} ({miss.describe()})"
+        detail = f"{miss.at} is {reason}" + (f", {extra}" if extra else "")
+        message = f"Missing field: {path.text} ({detail})"
     return failed(name, message, path=miss.at, expected=path.text)
 
 

@@ -316,6 +316,9 @@ class ArrayContains(JsonChecker):
 @expect_assertion("array_contains", params=PathValues)
 def build_array_contains(value: Any, ctx: BuildContext) -> Checker | None:
     """The array at the path contains all ``values`` (or an element matching ``pattern``)."""
+    if isinstance(value, dict) and "pattern" in value and "values" in value:
+        ctx.problem("give either values (all present) or pattern (one element matches), not both")
+        return None
     if isinstance(value, dict) and "pattern" in value:
         pattern_params = ctx.model(PathPattern, value, '{path: "tags", pattern: "^sec"}')
         if pattern_params is None:

@@ -31,6 +31,14 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
+_BOUNDED = frozenset({"number", "integer", "string", "array"})
+
+
+def _article(value: Any) -> str:
+    name = json_type(value)
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
 class FieldRule:
     """One field's type and bounds."""
 
@@ -45,7 +53,8 @@ class FieldRule:
 
     def problem(self, value: Any) -> str | None:
         if not self.is_type(value):
-            return f"expected {self.type_name}, got {json_type(value)} {fmt(value)}"
+            got = "null" if value is None else f"{json_type(value)} {fmt(value)}"
+            return f"expected {self.type_name}, got {got}"
         if self.low is None and self.high is None:
             return None
         measure = len(value) if type(value) in (str, list) else value
@@ -80,7 +89,7 @@ class ResultsSchema(JsonChecker):
             if type(result) is not dict:
                 return failed(
                     self.key,
-                    f"Result {index} is {json_type(result)} {fmt(result)}, not an object",
+                    f"Result {index} is {_article(result)} ({fmt(result)}), not an object",
                     path=f"results[{index}]",
                     actual=result,
                 )
@@ -110,7 +119,7 @@ def _bound(spec: dict[str, Any], name: str, ctx: BuildContext) -> float | None:
     value = spec.get(name)
     if value is None:
         return None
-    if type(value) not in (int, float):
+    if type(value) not in (int, float) or value != value:
         ctx.at(name).problem(f"expected a number, got {value!r}")
         return None
     return float(value)
@@ -142,6 +151,12 @@ def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
             )
             continue
         low, high = _bound(spec, "min", field_ctx), _bound(spec, "max", field_ctx)
+        if (low is not None or high is not None) and type_name not in _BOUNDED:
+            field_ctx.problem(
+                f"min/max apply to number, integer, string (length) and array (length), "
+                f"not {type_name}"
+            )
+            continue
         if low is not None and high is not None and low > high:
             field_ctx.problem(f"min {low:g} is greater than max {high:g}")
         if path is not None:

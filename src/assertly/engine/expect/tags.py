@@ -27,7 +27,9 @@ def _tags_of(result: Any) -> list[Any] | str:
     if tags is None:
         return []
     if type(tags) is not list:
-        return f"tags are {json_type(tags)} {fmt(tags)}, not an array"
+        kind = json_type(tags)
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"has tags that are {article} {kind} ({fmt(tags)}), not an array"
     return tags
 
 

@@ -111,11 +111,10 @@ class TypedAssertion(Checker):
             )
         score = 1.0 - result.score
         if outcome is PASSED:
-            # State what held, and that the negated assertion forbids it.
-            held = self.inner.describe()
-            message = f"{held[:1].upper()}{held[1:]}, which {self.key} forbids"
+            # Say what held: that is exactly what the negated assertion forbids.
+            message = f"{self.key} failed because {self.inner.describe()}"
             if result.score not in (0.0, 1.0):
-                message += f"; score {result.score:.4g}"
+                message += f" (score {result.score:.4g})"
             return AssertionResult(
                 self.key, FAILED, score, message, result.path, result.expected, result.actual,
                 details=result.details,

@@ -1,0 +1,111 @@
+"""JUnit XML for CI systems: one ``testsuite`` per (file, suite), one ``testcase`` per test,
+eval cases under a suite per workflow file. Failures carry expected / actual / path.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from xml.etree import ElementTree as ET
+
+from ..engine._values import dumps
+from ..runner import RunRecord, TestRecord
+
+__all__ = ["render_junit"]
+
+# XML 1.0 forbids most control characters; agent output may contain anything.
+_INVALID_XML = {c: None for c in range(32) if c not in (9, 10, 13)}
+
+
+def _clean(text: str) -> str:
+    return text.translate(_INVALID_XML)
+
+
+def _failure_text(test: TestRecord) -> str:
+    lines: list[str] = []
+    for trial in test.trials:
+        if trial.status in ("passed", "skipped"):
+            continue
+        lines.append(f"trial {trial.trial}: {trial.status}")
+        if trial.error:
+            lines.append(f"  error: {trial.error}")
+        for failure in trial.failures:
+            lines.append(f"  [{failure['step']}] {failure['assertion']}: {failure['message']}")
+            if failure.get("path"):
+                lines.append(f"      path:     {failure['path']}")
+            if failure.get("expected") is not None:
+                lines.append(f"      expected: {dumps(failure['expected'])}")
+            if failure.get("actual") is not None:
+                lines.append(f"      actual:   {dumps(failure['actual'])[:500]}")
+    return _clean("\n".join(lines))
+
+
+def render_junit(run: RunRecord) -> bytes:
+    """The run as JUnit XML."""
+    root = ET.Element("testsuites", name="assertly", tests="0", failures="0", errors="0")
+    groups: dict[tuple[str, str], list[TestRecord]] = defaultdict(list)
+    for test in run.tests:
+        groups[(test.file, test.suite)].append(test)
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for (file, suite), tests in groups.items():
+        element = ET.SubElement(root, "testsuite", name=_clean(suite), file=_clean(file))
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for test in tests:
+            case = ET.SubElement(
+                element,
+                "testcase",
+                name=_clean(test.id),
+                classname=_clean(f"{file}.{suite}"),
+                time=f"{test.duration_ms / 1000:.3f}",
+            )
+            counts["tests"] += 1
+            if test.status == "failed":
+                counts["failures"] += 1
+                node = ET.SubElement(case, "failure", message=_clean(_first_message(test)))
+                node.text = _failure_text(test)
+            elif test.status == "error":
+                counts["errors"] += 1
+                node = ET.SubElement(case, "error", message=_clean(_first_message(test)))
+                node.text = _failure_text(test)
+            elif test.status == "skipped":
+                counts["skipped"] += 1
+                reason = next((t.reason for t in test.trials if t.reason), "skipped")
+                ET.SubElement(case, "skipped", message=_clean(reason or "skipped"))
+        for key, value in counts.items():
+            element.set(key, str(value))
+            totals[key] += value
+    for suite in run.evals:
+        element = ET.SubElement(root, "testsuite", name=_clean(f"eval: {suite.file}"))
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for case in suite.cases:
+            node = ET.SubElement(element, "testcase", name=_clean(case.id), classname=_clean(suite.file))
+            counts["tests"] += 1
+            if case.status == "failed":
+                counts["failures"] += 1
+                messages = [
+                    f"[{block}] {r['assertion']}: {r['message']}"
+                    for block, result in case.blocks.items()
+                    for r in result.get("results", [])
+                    if not r.get("passed")
+                ]
+                ET.SubElement(node, "failure", message=_clean(f"score {case.score:.3f}")).text = _clean(
+                    "\n".join(messages)
+                )
+            elif case.status == "error":
+                counts["errors"] += 1
+                ET.SubElement(node, "error", message=_clean(case.error or "error"))
+        for key, value in counts.items():
+            element.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        if key != "skipped":
+            root.set(key, str(value))
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _first_message(test: TestRecord) -> str:
+    for trial in test.trials:
+        if trial.error:
+            return trial.error[:300]
+        for failure in trial.failures:
+            return f"{failure['assertion']}: {failure['message']}"[:300]
+    return test.status

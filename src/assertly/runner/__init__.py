@@ -1,0 +1,31 @@
+"""Scheduling, concurrency, timeouts, trials, multi-step tests, hooks and skip facts."""
+
+from ._records import (
+    EvalCaseRecord,
+    EvalRecord,
+    RunRecord,
+    StepRecord,
+    TestRecord,
+    TrialRecord,
+    pass_at_k,
+)
+from ._run import RunOptions, Runner, load_run, prepare, run, select_tests
+from ._verdict import build_run, test_status
+
+__all__ = [
+    "EvalCaseRecord",
+    "EvalRecord",
+    "RunOptions",
+    "RunRecord",
+    "Runner",
+    "StepRecord",
+    "TestRecord",
+    "TrialRecord",
+    "build_run",
+    "load_run",
+    "pass_at_k",
+    "prepare",
+    "run",
+    "select_tests",
+    "test_status",
+]

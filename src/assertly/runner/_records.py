@@ -1,0 +1,246 @@
+"""What a run produces: one record per trial, per test and per eval suite.
+
+Records are plain data with `to_dict`/`from_dict`, so the store can keep them as JSON and
+reports can be rendered from a stored run exactly as from a live one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "EvalCaseRecord",
+    "EvalRecord",
+    "RunRecord",
+    "Status",
+    "StepRecord",
+    "TestRecord",
+    "TrialRecord",
+    "pass_at_k",
+]
+
+Status = Literal["passed", "failed", "error", "skipped"]
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """One call and its verdict within a trial."""
+
+    name: str
+    status: Status
+    response: Any = None
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+    score: float | None = None
+
+
+@dataclass(slots=True)
+class TrialRecord:
+    """One attempt at a test: every step's call and verdict."""
+
+    test_key: str
+    trial: int
+    status: Status
+    duration_ms: float
+    steps: list[StepRecord] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    reason: str | None = None  # why it was skipped
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the store keeps this)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrialRecord:
+        """Rebuild from `to_dict` output."""
+        steps = [StepRecord(**step) for step in data.get("steps", [])]
+        return cls(**{**data, "steps": steps})
+
+
+def pass_at_k(n: int, c: int, k: int) -> float | None:
+    """Unbiased estimator of pass@k from n trials with c passes.
+
+    pass@k = 1 - C(n - c, k) / C(n, k)  (Chen et al., 2021, "Evaluating Large Language Models
+    Trained on Code", eq. 1). Undefined when n < k: returns None rather than a biased guess.
+    """
+    if k <= 0 or n < k:
+        return None
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+@dataclass(slots=True)
+class TestRecord:
+    """A test's final verdict over its trials."""
+
+    key: str
+    id: str
+    name: str
+    suite: str
+    file: str
+    status: Status
+    score: float | None
+    trials: list[TrialRecord]
+    line: int | None = None
+    tags: list[str] = field(default_factory=list)
+    priority: str | int | None = None
+    description: str | None = None
+
+    @property
+    def passes(self) -> int:
+        """Trials that passed."""
+        return sum(1 for trial in self.trials if trial.status == "passed")
+
+    @property
+    def judged(self) -> int:
+        """Trials that ended passed or failed (errors and skips excluded)."""
+        return sum(1 for trial in self.trials if trial.status in ("passed", "failed"))
+
+    @property
+    def flaky(self) -> bool:
+        """Some trials passed and some did not."""
+        statuses = {trial.status for trial in self.trials}
+        return "passed" in statuses and bool(statuses & {"failed", "error"})
+
+    @property
+    def duration_ms(self) -> float:
+        """Total time of all trials."""
+        return sum(trial.duration_ms for trial in self.trials)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pinned shape of a test in ``run -o report.json`` (plus a few extras)."""
+        n = len([t for t in self.trials if t.status != "skipped"])
+        c = self.passes
+        estimates = {
+            str(k): value
+            for k in (1, 2, 5, 10)
+            if (value := pass_at_k(n, c, k)) is not None
+        }
+        return {
+            "id": self.id,
+            "name": self.name,
+            "suite": self.suite,
+            "file": self.file,
+            "status": self.status,
+            "score": self.score,
+            "trials": [
+                {
+                    "trial": trial.trial,
+                    "status": trial.status,
+                    "duration_ms": round(trial.duration_ms, 3),
+                    "failures": trial.failures,
+                    **({"error": trial.error} if trial.error else {}),
+                    **({"reason": trial.reason} if trial.reason else {}),
+                }
+                for trial in self.trials
+            ],
+            "pass_at_k": c > 0,
+            "pass_all_k": n > 0 and c == n,
+            "flaky": self.flaky,
+            "passes": c,
+            "pass_at_k_estimates": estimates,
+            "line": self.line,
+            "tags": self.tags,
+        }
+
+
+@dataclass(slots=True)
+class EvalCaseRecord:
+    """One eval case's verdict."""
+
+    key: str
+    id: str
+    status: Status
+    score: float
+    blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+    description: str | None = None
+
+
+@dataclass(slots=True)
+class EvalRecord:
+    """A workflow eval section's verdict: suite score = mean of case scores."""
+
+    file: str
+    score: float
+    threshold: float
+    passed: bool
+    cases: list[EvalCaseRecord] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pinned shape of an eval in ``run -o report.json`` (plus its cases)."""
+        return {
+            "file": self.file,
+            "score": self.score,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "cases": [
+                {
+                    "id": case.id,
+                    "status": case.status,
+                    "score": case.score,
+                    **({"error": case.error} if case.error else {}),
+                    "blocks": case.blocks,
+                }
+                for case in self.cases
+            ],
+        }
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """A whole run."""
+
+    run_id: str
+    started_at: str
+    duration_ms: float
+    tests: list[TestRecord] = field(default_factory=list)
+    evals: list[EvalRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """Totals for the pinned ``summary`` object."""
+        counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+        for test in self.tests:
+            counts[test.status] += 1
+        for suite in self.evals:
+            for case in suite.cases:
+                counts[case.status] += 1
+        total = sum(counts.values())
+        judged = total - counts["skipped"]
+        return {
+            "total": total,
+            "passed": counts["passed"],
+            "failed": counts["failed"],
+            "errored": counts["error"],
+            "skipped": counts["skipped"],
+            "pass_rate": (counts["passed"] / judged) if judged else 0.0,
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+    @property
+    def ok(self) -> bool:
+        """Exit code 0: every test passed or was skipped, and every eval met its threshold."""
+        tests_ok = all(test.status in ("passed", "skipped") for test in self.tests)
+        return tests_ok and all(suite.passed for suite in self.evals) and not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pinned shape of ``run -o report.json``."""
+        return {
+            "run_id": self.run_id,
+            "started_at": self.started_at,
+            "summary": self.summary(),
+            "tests": [test.to_dict() for test in self.tests],
+            "evals": [suite.to_dict() for suite in self.evals],
+            "problems": self.problems,
+            "warnings": self.warnings,
+        }

@@ -1,0 +1,529 @@
+"""Run tests: an async core with a bounded pool, per-call timeouts, an optional request rate,
+trials, skip facts, setup/cleanup hooks, multi-step tests and fail-fast. Every finished trial
+is committed to the run store before the next thing happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import shlex
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ConfigError, Problem, StoreError, TargetError
+from ..engine import CheckContext, CheckResult, Outcome
+from ..loading import ConfigModel, EvalSuite, TestCase, find_config, load_config, load_paths
+from ..store import RunStore, new_run_id
+from ..targets import FixtureTarget, Target, TargetResponse, make_target
+from ._records import (
+    EvalCaseRecord,
+    EvalRecord,
+    RunRecord,
+    Status,
+    StepRecord,
+    TestRecord,
+    TrialRecord,
+)
+from ._verdict import PassThreshold, build_run, test_status
+
+__all__ = ["RunOptions", "Runner", "run"]
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """Everything ``assertly run`` accepts."""
+
+    paths: list[str] = field(default_factory=list)
+    target: str | None = None
+    concurrency: int | None = None
+    trials: int | None = None
+    pass_threshold: PassThreshold | None = None
+    fail_fast: bool = False
+    agents: list[str] = field(default_factory=list)
+    suites: list[str] = field(default_factory=list)
+    test_ids: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    keyword: str | None = None
+    now: datetime | None = None
+    facts: dict[str, bool] = field(default_factory=dict)
+    timeout_s: float | None = None
+    rate_limit: float | None = None
+    resume: str | None = None
+    store_path: str | None = None
+    config_path: str | None = None
+
+
+Listener = Callable[[str, Any], None]
+
+_NOT_RUN = "not run: --fail-fast stopped the run after a failure"
+
+
+def _matches_keyword(test: TestCase, expression: str) -> bool:
+    """``-k``: words joined by ``and``/``or``/``not`` matched against id, name, suite, tags."""
+    haystack = " ".join([test.id, test.name, test.suite, *test.tags]).lower()
+    tokens = expression.replace("(", " ( ").replace(")", " ) ").split()
+    python: list[str] = []
+    for token in tokens:
+        if token in ("and", "or", "not", "(", ")"):
+            python.append(token)
+        else:
+            python.append(repr(token.lower() in haystack))
+    try:
+        return bool(eval(" ".join(python), {"__builtins__": {}}, {}))  # noqa: S307 - only bools
+    except SyntaxError:
+        raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
+
+
+def select_tests(tests: list[TestCase], options: RunOptions) -> list[TestCase]:
+    """Apply the combined filters (every given filter must match)."""
+    selected = []
+    for test in tests:
+        if options.agents and test.agent not in options.agents:
+            continue
+        if options.suites and test.suite not in options.suites:
+            continue
+        if options.test_ids and not any(fnmatch.fnmatchcase(test.id, p) for p in options.test_ids):
+            continue
+        if options.tags and not set(options.tags) & set(test.tags):
+            continue
+        if options.keyword and not _matches_keyword(test, options.keyword):
+            continue
+        selected.append(test)
+    return selected
+
+
+class _RateLimiter:
+    """At most ``rate`` calls per second, spaced evenly."""
+
+    def __init__(self, rate: float | None) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            delay = self._next - now
+            self._next = max(now, self._next) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _failures(step: str, result: CheckResult) -> list[dict[str, Any]]:
+    found = []
+    for item in result.results:
+        if item.passed:
+            continue
+        found.append(
+            {
+                "step": step,
+                "assertion": item.assertion,
+                "outcome": item.outcome.value,
+                "message": item.message,
+                "path": item.path,
+                "expected": item.expected,
+                "actual": item.actual,
+            }
+        )
+    return found
+
+
+class Runner:
+    """Runs loaded tests against targets, writing every trial to the store."""
+
+    def __init__(
+        self,
+        options: RunOptions,
+        config: ConfigModel,
+        store: RunStore,
+        secrets: set[str],
+        listener: Listener | None = None,
+    ) -> None:
+        self.options = options
+        self.config = config
+        self.store = store
+        self.secrets = secrets
+        self.listener = listener or (lambda event, data: None)
+        self.threshold: PassThreshold = options.pass_threshold or config.pass_threshold
+        self.default_trials = options.trials or config.trials
+        self.timeout_s = options.timeout_s or config.timeout_s
+        self.concurrency = options.concurrency or config.concurrency
+        self.facts = {**config.facts, **options.facts}
+        self.warnings: list[str] = []
+        self._targets: dict[str, Target | TargetError] = {}
+        self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
+        self._stop = asyncio.Event()
+
+    # -- targets ---------------------------------------------------------------------------
+    def target_for(self, agent: str) -> Target | TargetError:
+        """The target answering ``agent`` (built once), or why there is none."""
+        if agent not in self._targets:
+            spec: Any = self.options.target or self.config.agents.get(agent)
+            if spec is None:
+                self._targets[agent] = TargetError(
+                    f"no target for agent '{agent}': pass --target or map it under agents: "
+                    "in assertly.yaml"
+                )
+            else:
+                try:
+                    self._targets[agent] = make_target(
+                        spec, secrets=self.secrets, concurrency=self.concurrency
+                    )
+                except TargetError as error:
+                    self._targets[agent] = error
+        return self._targets[agent]
+
+    async def close(self) -> None:
+        """Close every target."""
+        for target in self._targets.values():
+            if not isinstance(target, TargetError):
+                await target.aclose()
+
+    # -- hooks -----------------------------------------------------------------------------
+    async def _run_hook(self, name: str) -> str | None:
+        """Run a named hook; the reason it failed, or None."""
+        command = self.config.hooks.get(name)
+        if command is None:
+            return f"unknown hook '{name}' (hooks in config: {', '.join(self.config.hooks) or 'none'})"
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+            _, stderr = await asyncio.wait_for(process.communicate(), self.timeout_s)
+        except TimeoutError:
+            process.kill()
+            return f"hook '{name}' timed out after {self.timeout_s:g} s"
+        except OSError as error:
+            return f"hook '{name}' could not start: {error.strerror}"
+        if process.returncode != 0:
+            tail = stderr.decode("utf-8", errors="replace").strip()[-500:]
+            return f"hook '{name}' exited with code {process.returncode}" + (f": {tail}" if tail else "")
+        return None
+
+    # -- one trial -------------------------------------------------------------------------
+    async def run_trial(self, test: TestCase, trial: int) -> TrialRecord:
+        """Run one trial of a test (setup, steps, cleanup) and return its record."""
+        started = time.perf_counter()
+        if test.problems:
+            message = "; ".join(str(problem) for problem in test.problems)
+            return TrialRecord(test.key, trial, "error", 0.0, error=message)
+        if test.skip_if:
+            if test.skip_if not in self.facts:
+                self._warn(f"fact '{test.skip_if}' is not declared; treated as false")
+            elif self.facts[test.skip_if]:
+                return TrialRecord(
+                    test.key, trial, "skipped", 0.0, reason=f"skip_if: {test.skip_if} is true"
+                )
+        record = TrialRecord(test.key, trial, "passed", 0.0)
+        try:
+            for hook in test.setup:
+                failure = await self._run_hook(hook)
+                if failure:
+                    record.status, record.error = "error", f"setup: {failure}"
+                    return record
+            await self._run_steps(test, record)
+        finally:
+            for hook in test.cleanup:
+                failure = await self._run_hook(hook)
+                if failure and record.status != "error":
+                    record.status, record.error = "error", f"cleanup: {failure}"
+            record.duration_ms = (time.perf_counter() - started) * 1000
+        return record
+
+    async def _run_steps(self, test: TestCase, record: TrialRecord) -> None:
+        target = self.target_for(test.agent)
+        if isinstance(target, TargetError):
+            record.status, record.error = "error", str(target)
+            return
+        stored: dict[str, Any] = {}
+        scores: list[float] = []
+        timeout = test.timeout_s or self.timeout_s
+        for step in test.steps:
+            await self._limiter.wait()
+            call_started = time.perf_counter()
+            try:
+                if isinstance(target, FixtureTarget):
+                    key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
+                    response: TargetResponse = target.lookup(key, step.input)
+                else:
+                    response = await target.call(step.input, timeout)
+            except TargetError as error:
+                record.steps.append(StepRecord(step.name, "error", error=str(error)))
+                record.status, record.error = "error", f"step {step.name}: {error}"
+                record.score = sum(scores) / len(scores) if scores else 0.0
+                return
+            latency = response.latency_ms
+            if latency is None:
+                latency = (time.perf_counter() - call_started) * 1000
+            context = CheckContext(
+                cost_usd=response.cost_usd,
+                latency_ms=latency,
+                model=response.model,
+                steps=stored,
+                now=self.options.now,
+            )
+            step_record = self._judge(step.name, step.checks, response.output, context)
+            step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
+            step_record.model = response.model
+            record.steps.append(step_record)
+            scores.append(step_record.score if step_record.score is not None else 0.0)
+            if step.store:
+                stored[step.store] = response.output
+            record.failures.extend(
+                failure for check in step_record.checks for failure in check.get("_failures", [])
+            )
+            for check in step_record.checks:
+                check.pop("_failures", None)
+            if step_record.status != "passed":
+                # Later steps build on this one; a failed or errored step ends the trial.
+                record.status = step_record.status
+                break
+        record.score = sum(scores) / len(scores) if scores else 0.0
+
+    @staticmethod
+    def _judge(name: str, checks: Sequence[Any], output: Any, context: CheckContext) -> StepRecord:
+        results = [expectation.check(output, context=context) for expectation in checks]
+        outcomes = [result.outcome for result in results]
+        status: Status
+        if Outcome.FAILED in outcomes:
+            status = "failed"
+        elif Outcome.ERROR in outcomes:
+            status = "error"
+        else:
+            status = "passed"
+        score = sum(r.score for r in results) / len(results) if results else 1.0
+        data = []
+        for result in results:
+            item = result.to_dict()
+            item["_failures"] = _failures(name, result)
+            data.append(item)
+        return StepRecord(name, status, response=output, checks=data, score=score)
+
+    def _warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    # -- whole test ------------------------------------------------------------------------
+    async def run_test(
+        self, test: TestCase, done: dict[int, dict[str, Any]], pool: asyncio.Semaphore
+    ) -> Status:
+        """Run the trials of a test not already stored; return its final status."""
+        trials = test.trials or self.default_trials
+        records: list[TrialRecord] = [TrialRecord.from_dict(done[n]) for n in sorted(done)]
+
+        async def one(number: int) -> None:
+            async with pool:
+                if self._stop.is_set():
+                    record = TrialRecord(test.key, number, "skipped", 0.0, reason=_NOT_RUN)
+                else:
+                    record = await self.run_trial(test, number)
+            self.store.save_trial(self.run_id, test.key, number, record.to_dict())
+            records.append(record)
+            self.listener("trial", (test, record))
+
+        await asyncio.gather(*(one(n) for n in range(1, trials + 1) if n not in done))
+        records.sort(key=lambda r: r.trial)
+        status = test_status(records, self.threshold) if records else "error"
+        self.listener("test", (test, status))
+        if self.options.fail_fast and status in ("failed", "error"):
+            self._stop.set()
+        return status
+
+    # -- evals -----------------------------------------------------------------------------
+    def run_eval(self, suite: EvalSuite) -> EvalRecord:
+        """Judge a workflow eval section (recorded fixtures; no calls)."""
+        cases: list[EvalCaseRecord] = []
+        for case in suite.cases:
+            if case.problems:
+                message = "; ".join(str(problem) for problem in case.problems)
+                cases.append(EvalCaseRecord(case.key, case.id, "error", 0.0, error=message))
+                continue
+            weighted = 0.0
+            total_weight = 0.0
+            blocks: dict[str, dict[str, Any]] = {}
+            outcomes: list[Outcome] = []
+            for block_id, (output, context, expectation) in case.blocks.items():
+                result = expectation.check(output, context=context, now=self.options.now)
+                outcomes.append(result.outcome)
+                for item, weight in zip(result.results, result.weights, strict=True):
+                    weighted += item.score * weight
+                    total_weight += weight
+                blocks[block_id] = result.to_dict()
+            score = weighted / total_weight if total_weight else 1.0
+            status: Status = (
+                "failed"
+                if Outcome.FAILED in outcomes
+                else "error"
+                if Outcome.ERROR in outcomes
+                else "passed"
+            )
+            cases.append(EvalCaseRecord(case.key, case.id, status, score, blocks, None, case.description))
+            self.listener("eval_case", (suite, cases[-1]))
+        suite_score = sum(c.score for c in cases) / len(cases) if cases else 0.0
+        has_error = any(c.status == "error" for c in cases)
+        passed = bool(cases) and not has_error and suite_score + 1e-12 >= suite.threshold
+        return EvalRecord(suite.file, suite_score, suite.threshold, passed, cases)
+
+    # -- everything --------------------------------------------------------------------------
+    run_id: str
+
+    async def run(
+        self, tests: list[TestCase], evals: list[EvalSuite], run_id: str, problems: list[str]
+    ) -> RunRecord:
+        """Run everything; return the run as rebuilt from the store."""
+        self.run_id = run_id
+        started = time.perf_counter()
+        resumed = self.store.trials(run_id)
+        self.store.save_tests(run_id, [_meta(test) for test in tests])
+        pool = asyncio.Semaphore(self.concurrency)
+        try:
+            for suite in evals:
+                record = self.run_eval(suite)
+                self.store.save_eval(run_id, suite.file, asdict(record))
+            pending: set[asyncio.Task[Status]] = set()
+            for test in tests:
+                done = resumed.get(test.key, {})
+                if self._stop.is_set():
+                    if 1 not in done:
+                        skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
+                        self.store.save_trial(run_id, test.key, 1, skipped.to_dict())
+                    continue
+                task = asyncio.ensure_future(self.run_test(test, done, pool))
+                pending.add(task)
+                if len(pending) >= self.concurrency * 2:
+                    _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if pending:
+                await asyncio.gather(*pending)
+        finally:
+            await self.close()
+            elapsed = (time.perf_counter() - started) * 1000
+            previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
+            self.store.finish_run(run_id, _now_iso(), previous + elapsed)
+        run = build_run(
+            run_id,
+            self.store.run_info(run_id),
+            self.store.tests(run_id),
+            self.store.trials(run_id),
+            self.store.evals(run_id),
+        )
+        run.problems = problems
+        run.warnings = [*run.warnings, *self.warnings]
+        return run
+
+
+def _meta(test: TestCase) -> dict[str, Any]:
+    return {
+        "key": test.key,
+        "id": test.id,
+        "name": test.name,
+        "suite": test.suite,
+        "file": test.file,
+        "line": test.line,
+        "tags": test.tags,
+        "priority": test.priority,
+        "description": test.description,
+        "agent": test.agent,
+    }
+
+
+def _options_dict(options: RunOptions, threshold: str, problems: list[str]) -> dict[str, Any]:
+    data = asdict(options)
+    data["now"] = options.now.isoformat() if options.now else None
+    data["pass_threshold"] = threshold
+    data["problems"] = problems
+    return data
+
+
+def prepare(options: RunOptions) -> tuple[ConfigModel, list[TestCase], list[EvalSuite], list[str]]:
+    """Load config, plugins and files; select tests.
+
+    Raises:
+        ConfigError: The config is invalid, or nothing could be loaded at all.
+    """
+    config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
+    config = load_config(config_file)
+    if config.plugins:
+        from ..engine import REGISTRY
+
+        for module in config.plugins:
+            try:
+                REGISTRY.load_module(module)
+            except Exception as error:  # a plugin that fails to import is a config error
+                raise ConfigError(
+                    [Problem(f"plugins: {module}", f"cannot import: {type(error).__name__}: {error}")]
+                ) from None
+    loaded = load_paths(options.paths, sensitive_prefixes=config.sensitive_prefixes)
+    problems = [str(problem) for problem in loaded.file_problems]
+    tests = select_tests(loaded.tests, options)
+    evals = loaded.evals if not (options.agents or options.test_ids or options.tags) else []
+    if not tests and not evals:
+        if problems:
+            raise ConfigError(loaded.file_problems)
+        raise ConfigError([Problem("paths", "no tests found (after filters)")])
+    return config, tests, evals, problems
+
+
+def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
+    """Load, run and store; return the finished run.
+
+    Raises:
+        ConfigError: Nothing could run (usage or configuration problem).
+        StoreError: The run store cannot be used.
+    """
+    if options.resume and not options.paths:
+        with_store = RunStore(options.store_path or ".assertly/runs.sqlite")
+        try:
+            resumed_id = with_store.resolve_run_id(options.resume)
+            stored = with_store.run_info(resumed_id)["options"]
+        finally:
+            with_store.close()
+        options.paths = stored.get("paths", [])
+        options.target = options.target or stored.get("target")
+    config, tests, evals, problems = prepare(options)
+    secrets: set[str] = set()
+    store = RunStore(options.store_path or config.store, redact=secrets)
+    try:
+        if options.resume:
+            run_id = store.resolve_run_id(options.resume)
+        else:
+            run_id = new_run_id()
+        threshold = options.pass_threshold or config.pass_threshold
+        store.start_run(run_id, _now_iso(), _options_dict(options, threshold, problems))
+        runner = Runner(options, config, store, secrets, listener)
+        return asyncio.run(runner.run(tests, evals, run_id, problems))
+    finally:
+        store.close()
+
+
+def load_run(store_path: str, run_id: str) -> RunRecord:
+    """Rebuild a stored run (for ``assertly report``)."""
+    store = RunStore(store_path)
+    try:
+        resolved = store.resolve_run_id(run_id)
+        return build_run(
+            resolved,
+            store.run_info(resolved),
+            store.tests(resolved),
+            store.trials(resolved),
+            store.evals(resolved),
+        )
+    finally:
+        store.close()
+
+
+__all__ += ["load_run", "prepare", "select_tests"]

@@ -1,0 +1,204 @@
+"""The run store: every finished trial is committed to SQLite at once (WAL mode), so a crash,
+a kill or Ctrl-C loses nothing already judged, and readers (``assertly report``) can open the
+database while a run is writing to it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .._exceptions import StoreError
+
+__all__ = ["RunStore", "new_run_id"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT,
+    options     TEXT NOT NULL,
+    duration_ms REAL
+);
+CREATE TABLE IF NOT EXISTS tests (
+    run_id   TEXT NOT NULL,
+    test_key TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    meta     TEXT NOT NULL,
+    PRIMARY KEY (run_id, test_key)
+);
+CREATE TABLE IF NOT EXISTS trials (
+    run_id   TEXT NOT NULL,
+    test_key TEXT NOT NULL,
+    trial    INTEGER NOT NULL,
+    status   TEXT NOT NULL,
+    record   TEXT NOT NULL,
+    saved_at REAL NOT NULL,
+    PRIMARY KEY (run_id, test_key, trial)
+);
+CREATE TABLE IF NOT EXISTS evals (
+    run_id   TEXT NOT NULL,
+    file     TEXT NOT NULL,
+    record   TEXT NOT NULL,
+    PRIMARY KEY (run_id, file)
+);
+"""
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: UTC time plus a random suffix."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+class RunStore:
+    """A SQLite file holding every run of a project.
+
+    Args:
+        path: The database file (created with its directory when missing).
+        redact: Secrets to remove from everything written.
+    """
+
+    def __init__(self, path: str | Path, *, redact: set[str] | None = None) -> None:
+        self.path = Path(path)
+        self.redact = {secret for secret in (redact or set()) if secret}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as error:
+            raise StoreError(f"cannot open the run store {self.path}: {error}") from None
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def _clean(self, text: str) -> str:
+        for secret in self.redact:
+            text = text.replace(secret, "[REDACTED]")
+        return text
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            yield self._db
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
+
+    def start_run(self, run_id: str, started_at: str, options: dict[str, Any]) -> None:
+        """Record a new run (or keep the existing row when resuming)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO runs (run_id, started_at, options) VALUES (?, ?, ?)",
+                (run_id, started_at, self._clean(_dumps(options))),
+            )
+
+    def finish_run(self, run_id: str, finished_at: str, duration_ms: float) -> None:
+        """Mark a run finished."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE runs SET finished_at = ?, duration_ms = ? WHERE run_id = ?",
+                (finished_at, duration_ms, run_id),
+            )
+
+    def save_tests(self, run_id: str, metas: list[dict[str, Any]]) -> None:
+        """Record the tests a run is made of (metadata for reports)."""
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) VALUES (?, ?, ?, ?)",
+                [
+                    (run_id, meta["key"], position, self._clean(_dumps(meta)))
+                    for position, meta in enumerate(metas)
+                ],
+            )
+
+    def save_trial(self, run_id: str, test_key: str, trial: int, record: dict[str, Any]) -> None:
+        """Commit one finished trial, durably, before anything else happens."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, test_key, trial, record["status"], self._clean(_dumps(record)), time.time()),
+            )
+
+    def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:
+        """Commit one eval suite's verdict."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO evals (run_id, file, record) VALUES (?, ?, ?)",
+                (run_id, file, self._clean(_dumps(record))),
+            )
+
+    def resolve_run_id(self, run_id: str) -> str:
+        """``last`` → the newest run id; otherwise check that the run exists.
+
+        Raises:
+            StoreError: No such run.
+        """
+        if run_id == "last":
+            row = self._db.execute(
+                "SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"the run store {self.path} has no runs yet")
+            return str(row[0])
+        row = self._db.execute("SELECT run_id FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        return run_id
+
+    def run_info(self, run_id: str) -> dict[str, Any]:
+        """The run's row: started_at, finished_at, options, duration_ms."""
+        row = self._db.execute(
+            "SELECT started_at, finished_at, options, duration_ms FROM runs WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        return {
+            "started_at": row[0],
+            "finished_at": row[1],
+            "options": orjson.loads(row[2]),
+            "duration_ms": row[3],
+        }
+
+    def tests(self, run_id: str) -> list[dict[str, Any]]:
+        """Test metadata in run order."""
+        rows = self._db.execute(
+            "SELECT meta FROM tests WHERE run_id = ? ORDER BY position", (run_id,)
+        ).fetchall()
+        return [orjson.loads(row[0]) for row in rows]
+
+    def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
+        """Every stored trial record: ``{test_key: {trial: record}}``."""
+        found: dict[str, dict[int, dict[str, Any]]] = {}
+        for test_key, trial, record in self._db.execute(
+            "SELECT test_key, trial, record FROM trials WHERE run_id = ?", (run_id,)
+        ):
+            found.setdefault(test_key, {})[trial] = orjson.loads(record)
+        return found
+
+    def evals(self, run_id: str) -> list[dict[str, Any]]:
+        """Every stored eval suite record."""
+        rows = self._db.execute(
+            "SELECT record FROM evals WHERE run_id = ? ORDER BY file", (run_id,)
+        ).fetchall()
+        return [orjson.loads(row[0]) for row in rows]

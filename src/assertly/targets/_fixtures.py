@@ -1,0 +1,68 @@
+"""Recorded responses: no calls. A JSONL file of ``{"id": test_id, "output": ...}`` lines
+(optionally ``input`` to match on instead of id, plus ``model``, ``cost_usd``, ``latency_ms``).
+Lines are indexed by offset, not loaded, so a million recorded responses stay on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .._exceptions import TargetError
+from ._base import TargetResponse, metadata_from
+
+__all__ = ["FixtureTarget"]
+
+
+class FixtureTarget:
+    """Answer from a JSONL of recorded responses, keyed by test id (or by input)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.name = f"fixtures:{self.path}"
+        self._by_key: dict[str, int] = {}
+        try:
+            handle = self.path.open("rb")
+        except OSError as error:
+            raise TargetError(f"cannot read fixtures {self.path}: {error.strerror}") from None
+        with handle:
+            offset = 0
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    try:
+                        record = orjson.loads(line)
+                    except orjson.JSONDecodeError as error:
+                        raise TargetError(f"{self.path}:{number}: invalid JSON: {error.msg}") from None
+                    if not isinstance(record, dict) or "output" not in record:
+                        raise TargetError(f"{self.path}:{number}: expected an object with output")
+                    key = self._key(record.get("id"), record.get("input"))
+                    self._by_key.setdefault(key, offset)
+                offset += len(line)
+        self._handle = self.path.open("rb")
+
+    @staticmethod
+    def _key(test_id: Any, payload: Any) -> str:
+        if test_id is not None:
+            return f"id:{test_id}"
+        return "input:" + orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()
+
+    def lookup(self, test_id: str | None, payload: Any) -> TargetResponse:
+        """The recorded response for a test id or an input."""
+        offset = self._by_key.get(self._key(test_id, None)) if test_id is not None else None
+        if offset is None:
+            offset = self._by_key.get(self._key(None, payload))
+        if offset is None:
+            raise TargetError(f"no recorded response for test {test_id!r} in {self.path}")
+        self._handle.seek(offset)
+        record = orjson.loads(self._handle.readline())
+        return TargetResponse(output=record["output"], **metadata_from(record))
+
+    async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
+        """Look the input up (tests call `lookup` with their id first)."""
+        return self.lookup(None, payload)
+
+    async def aclose(self) -> None:
+        """Close the file."""
+        self._handle.close()

@@ -1,0 +1,172 @@
+"""``transform: "json_path:<expr>"``: first match, compact JSON for non-strings, a descriptive
+failure (never inverted by ``not-``) when the output is not JSON or the path is not found.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+import assertly
+from assertly import AssertionResult, ConfigError, Outcome
+
+SEED_TRANSFORMS = """
+- type: contains
+  value: "active"
+  transform: "json_path:$.status"
+- type: equals
+  value: "42"
+  transform: "json_path:$.data.count"
+"""
+
+
+def judge(spec: dict[str, Any], output: Any) -> AssertionResult:
+    """Compile one typed assertion and check one output; return its result."""
+    return assertly.compile([spec]).check(output).results[0]
+
+
+def problems(specs: list[dict[str, Any]]) -> list[str]:
+    """The problems compiling ``specs`` reports (it must fail)."""
+    with pytest.raises(ConfigError) as info:
+        assertly.compile(specs)
+    return [str(problem) for problem in info.value.problems]
+
+
+def test_seed_transform_examples_pass() -> None:
+    expectation = assertly.compile(yaml.safe_load(SEED_TRANSFORMS))
+    result = expectation.check('{"status": "active", "data": {"count": 42}}')
+    assert result.passed
+    assert [r.outcome for r in result.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+def test_seed_transform_examples_judge_only_the_extracted_value() -> None:
+    contains, equals = yaml.safe_load(SEED_TRANSFORMS)
+    # "active" appears in the output, but not at $.status.
+    result = judge(contains, '{"status": "inactive-ish", "note": "active"}')
+    assert result.passed  # "inactive-ish" contains "active"
+    result = judge(contains, '{"status": "paused", "note": "active"}')
+    assert result.outcome is Outcome.FAILED
+    assert result.message == "Output does not contain 'active'"
+    assert result.actual == "paused"
+    wrong = judge(equals, '{"data": {"count": 41}}')
+    assert wrong.outcome is Outcome.FAILED
+    assert wrong.message == "Output JSON differs from the expected JSON: expected 42, got 41"
+
+
+def test_transform_works_on_a_json_value_response() -> None:
+    assert judge(
+        {"type": "equals", "value": "ok", "transform": "json_path:$.status"}, {"status": "ok"}
+    ).passed
+
+
+def test_transform_takes_the_first_match() -> None:
+    spec = {"type": "equals", "value": "first", "transform": "json_path:$.items[*].name"}
+    output = '{"items": [{"name": "first"}, {"name": "second"}]}'
+    assert judge(spec, output).passed
+    assert not judge({**spec, "value": "second"}, output).passed
+
+
+def test_transform_supports_rfc9535_filters() -> None:
+    spec = {
+        "type": "equals",
+        "value": "b",
+        "transform": "json_path:$.items[?@.ok == true].name",
+    }
+    assert judge(spec, '{"items": [{"name": "a", "ok": false}, {"name": "b", "ok": true}]}').passed
+
+
+def test_non_string_values_become_compact_json_text() -> None:
+    output = '{"flag": true, "obj": {"b": 1}, "list": [1, "x"], "none": null, "n": 2.5}'
+    cases = {"$.flag": "true", "$.obj": '{"b":1}', "$.list": '[1,"x"]', "$.none": "null"}
+    for path, text in cases.items():
+        # starts-with and word-count see the exact text, so reprs or spaced JSON would fail.
+        assert judge({"type": "starts-with", "value": text, "transform": f"json_path:{path}"}, output).passed
+        assert judge({"type": "word-count", "value": 1, "transform": f"json_path:{path}"}, output).passed
+    assert not judge({"type": "contains", "value": "True", "transform": "json_path:$.flag"}, output).passed
+    assert judge({"type": "regex", "value": r"^2\.5$", "transform": "json_path:$.n"}, output).passed
+
+
+def test_string_values_are_passed_without_quotes() -> None:
+    spec = {"type": "regex", "value": "^hello world$", "transform": "json_path:$.msg"}
+    assert judge(spec, '{"msg": "hello world"}').passed
+
+
+def test_non_ascii_is_kept() -> None:
+    spec = {"type": "equals", "value": '{"city":"Zürich"}', "transform": "json_path:$.where"}
+    assert judge({**spec, "type": "starts-with"}, '{"where": {"city": "Zürich"}}').passed
+
+
+def test_output_not_json_fails_with_a_reason() -> None:
+    result = judge({"type": "contains", "value": "active", "transform": "json_path:$.status"}, "status: active")
+    assert result.outcome is Outcome.FAILED
+    assert result.score == 0.0
+    assert result.message == "transform json_path:$.status: the output is not JSON"
+    assert result.path == "$.status"
+
+
+def test_path_not_found_fails_with_a_reason() -> None:
+    result = judge({"type": "contains", "value": "x", "transform": "json_path:$.missing"}, '{"a": 1}')
+    assert result.outcome is Outcome.FAILED
+    assert result.message == "transform json_path:$.missing: path not found in the output"
+
+
+def test_path_into_a_scalar_document_is_not_found() -> None:
+    result = judge({"type": "contains", "value": "1", "transform": "json_path:$.a"}, "1")
+    assert result.outcome is Outcome.FAILED
+    assert result.message == "transform json_path:$.a: path not found in the output"
+    assert judge({"type": "equals", "value": "1", "transform": "json_path:$"}, "1").passed
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ("not json", "the output is not JSON"),
+        ('{"other": 1}', "path not found in the output"),
+    ],
+)
+def test_negation_does_not_invert_a_failed_transform(output: str, reason: str) -> None:
+    spec = {"type": "not-contains", "value": "error", "transform": "json_path:$.status"}
+    result = judge(spec, output)
+    assert result.outcome is Outcome.FAILED
+    assert result.passed is False
+    assert result.score == 0.0
+    assert result.assertion == "not-contains"
+    assert result.message == f"transform json_path:$.status: {reason}"
+
+
+def test_negation_applies_to_the_transformed_value() -> None:
+    spec = {"type": "not-contains", "value": "error", "transform": "json_path:$.status"}
+    assert judge(spec, '{"status": "ok", "log": "error"}').passed
+    result = judge(spec, '{"status": "error"}')
+    assert result.outcome is Outcome.FAILED
+    assert result.message == "not-contains failed because output contains 'error'"
+
+
+@pytest.mark.parametrize("expression", ["$[?", "$..[", "status", "$.a b"])
+def test_bad_expression_is_a_config_error(expression: str) -> None:
+    found = problems([{"type": "contains", "value": "x", "transform": f"json_path:{expression}"}])
+    assert len(found) == 1
+    assert found[0].startswith(f"assertions[0].transform: invalid JSONPath {expression!r}")
+
+
+def test_empty_expression_is_a_config_error() -> None:
+    assert problems([{"type": "contains", "value": "x", "transform": "json_path:"}]) == [
+        "assertions[0].transform: json_path: needs a JSONPath expression after the colon, "
+        "e.g. json_path:$.status"
+    ]
+
+
+@pytest.mark.parametrize("transform", ["xpath:/a", "jq:.status", "json_path", "$.status", "upper"])
+def test_unknown_transform_kind_is_a_config_error(transform: str) -> None:
+    assert problems([{"type": "contains", "value": "x", "transform": transform}]) == [
+        f"assertions[0].transform: unknown transform {transform!r}; the only transform is "
+        "json_path:<expression>, e.g. json_path:$.status"
+    ]
+
+
+def test_transform_must_be_a_string() -> None:
+    found = problems([{"type": "contains", "value": "x", "transform": {"json_path": "$.a"}}])
+    assert len(found) == 1
+    assert found[0].startswith("assertions[0].transform: ")
