@@ -273,6 +273,36 @@ def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None
     sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
 
 
+@main.command("recheck")
+@click.argument("run_id")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FILE")
+@click.option("--store", "store_path", default=None, metavar="FILE")
+@click.option("--now", metavar="ISO")
+def recheck_command(
+    run_id: str, outputs: tuple[str, ...], store_path: str | None, now: str | None
+) -> None:
+    """Re-judge a stored run's responses with the current test files (no target calls)."""
+    from .engine._context import parse_now
+    from .reports import ConsoleReporter, write_report
+    from .runner import recheck
+
+    try:
+        _check_outputs(outputs)
+        record = recheck(store_path or _default_store(), run_id, now=_parse_now(now, parse_now))
+    except ConfigError as error:
+        _print_problems(error)
+        sys.exit(EXIT_USAGE)
+    except AssertlyError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    reporter = ConsoleReporter(len(record.tests), force_plain=True)
+    reporter.summary(record)
+    for output in outputs:
+        write_report(record, output)
+        click.echo(f"wrote {output}")
+    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+
+
 @main.command("schema")
 @click.argument("kind", type=click.Choice(["agent-tests", "test", "workflow-eval", "config"]))
 def schema_command(kind: str) -> None:

@@ -78,7 +78,7 @@ EXPECT_DICTS: dict[str, dict[str, Any]] = {
     },
     "nested_wildcards": {
         "all_match_pattern": {"path": "results[*].metadata.tags[*]", "regex": "^[a-z]+$"},
-        "array_contains": {"path": "results[*].metadata.tags", "pattern": "^sec"},
+        "array_contains": {"path": "results[*].metadata.tags[*]", "pattern": "^sec"},
         "all_match": {"path": "history_results[*].operation", "value": "delete"},
         "sorted_desc": {"path": "history_results[*].when"},
     },
@@ -257,7 +257,7 @@ result_items = st.fixed_dictionaries(
         "sensitive": _maybe(st.booleans()),
     },
 )
-agent_values = st.fixed_dictionaries(
+messy_agent_values = st.fixed_dictionaries(
     {},
     optional={
         "status": _maybe(st.sampled_from(["success", "error"])),
@@ -286,6 +286,52 @@ agent_values = st.fixed_dictionaries(
         "warning": json_leaves,
     },
 )
+
+# Plausible agent responses, so that assertions pass as well as fail.
+JANUARY = [d for d in DATES if d.startswith(("2026-01", "2025-12-31T23"))]
+clean_items = st.fixed_dictionaries(
+    {
+        "file": st.sampled_from(FILES[:-1]),
+        "type": st.sampled_from(["note", "incident-log"]),
+        "relevance": st.floats(min_value=0, max_value=1),
+        "metadata": st.fixed_dictionaries(
+            {
+                "tags": st.lists(st.sampled_from(TAGS[:4]), min_size=1, max_size=3, unique=True),
+                "created": st.sampled_from(JANUARY),
+                "type": st.just("note"),
+            }
+        ),
+    },
+    optional={"sensitive": st.booleans()},
+)
+
+
+def _sorted_by_relevance(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(items, key=lambda item: -item["relevance"])
+
+
+clean_agent_values = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(["success", "error"]),
+        "results": st.lists(clean_items, max_size=4).map(_sorted_by_relevance)
+        | st.lists(clean_items, max_size=4),
+    },
+    optional={
+        "summary": st.sampled_from(["no results", "Found 3 security incidents"]),
+        "message": st.sampled_from(["an error occurred", "Please provide a filter"]),
+        "error_code": st.just("NO_FILTERS"),
+        "pagination": st.fixed_dictionaries(
+            {"total": st.integers(0, 9), "offset": st.sampled_from([0, 5])}
+        ),
+        "history_results": st.lists(
+            st.fixed_dictionaries({"operation": st.sampled_from(["delete", "update"])}), max_size=2
+        ),
+        "sensitive_dirs_skipped": st.just(["people/", "documents/"]),
+        "performance": st.fixed_dictionaries({"search_duration_ms": st.integers(0, 6000)}),
+        "meta": st.fixed_dictionaries({"key.with.dots": st.integers(0, 3)}),
+    },
+)
+agent_values = clean_agent_values | messy_agent_values
 any_json = agent_values | json_values
 
 PROSE = string.ascii_letters + string.digits + " \n\t.,:;!?-'é機"
@@ -315,10 +361,33 @@ def prose_with_json(draw: st.DrawFn) -> str:
     return f"{before}\n{middle}\n{after}"
 
 
+VOCAB = [
+    *(
+        "intro conclusion approved accepted error sorry done ok the quick brown fox 2026-01-31 "
+        "機械学習 is fun filter security Traceback a b c d expected success Machine Learning"
+    ).split(),
+    "machine learning",
+    "MACHINE LEARNING",
+    "The reference summary text.",
+]
+OPENINGS = [
+    "",
+    "Summary: ",
+    "ok",
+    "expected text",
+    "forbidden answer",
+    "The quick brown fox jumps over the lazy dog",
+]
+vocabulary_text = st.tuples(
+    st.sampled_from(OPENINGS),
+    st.lists(st.sampled_from(VOCAB), max_size=14).map(" ".join),
+).map(lambda parts: " ".join(part for part in parts if part))
+
 json_soup = st.text(alphabet='{}[]":,0123456789 abcnulltrfse\\`\n-.', max_size=300)
 
 responses = st.one_of(
     agent_values,
+    vocabulary_text,
     json_values,
     agent_values.map(lambda v: orjson.dumps(v).decode()),
     json_values.map(json.dumps),

@@ -9,6 +9,7 @@ from ._records import (
     TrialRecord,
     pass_at_k,
 )
+from ._recheck import recheck
 from ._run import RunOptions, Runner, load_run, prepare, run, select_tests
 from ._verdict import build_run, test_status
 
@@ -25,6 +26,7 @@ __all__ = [
     "load_run",
     "pass_at_k",
     "prepare",
+    "recheck",
     "run",
     "select_tests",
     "test_status",

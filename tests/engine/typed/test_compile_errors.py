@@ -154,7 +154,11 @@ def test_location_prefix_is_used() -> None:
 
 def test_compiled_expectation_is_reusable_and_describes_itself() -> None:
     expectation = assertly.compile(
-        [{"type": "contains", "value": "x"}, {"type": "not-is-json"}, {"type": "word-count", "value": 1}]
+        [
+            {"type": "contains", "value": "x"},
+            {"type": "not-is-json"},
+            {"type": "word-count", "value": 1},
+        ]
     )
     assert expectation.dialect == "typed"
     assert len(expectation) == 3

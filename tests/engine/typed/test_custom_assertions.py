@@ -320,7 +320,9 @@ def test_exception_is_an_error_and_the_other_assertions_still_run(registry: Regi
         Outcome.PASSED,
         Outcome.FAILED,
     ]
-    assert result.results[1].message == "custom assertion raised ZeroDivisionError: division by zero"
+    assert (
+        result.results[1].message == "custom assertion raised ZeroDivisionError: division by zero"
+    )
     assert result.results[1].score == 0.0
     assert calls == ["x", "counts"]
     assert result.outcome is Outcome.FAILED  # a definite failure outranks the error
@@ -331,7 +333,9 @@ def test_exception_alone_makes_the_check_an_error_never_a_pass(registry: Registr
     def explodes(output: str, context: dict[str, Any]) -> bool:
         raise RuntimeError("boom")
 
-    expectation = assertly.compile([{"type": "contains", "value": "x"}, {"type": "explodes"}], registry=registry)
+    expectation = assertly.compile(
+        [{"type": "contains", "value": "x"}, {"type": "explodes"}], registry=registry
+    )
     result = expectation.check("x")
     assert result.outcome is Outcome.ERROR
     assert not result.passed

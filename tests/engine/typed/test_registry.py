@@ -8,7 +8,6 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -192,7 +191,7 @@ def test_without_the_distribution_the_name_stays_unknown(registry: Registry) -> 
     assert info.value.problems[0].message.startswith("unknown assertion 'has-fake-marker'")
 
 
-def test_decorated_and_listed_functions_are_not_registered_twice(
+def test_loading_a_module_twice_is_harmless(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registry: Registry
 ) -> None:
     module = tmp_path / "fake_twice_module.py"
@@ -212,7 +211,3 @@ def test_decorated_and_listed_functions_are_not_registered_twice(
         assert registry.get("typed", "fake_twice_module") is not None
     finally:
         sys.modules.pop("fake_twice_module", None)
-
-
-def _names(registry: Registry) -> Any:
-    return registry.names("typed")

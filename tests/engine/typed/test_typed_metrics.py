@@ -118,8 +118,7 @@ def test_bleu_below_default_threshold_fails_with_its_score() -> None:
 
 def test_seed_bleu_example() -> None:
     spec = yaml.safe_load(
-        '- type: bleu\n  value: "The expected reference text for comparison."\n'
-        "  threshold: 0.4\n"
+        '- type: bleu\n  value: "The expected reference text for comparison."\n  threshold: 0.4\n'
     )[0]
     assert spec["threshold"] == 0.4
     assert judge(spec, "The expected reference text for comparison.").score == pytest.approx(1.0)

@@ -32,7 +32,7 @@ def test_seed_not_contains_example() -> None:
     assert bad.outcome is Outcome.FAILED
     assert bad.assertion == "not-contains"
     assert bad.score == 0.0
-    assert bad.message == "not-contains failed because output contains 'error'"
+    assert bad.message == "Output contains 'error', which not-contains forbids"
 
 
 def test_seed_not_is_json_example() -> None:
@@ -41,7 +41,7 @@ def test_seed_not_is_json_example() -> None:
     assert judge(spec, "plain prose").passed
     bad = judge(spec, '{"a": 1}')
     assert bad.outcome is Outcome.FAILED
-    assert bad.message == "not-is-json failed because output is JSON"
+    assert bad.message == "Output is JSON, which not-is-json forbids"
 
 
 def test_seed_negation_list_as_a_whole() -> None:
@@ -72,7 +72,8 @@ def test_every_binary_type_inverts(spec: dict[str, Any], output: str) -> None:
     assert plain.outcome is Outcome.PASSED
     assert negated.outcome is Outcome.FAILED
     assert negated.score == 0.0
-    assert negated.message.startswith(f"not-{spec['type']} failed because output ")
+    assert negated.message.startswith("Output ")
+    assert negated.message.endswith(f", which not-{spec['type']} forbids")
     other = judge({**spec, "type": "not-" + spec["type"]}, "#" * 20)
     assert other.outcome is Outcome.PASSED
     assert other.score == 1.0
@@ -84,7 +85,7 @@ def test_graded_score_becomes_one_minus_score() -> None:
     assert result.outcome is Outcome.FAILED  # BLEU 0.658 >= 0.5 held, so not-bleu fails
     assert result.score == pytest.approx(1 - 0.658037, abs=1e-6)
     assert result.message == (
-        "not-bleu failed because BLEU >= 0.5 against 'The quick brown cat' (score 0.658)"
+        "BLEU >= 0.5 against 'The quick brown cat', which not-bleu forbids; score 0.658"
     )
     low = judge(
         {"type": "not-bleu", "value": "The quick brown fox leaps over a lazy dog"},
@@ -117,7 +118,7 @@ def test_negated_measured_cost() -> None:
     assert judge(spec, "x", {"cost_usd": 0.5}).passed
     cheap = judge(spec, "x", {"cost_usd": 0.05})
     assert cheap.outcome is Outcome.FAILED
-    assert cheap.message == "not-cost failed because cost_usd <= 0.1 USD"
+    assert cheap.message == "cost_usd <= 0.1 USD, which not-cost forbids"
 
 
 def test_negation_keeps_the_inner_details() -> None:

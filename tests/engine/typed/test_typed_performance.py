@@ -58,9 +58,7 @@ def test_the_output_text_is_not_read() -> None:
     assert result.outcome is Outcome.ERROR
 
 
-@pytest.mark.parametrize(
-    ("kind", "attribute"), [("cost", "cost_usd"), ("latency", "latency_ms")]
-)
+@pytest.mark.parametrize(("kind", "attribute"), [("cost", "cost_usd"), ("latency", "latency_ms")])
 def test_unmeasured_metric_is_an_error_not_a_pass(kind: str, attribute: str) -> None:
     for context in (None, {}, {attribute: None}, CheckContext()):
         check = assertly.compile([{"type": kind, "threshold": 10}]).check("x", context=context)

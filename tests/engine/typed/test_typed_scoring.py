@@ -180,7 +180,9 @@ def test_no_metric_means_no_named_scores() -> None:
 
 
 def test_threshold_passes_when_aggregate_reaches_it_even_with_a_failure() -> None:
-    expectation = assertly.compile([HAS_X, HAS_Y, HAS_Z, {"type": "contains", "value": "w"}], threshold=0.75)
+    expectation = assertly.compile(
+        [HAS_X, HAS_Y, HAS_Z, {"type": "contains", "value": "w"}], threshold=0.75
+    )
     result = expectation.check("x y z")
     assert result.score == 0.75
     assert result.passed

@@ -91,7 +91,9 @@ def test_equals_json_missing_and_extra_keys_are_named() -> None:
         "Output JSON differs from the expected JSON at b: expected 2, got (absent)"
     )
     extra = judge({"type": "equals", "value": {"a": 1}}, '{"a": 1, "z": 0}')
-    assert extra.message == "Output JSON differs from the expected JSON at z: expected (absent), got 0"
+    assert (
+        extra.message == "Output JSON differs from the expected JSON at z: expected (absent), got 0"
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,7 +171,9 @@ def test_string_assertions_need_a_non_empty_string(kind: str, value: Any) -> Non
 
 
 def test_seed_contains_all_example() -> None:
-    spec = yaml.safe_load('- type: contains-all\n  value: ["introduction", "methodology", "conclusion"]\n')[0]
+    spec = yaml.safe_load(
+        '- type: contains-all\n  value: ["introduction", "methodology", "conclusion"]\n'
+    )[0]
     assert judge(spec, "introduction, methodology and conclusion").passed
     result = judge(spec, "introduction and conclusion")
     assert result.outcome is assertly.Outcome.FAILED
@@ -219,7 +223,10 @@ def test_seed_starts_with_example() -> None:
     assert judge(spec, "Summary: all good").passed
     result = judge(spec, "Overview: all good")
     assert result.outcome is assertly.Outcome.FAILED
-    assert result.message == "Output does not start with 'Summary:'; it starts with 'Overview: all good'"
+    assert (
+        result.message
+        == "Output does not start with 'Summary:'; it starts with 'Overview: all good'"
+    )
 
 
 def test_starts_with_is_a_prefix_not_a_substring() -> None:

@@ -142,7 +142,9 @@ def test_contains_json_without_schema_finds_objects_and_arrays() -> None:
     assert judge(spec, '```json\n{"a": 1}\n```').passed
 
 
-@pytest.mark.parametrize("output", ["", "no json here", "the answer is 42", 'say "hi"', "{not json}"])
+@pytest.mark.parametrize(
+    "output", ["", "no json here", "the answer is 42", 'say "hi"', "{not json}"]
+)
 def test_contains_json_needs_an_object_or_array(output: str) -> None:
     result = judge({"type": "contains-json"}, output)
     assert result.outcome is Outcome.FAILED

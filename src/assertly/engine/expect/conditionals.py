@@ -47,7 +47,10 @@ class OneOf(Checker):
 
     @staticmethod
     def _describe(alternative: list[Checker]) -> str:
-        return " and ".join(checker.describe() for checker in alternative)
+        if len(alternative) == 1:
+            return alternative[0].describe()
+        # Parenthesised so "Neither (a and b) nor c" cannot be misread.
+        return "(" + " and ".join(checker.describe() for checker in alternative) + ")"
 
     def describe(self) -> str:
         return "one of: " + "; ".join(self._describe(a) for a in self.alternatives)

@@ -112,9 +112,12 @@ class TypedAssertion(Checker):
         score = 1.0 - result.score
         if outcome is PASSED:
             # Say what held: that is exactly what the negated assertion forbids.
-            message = f"{self.key} failed because {self.inner.describe()}"
+            held = self.inner.describe()
+            if held.startswith("output "):
+                held = "Output" + held[6:]
+            message = f"{held}, which {self.key} forbids"
             if result.score not in (0.0, 1.0):
-                message += f" (score {result.score:.4g})"
+                message += f"; score {result.score:.4g}"
             return AssertionResult(
                 self.key, FAILED, score, message, result.path, result.expected, result.actual,
                 details=result.details,
