@@ -128,9 +128,9 @@ def _parse_now(now: str | None, parse: Any) -> Any:
 
 
 def _echo_json(data: Any) -> None:
-    import orjson
+    from .engine._values import to_json_bytes
 
-    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(to_json_bytes(data, indent=True).decode() + "\n")
 
 
 def _echo_text(result: Any) -> None:

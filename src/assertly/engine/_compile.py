@@ -94,7 +94,12 @@ class Expectation:
         if type(response) is not Response:
             response = Response(response)
         ctx = CheckContext.build(context, now)
-        results = [checker.check(response, ctx) for checker in self._checkers]
+        try:
+            results = [checker.check(response, ctx) for checker in self._checkers]
+        except Exception:
+            # Checkers never raise on purpose; if one does (a bug, a value nested beyond the
+            # interpreter's limits) the others still judge and that one is an error.
+            results = [_guarded(checker, response, ctx) for checker in self._checkers]
         if self._uniform:
             score = sum([r.score for r in results]) / len(results)
         else:
@@ -120,6 +125,18 @@ class Expectation:
         named = _named_scores(results, self._metrics) if self._metrics else None
         extracted = response.extracted if response.is_text else None
         return CheckResult(outcome, score, results, named, threshold, extracted, self._weights)
+
+
+def _guarded(checker: Checker, response: Response, ctx: CheckContext) -> AssertionResult:
+    try:
+        return checker.check(response, ctx)
+    except Exception as error:
+        return AssertionResult(
+            getattr(checker, "key", type(checker).__name__),
+            ERROR,
+            0.0,
+            f"could not judge: {type(error).__name__} in the assertion ({error})"[:500],
+        )
 
 
 def _named_scores(results: list[AssertionResult], metrics: Sequence[str | None]) -> dict[str, float]:

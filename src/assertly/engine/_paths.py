@@ -60,8 +60,11 @@ class PathMiss:
         self.reason = reason
 
     def describe(self) -> str:
-        """One phrase for messages: ``results[3].metadata is missing``."""
-        return f"{self.at} is {self.reason}"
+        """One phrase for messages: ``results[3].metadata is missing``.
+
+        A miss at the root (``at`` is empty) reads ``the response is an array, not an object``.
+        """
+        return f"{self.at or 'the response'} is {self.reason}"
 
     def __repr__(self) -> str:
         return f"PathMiss({self.at!r}, {self.reason!r})"
@@ -218,7 +221,8 @@ def _fast_resolver(
             return array
         values: list[Any] = []
         append = values.append
-        for item in array:
+        for element in array:
+            item = element
             for key in suffix:
                 if type(item) is not dict:
                     return None

@@ -11,7 +11,6 @@ A `Response` is built once per check and parsed at most once per view:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any, Final
@@ -36,48 +35,82 @@ class _NotJson:
 NOT_JSON: Final[Any] = _NotJson()
 _UNSET: Final[Any] = object()
 
-_FENCE = re.compile(r"```[ \t]*(?:json5?|JSON|jsonc)?[ \t]*\r?\n(.*?)```", re.DOTALL)
+# A fence: ``` (or more) and an optional language, ending its line. Models often open a fence
+# after text on the same line ("Here it is: ```json"), so the start of the line is not required.
+_FENCE_LINE = re.compile(r"(`{3,})[ \t]*([\w+.-]*)[ \t\r]*$", re.MULTILINE)
+_JSON_FENCE_LANGUAGES = frozenset({"", "json", "jsonc", "json5"})
 _OPENERS = re.compile(r"[\[{]")
-_OPENER_RUN = re.compile(r"[\[{][\[{\s]*")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+_STRUCTURE = re.compile(r'["\\\[\]{}]')
 
 
-# NaN and Infinity are not JSON; the stdlib decoder accepts them unless told otherwise.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+def _bracket_matches(text: str, start: int, matches: dict[int, int]) -> int:
+    """Match brackets from ``start`` (outside any string) until its bracket closes.
+
+    Records ``opener -> closer`` (-1 when it never closes) for every bracket opened outside a
+    string on the way, so later candidates inside this stretch need no scan of their own.
+    Returns where it stopped.
+    Only structural characters are visited (a regex jumps between them).
+    """
+    stack: list[int] = []
+    in_string = False
+    skip_to = -1
+    for match in _STRUCTURE.finditer(text, start):
+        position = match.start()
+        if position < skip_to:
+            continue
+        char = text[position]
+        if in_string:
+            if char == "\\":
+                skip_to = position + 2  # the escaped character is never structure
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            stack.append(position)
+        elif char in "]}" and stack:
+            matches[stack.pop()] = position
+            if not stack:
+                return position
+    for opener in stack:
+        matches[opener] = -1  # never closes: no candidate can start here
+    return len(text)
 
 
 def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int, Any]]:
     """Yield ``(start, end, value)`` for each outermost JSON object/array in ``text``.
 
     Values are found left to right; after a value parses, scanning resumes after it. Each
-    attempt stops at the first byte that cannot continue a JSON value, and nesting deeper than
-    the interpreter's recursion limit is given up, so adversarial text (thousands of ``{``)
-    costs time roughly linear in its length.
+    candidate's extent comes from one string-aware bracket-matching pass that serves every
+    bracket inside it too, and only balanced spans are handed to the parser, so adversarial
+    text (thousands of ``{`` or ``[1,``) costs time close to linear in its length.
     """
     pattern = _OPENERS if openers == "{[" else re.compile("[" + re.escape(openers) + "]")
+    matches: dict[int, int] = {}
+    scanned_to = -1  # brackets before this, opened outside strings, are already in `matches`
     position = 0
-    raw_decode = _DECODER.raw_decode
     while True:
-        match = pattern.search(text, position)
-        if match is None:
+        found = pattern.search(text, position)
+        if found is None:
             return
-        start = match.start()
-        try:
-            value, end = raw_decode(text, start)
-        except ValueError:
+        start = found.start()
+        if start > scanned_to:
+            scanned_to = _bracket_matches(text, start, matches)
+        elif start not in matches:
+            # Inside an earlier stretch, where that pass took it for part of a string.
+            _bracket_matches(text, start, matches)
+        end = matches.get(start, -1)
+        if end < 0:
             position = start + 1
             continue
-        except RecursionError:
-            # Too deep to judge: skip the run of openers up to its last one instead of one
-            # byte at a time (``[`` * 3000 would cost a recursion-deep attempt per byte).
-            run = _OPENER_RUN.match(text, start)
-            position = max(start + 1, run.end() - 1) if run else start + 1
+        value = _loads(text[start : end + 1])
+        if value is NOT_JSON:
+            position = start + 1
             continue
-        yield start, end, value
-        position = end
+        yield start, end + 1, value
+        position = end + 1
 
 
 def _loads(text: str) -> Any:
@@ -85,6 +118,20 @@ def _loads(text: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return NOT_JSON
+
+
+def _fenced_blocks(text: str) -> Iterator[str]:
+    """Bodies of fenced code blocks tagged json (or untagged), pairing fences in order."""
+    if "```" not in text:
+        return
+    opening: re.Match[str] | None = None
+    for fence in _FENCE_LINE.finditer(text):
+        if opening is None:
+            opening = fence
+        elif fence.group(2) == "" and len(fence.group(1)) >= len(opening.group(1)):
+            if opening.group(2).lower() in _JSON_FENCE_LANGUAGES:
+                yield text[opening.end() + 1 : fence.start()]
+            opening = None
 
 
 class Response:
@@ -148,8 +195,8 @@ class Response:
 
     def _extract(self) -> Any:
         text = self._text
-        for fence in _FENCE.finditer(text):
-            value = _loads(fence.group(1))
+        for body in _fenced_blocks(text):
+            value = _loads(body)
             if value is not NOT_JSON:
                 self.extracted = "fenced"
                 return value

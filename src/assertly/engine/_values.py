@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "fmt", "is_number", "json_equal", "json_type"]
+__all__ = ["dumps", "fmt", "is_number", "json_equal", "json_type", "to_json_bytes"]
 
 _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
 
@@ -17,8 +18,29 @@ def dumps(value: Any) -> str:
     try:
         return orjson.dumps(value, option=_DUMP_OPTIONS).decode()
     except (TypeError, orjson.JSONEncodeError):
-        # Values that are not JSON (NaN, sets, objects) still need to read well in a message.
-        return repr(value)
+        # orjson stops at 64-bit integers; the stdlib writes any integer. Values that are not
+        # JSON at all (NaN, sets, objects) still need to read well in a message.
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            pass
+        except RecursionError:
+            return "<value nested too deeply to print>"
+        try:
+            return repr(value)
+        except RecursionError:
+            return "<value nested too deeply to print>"
+
+
+def to_json_bytes(data: Any, *, indent: bool = False) -> bytes:
+    """Serialise report data: orjson, or the stdlib for what orjson refuses (huge integers)."""
+    options = _DUMP_OPTIONS | (orjson.OPT_INDENT_2 if indent else 0)
+    try:
+        return orjson.dumps(data, option=options)
+    except (TypeError, orjson.JSONEncodeError):
+        # ASCII escapes keep lone surrogates (valid JSON escapes, invalid UTF-8) writable.
+        text = json.dumps(data, ensure_ascii=True, indent=2 if indent else None, default=repr)
+        return text.encode()
 
 
 def fmt(value: Any) -> str:

@@ -148,18 +148,37 @@ def _is_candidate(path: Path) -> bool:
     return False
 
 
-def _validation_problems(source: Source, base: Key, error: ValidationError) -> list[Problem]:
+Label = tuple[str, int]
+"""A test's (or case's) id and the depth of its key: problems inside it are named by the id."""
+
+
+def _located(source: Source, key: Key, label: Label | None) -> str:
+    """Where a problem is: ``file:line:col: a.dotted.key``.
+
+    For a key inside a test or case: ``file:line:col: ID: key.within.it``, so every problem
+    names the test id as well as the place.
+    """
+    where = source.where(key)
+    if label is None:
+        return f"{where}: " + ".".join(str(part) for part in key)
+    name, depth = label
+    inner = ".".join(str(part) for part in key[depth:])
+    return f"{where}: {name}" + (f": {inner}" if inner else "")
+
+
+def _validation_problems(
+    source: Source, base: Key, error: ValidationError, label: Label | None = None
+) -> list[Problem]:
     problems = []
     for item in error.errors(include_url=False):
         key = (*base, *item["loc"])
-        dotted = ".".join(str(part) for part in key)
         if item["type"] == "extra_forbidden":
             message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
         elif item["type"] == "missing":
             message = "required key is missing"
         else:
             message = f"{item['msg'].lower()}, got {item['input']!r}"
-        problems.append(Problem(f"{source.where(key)}: {dotted}", message))
+        problems.append(Problem(_located(source, key, label), message))
     return problems
 
 
@@ -178,12 +197,12 @@ def _did_you_mean(key: str) -> str:
 
 
 def _validate(
-    model: type[BaseModel], data: Any, source: Source, base: Key
+    model: type[BaseModel], data: Any, source: Source, base: Key, label: Label | None = None
 ) -> tuple[Any, list[Problem]]:
     try:
         return model.model_validate(data), []
     except ValidationError as error:
-        return None, _validation_problems(source, base, error)
+        return None, _validation_problems(source, base, error, label)
 
 
 def _compile_checks(
@@ -193,6 +212,8 @@ def _compile_checks(
     source: Source,
     key: Key,
     sensitive_prefixes: Sequence[str] | None,
+    *,
+    label: Label | None = None,
 ) -> tuple[list[Expectation], list[Problem]]:
     checks: list[Expectation] = []
     problems: list[Problem] = []
@@ -211,9 +232,7 @@ def _compile_checks(
         except ConfigError as error:
             for problem in error.problems:
                 parts = _key_parts(problem.location)
-                where = source.where((*key, *parts))
-                dotted = ".".join(str(p) for p in (*key, *parts))
-                problems.append(Problem(f"{where}: {dotted}", problem.message))
+                problems.append(Problem(_located(source, (*key, *parts), label), problem.message))
     return checks, problems
 
 
@@ -249,9 +268,9 @@ def _load_agent_file(
     for suite_key, suite in model.test_suites.items():
         for index, raw in enumerate(suite.tests):
             key: Key = ("test_suites", suite_key, "tests", index)
-            test_model, problems = _validate(TestModel, raw, source, key)
             raw_id = raw.get("id") if isinstance(raw, dict) else None
             test_id = str(raw_id) if raw_id else f"{suite_key}[{index}]"
+            test_model, problems = _validate(TestModel, raw, source, key, (test_id, len(key)))
             line = source.line(key)
             test = TestCase(
                 id=test_id,
@@ -303,7 +322,14 @@ def _fill_test(
                 )
             )
         for number, step_model in enumerate(model.multi_step):
-            _add_step(test, step_model, source, (*key, "multi_step", number), sensitive_prefixes)
+            _add_step(
+                test,
+                step_model,
+                source,
+                (*key, "multi_step", number),
+                sensitive_prefixes,
+                label=(test.id, len(key)),
+            )
         return
     if model.expect is None and model.assertions is None:
         test.problems.append(
@@ -314,7 +340,13 @@ def _fill_test(
         )
         return
     checks, problems = _compile_checks(
-        model.expect, model.assertions, model.threshold, source, key, sensitive_prefixes
+        model.expect,
+        model.assertions,
+        model.threshold,
+        source,
+        key,
+        sensitive_prefixes,
+        label=(test.id, len(key)),
     )
     test.problems.extend(problems)
     test.steps.append(Step(test.id, model.input, checks))
@@ -326,9 +358,11 @@ def _add_step(
     source: Source,
     key: Key,
     sensitive_prefixes: Sequence[str] | None,
+    *,
+    label: Label | None = None,
 ) -> None:
     checks, problems = _compile_checks(
-        model.expect, model.assertions, None, source, key, sensitive_prefixes
+        model.expect, model.assertions, None, source, key, sensitive_prefixes, label=label
     )
     test.problems.extend(problems)
     test.steps.append(Step(str(model.step), model.input, checks, model.store))
@@ -359,11 +393,11 @@ def _load_workflow(
     seen: set[str] = set()
     for index, raw in enumerate(model.eval.cases):
         key: Key = ("eval", "cases", index)
-        case_model, problems = _validate(EvalCaseModel, raw, source, key)
         raw_id = raw.get("id") if isinstance(raw, dict) else None
         case = EvalCase(
             id=str(raw_id or f"case[{index}]"), file=file, blocks={}, line=source.line(key)
         )
+        case_model, problems = _validate(EvalCaseModel, raw, source, key, (case.id, len(key)))
         case.problems.extend(problems)
         if case.id in seen:
             case.problems.append(

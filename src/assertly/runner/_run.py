@@ -9,6 +9,7 @@ import asyncio
 import fnmatch
 import shlex
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from ..engine import CheckContext, CheckResult, Outcome
 from ..loading import ConfigModel, EvalSuite, TestCase, find_config, load_config, load_paths
 from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
+from ..targets._command import _kill_group
 from ._records import (
     EvalCaseRecord,
     EvalRecord,
@@ -61,6 +63,7 @@ class RunOptions:
 Listener = Callable[[str, Any], None]
 
 _NOT_RUN = "not run: --fail-fast stopped the run after a failure"
+_TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
 
 
 def _matches_keyword(test: TestCase, expression: str) -> bool:
@@ -74,8 +77,10 @@ def _matches_keyword(test: TestCase, expression: str) -> bool:
         else:
             python.append(repr(token.lower() in haystack))
     try:
-        return bool(eval(" ".join(python), {"__builtins__": {}}, {}))  # noqa: S307 - only bools
-    except SyntaxError:
+        with warnings.catch_warnings():  # "(a)(b)" warns before it fails
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return bool(eval(" ".join(python), {"__builtins__": {}}, {}))  # noqa: S307 - only bools
+    except (SyntaxError, TypeError):  # e.g. "a b", or "(a)(b)" (a bool is not callable)
         raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
 
 
@@ -206,7 +211,8 @@ class Runner:
             )
             _, stderr = await asyncio.wait_for(process.communicate(), self.timeout_s)
         except TimeoutError:
-            process.kill()
+            _kill_group(process)  # the hook and everything it started
+            await process.wait()
             return f"hook '{name}' timed out after {self.timeout_s:g} s"
         except OSError as error:
             return f"hook '{name}' could not start: {error.strerror}"
@@ -252,7 +258,13 @@ class Runner:
             return
         stored: dict[str, Any] = {}
         scores: list[float] = []
-        timeout = test.timeout_s or self.timeout_s
+        # The test's own timeout, else --timeout, else the target's configured one, else config.
+        timeout = (
+            test.timeout_s
+            or self.options.timeout_s
+            or getattr(target, "timeout_s", None)
+            or self.config.timeout_s
+        )
         for step in test.steps:
             await self._limiter.wait()
             call_started = time.perf_counter()
@@ -332,9 +344,15 @@ class Runner:
                     record = TrialRecord(test.key, number, "skipped", 0.0, reason=_NOT_RUN)
                 else:
                     record = await self.run_trial(test, number)
-            self.store.save_trial(self.run_id, test.key, number, record.to_dict())
-            records.append(record)
-            self.listener("trial", (test, record))
+                self.store.save_trial(self.run_id, test.key, number, record.to_dict())
+                records.append(record)
+                self.listener("trial", (test, record))
+                # Decide --fail-fast while still holding the pool slot: once it is released,
+                # the next waiting test starts before this coroutine would run again.
+                if self.options.fail_fast and len(records) >= trials:
+                    ordered = sorted(records, key=lambda r: r.trial)
+                    if test_status(ordered, self.threshold) in ("failed", "error"):
+                        self._stop.set()
 
         await asyncio.gather(*(one(n) for n in range(1, trials + 1) if n not in done))
         records.sort(key=lambda r: r.trial)
@@ -397,7 +415,12 @@ class Runner:
                 self.store.save_eval(run_id, suite.file, asdict(record))
             pending: set[asyncio.Task[Status]] = set()
             for test in tests:
-                done = resumed.get(test.key, {})
+                # Trials that --fail-fast never ran have no verdict: a resumed run runs them.
+                done = {
+                    number: trial
+                    for number, trial in resumed.get(test.key, {}).items()
+                    if trial.get("reason") != _NOT_RUN
+                }
                 if self._stop.is_set():
                     if 1 not in done:
                         skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
@@ -455,6 +478,16 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, list[TestCase], list[Eval
     Raises:
         ConfigError: The config is invalid, or nothing could be loaded at all.
     """
+    if isinstance(options.target, str) and not options.target.startswith(_TARGET_PREFIXES):
+        raise ConfigError(
+            [
+                Problem(
+                    "--target",
+                    f"unknown target {options.target!r}: use cmd:<command>, http(s)://…, "
+                    "py:module:function or fixtures:<file.jsonl>",
+                )
+            ]
+        )
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     config = load_config(config_file)
     if config.plugins:
@@ -486,7 +519,9 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         StoreError: The run store cannot be used.
     """
     if options.resume and not options.paths:
-        with_store = RunStore(options.store_path or ".assertly/runs.sqlite")
+        # The run to resume names its paths and target; it lives in the configured store.
+        config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
+        with_store = RunStore(options.store_path or load_config(config_file).store, must_exist=True)
         try:
             resumed_id = with_store.resolve_run_id(options.resume)
             stored = with_store.run_info(resumed_id)["options"]
@@ -512,7 +547,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
 
 def load_run(store_path: str, run_id: str) -> RunRecord:
     """Rebuild a stored run (for ``assertly report``)."""
-    store = RunStore(store_path)
+    store = RunStore(store_path, must_exist=True)
     try:
         resolved = store.resolve_run_id(run_id)
         return build_run(

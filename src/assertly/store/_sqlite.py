@@ -5,6 +5,8 @@ database while a run is writing to it.
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import time
 import uuid
@@ -16,6 +18,7 @@ from typing import Any
 import orjson
 
 from .._exceptions import StoreError
+from ..engine._values import to_json_bytes
 
 __all__ = ["RunStore", "new_run_id"]
 
@@ -58,7 +61,21 @@ def new_run_id() -> str:
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+    return to_json_bytes(value).decode()
+
+
+# orjson reads integers beyond 64 bits as floats and refuses escaped lone surrogates; both can
+# be written (by the stdlib fallback of `to_json_bytes`) when an agent returns them.
+_LONG_NUMBER = re.compile(r"\d{19,}")
+
+
+def _loads(text: str) -> Any:
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 class RunStore:
@@ -66,12 +83,21 @@ class RunStore:
 
     Args:
         path: The database file (created with its directory when missing).
-        redact: Secrets to remove from everything written.
+        redact: Secrets to remove from everything written (the set is kept, not copied, so
+            secrets added later are redacted too).
+        must_exist: Raise `StoreError` instead of creating a missing file.
     """
 
-    def __init__(self, path: str | Path, *, redact: set[str] | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, redact: set[str] | None = None, must_exist: bool = False
+    ) -> None:
         self.path = Path(path)
-        self.redact = {secret for secret in (redact or set()) if secret}
+        if must_exist and not self.path.is_file():
+            # Reading a run (report, resume) must not leave an empty store behind.
+            raise StoreError(f"no run store at {self.path} (nothing has run here yet)")
+        # The caller's set itself, not a copy: targets register their secrets when they are
+        # built, which is after the store was opened.
+        self.redact = redact if redact is not None else set()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -86,8 +112,13 @@ class RunStore:
         self._db.close()
 
     def _clean(self, text: str) -> str:
-        for secret in self.redact:
+        for secret in sorted(self.redact, key=len, reverse=True):
+            if not secret:
+                continue
             text = text.replace(secret, "[REDACTED]")
+            escaped = orjson.dumps(secret).decode()[1:-1]  # as it appears inside JSON text
+            if escaped != secret:
+                text = text.replace(escaped, "[REDACTED]")
         return text
 
     @contextmanager
@@ -176,7 +207,7 @@ class RunStore:
         return {
             "started_at": row[0],
             "finished_at": row[1],
-            "options": orjson.loads(row[2]),
+            "options": _loads(row[2]),
             "duration_ms": row[3],
         }
 
@@ -185,7 +216,7 @@ class RunStore:
         rows = self._db.execute(
             "SELECT meta FROM tests WHERE run_id = ? ORDER BY position", (run_id,)
         ).fetchall()
-        return [orjson.loads(row[0]) for row in rows]
+        return [_loads(row[0]) for row in rows]
 
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""
@@ -193,7 +224,7 @@ class RunStore:
         for test_key, trial, record in self._db.execute(
             "SELECT test_key, trial, record FROM trials WHERE run_id = ?", (run_id,)
         ):
-            found.setdefault(test_key, {})[trial] = orjson.loads(record)
+            found.setdefault(test_key, {})[trial] = _loads(record)
         return found
 
     def evals(self, run_id: str) -> list[dict[str, Any]]:
@@ -201,4 +232,4 @@ class RunStore:
         rows = self._db.execute(
             "SELECT record FROM evals WHERE run_id = ? ORDER BY file", (run_id,)
         ).fetchall()
-        return [orjson.loads(row[0]) for row in rows]
+        return [_loads(row[0]) for row in rows]

@@ -58,11 +58,13 @@ class HttpTarget:
         backoff_s: float = 0.5,
         secrets: set[str] | None = None,
         concurrency: int = 64,
+        timeout_s: float | None = None,
     ) -> None:
         import httpx
 
         self.name = url
         self.url = url
+        self.timeout_s = timeout_s  # the configured per-call timeout; the runner applies it
         self.retries = retries
         self.backoff_s = backoff_s
         self.secrets = secrets if secrets is not None else set()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +18,22 @@ from .._exceptions import TargetError
 from ._base import TargetResponse
 
 __all__ = ["PythonTarget"]
+
+
+def _import(module_name: str) -> Any:
+    """Import a module, also looking in the working directory for the project's own modules.
+
+    The ``assertly`` script's ``sys.path`` starts with its own directory, not the project's.
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        cwd = os.getcwd()
+        if error.name != module_name.partition(".")[0] or cwd in sys.path:
+            raise
+        sys.path.append(cwd)
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
 
 
 class PythonTarget:
@@ -26,9 +44,13 @@ class PythonTarget:
         if not module_name or not function_name:
             raise TargetError(f"expected py:module:function, got py:{spec}")
         try:
-            module = importlib.import_module(module_name)
+            module = _import(module_name)
         except ImportError as error:
             raise TargetError(f"cannot import {module_name!r}: {error}") from None
+        except Exception as error:  # a module that fails while importing is the agent's bug
+            raise TargetError(
+                f"cannot import {module_name!r}: {type(error).__name__}: {error}"
+            ) from None
         function = getattr(module, function_name, None)
         if not callable(function):
             raise TargetError(f"{module_name!r} has no function {function_name!r}")

@@ -38,7 +38,12 @@ def make_target(spec: Any, *, secrets: set[str], concurrency: int = 64) -> Targe
     url = getattr(spec, "url", None)
     if url is not None:
         return HttpTarget(
-            url, headers=spec.headers, retries=spec.retries, secrets=secrets, concurrency=concurrency
+            url,
+            headers=spec.headers,
+            retries=spec.retries,
+            secrets=secrets,
+            concurrency=concurrency,
+            timeout_s=spec.timeout_s,
         )
     command = getattr(spec, "command", None)
     if command is not None:

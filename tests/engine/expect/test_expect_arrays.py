@@ -91,7 +91,10 @@ def test_missing_array_fails(expect: dict[str, Any]) -> None:
 )
 def test_non_array_fails(expect: dict[str, Any], value: Any, what: str) -> None:
     result = failure(expect, {"results": value})
-    assert result.message == f"Missing field: results[*].metadata.type (results is {what}, not an array)"
+    assert (
+        result.message
+        == f"Missing field: results[*].metadata.type (results is {what}, not an array)"
+    )
 
 
 @pytest.mark.parametrize("expect", WILDCARD_EXPECTS, ids=key_of)
@@ -108,7 +111,9 @@ def test_item_lacking_the_field_fails_naming_it(expect: dict[str, Any]) -> None:
 def test_item_lacking_an_intermediate_object_fails_naming_it(expect: dict[str, Any]) -> None:
     response = {"results": [{"metadata": {"type": "note"}}, {"file": "a.md"}]}
     result = failure(expect, response)
-    assert result.message == "Missing field: results[*].metadata.type (results[1].metadata is missing)"
+    assert (
+        result.message == "Missing field: results[*].metadata.type (results[1].metadata is missing)"
+    )
     assert result.path == "results[1].metadata"
 
 
@@ -125,9 +130,10 @@ def test_all_match_pass() -> None:
 
 
 def test_all_match_names_the_first_mismatch_and_counts_the_rest() -> None:
-    result = failure({"all_match": {"path": "results[*].type", "value": "note"}}, items(
-        "type", "a", "note", "b", "c"
-    ))
+    result = failure(
+        {"all_match": {"path": "results[*].type", "value": "note"}},
+        items("type", "a", "note", "b", "c"),
+    )
     assert result.message == "Found non-matching item: 'a' at results[0].type (and 2 more)"
     assert result.path == "results[0].type"
     assert result.expected == "note"
@@ -141,7 +147,9 @@ def test_all_match_is_strictly_typed() -> None:
         "Found non-matching item: 1 at results[1].sensitive"
     )
     expect = {"all_match": {"path": "results[*].n", "value": 0}}
-    assert failure(expect, items("n", "0")).message == "Found non-matching item: '0' at results[0].n"
+    assert (
+        failure(expect, items("n", "0")).message == "Found non-matching item: '0' at results[0].n"
+    )
     assert passes(expect, items("n", 0.0, 0))
 
 
@@ -180,7 +188,8 @@ def test_all_match_needs_path_and_value() -> None:
     assert problems({"all_match": {"path": "results[*].x", "value": 1, "extra": 2}}) == [
         (
             "expect.all_match.extra",
-            'unknown parameter (allowed: path, value) (e.g. {path: "results[*].type", value: "note"})',
+            "unknown parameter (allowed: path, value) "
+            '(e.g. {path: "results[*].type", value: "note"})',
         )
     ]
     assert problems({"all_match": "results"}) == [

@@ -105,7 +105,10 @@ def test_one_of_every_alternative_errored_is_an_error() -> None:
     one_of = result.results[0]
     assert one_of.outcome is Outcome.ERROR
     assert one_of.passed is False
-    assert one_of.message == "Neither the agent used model 'gpt-4o' nor ids shares nothing with step 'p1'"
+    assert (
+        one_of.message
+        == "Neither the agent used model 'gpt-4o' nor ids shares nothing with step 'p1'"
+    )
     assert [c.outcome for c in one_of.children] == [Outcome.ERROR, Outcome.ERROR]
 
 
@@ -232,7 +235,9 @@ def test_if_has_history_skips_without_the_field() -> None:
 def test_if_has_history_checks_when_present() -> None:
     ok = {"history_results": [{"operation": "delete"}, {"operation": "delete"}]}
     assert only(IF_HISTORY, ok).outcome is Outcome.PASSED
-    result = only(IF_HISTORY, {"history_results": [{"operation": "delete"}, {"operation": "update"}]})
+    result = only(
+        IF_HISTORY, {"history_results": [{"operation": "delete"}, {"operation": "update"}]}
+    )
     assert result.outcome is Outcome.FAILED
     assert result.message == "Found non-matching item: 'update' at history_results[1].operation"
 

@@ -87,7 +87,9 @@ def test_non_array_results_fails(value: Any, clause: str) -> None:
 
 def test_non_object_response_fails() -> None:
     result = only({"results_min": 1}, [{"file": "a"}])
-    assert result.message == "Expected at least 1 result, but the response is an array, not an object"
+    assert (
+        result.message == "Expected at least 1 result, but the response is an array, not an object"
+    )
 
 
 def test_text_without_json_fails() -> None:

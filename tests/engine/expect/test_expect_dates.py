@@ -8,6 +8,8 @@ injectable; the year is compared in UTC.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
@@ -73,6 +75,28 @@ JANUARY = between("2026-01-01", "2026-01-31")
 def test_between_date_only_bounds(value: str, inside: bool) -> None:
     result = only(JANUARY, created(value))
     assert result.outcome is (Outcome.PASSED if inside else Outcome.FAILED), result
+
+
+@pytest.fixture
+def far_from_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run with a local time zone far from UTC, so "naive means UTC" is really tested."""
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")  # UTC+14
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("far_from_utc")
+def test_naive_values_and_now_are_utc_not_local_time() -> None:
+    assert only(JANUARY, created("2026-01-31T23:30:00")).passed
+    assert not only(JANUARY, created("2026-02-01T00:00:00")).passed
+    assert not only(JANUARY, created("2025-12-31T23:59:59")).passed
+    in_2026 = {"all_dates_in_year": {"path": PATH, "year": 2026}}
+    assert not only(in_2026, created("2025-12-31T20:00:00")).passed
+    week = {"dates_within_days": {"path": PATH, "days": 7}}
+    assert only(week, created("2026-01-08T00:00:00"), now="2026-01-15T00:00:00").passed
+    assert not only(week, created("2026-01-07T23:00:00"), now="2026-01-15T00:00:00").passed
 
 
 def test_between_datetime_bounds_are_inclusive() -> None:
@@ -314,7 +338,9 @@ def test_wildcard_rules(expect: dict[str, Any]) -> None:
 
 
 def test_single_date_path() -> None:
-    expect = {"all_dates_between": {"path": "generated_at", "start": "2026-01-01", "end": "2026-01-31"}}
+    expect = {
+        "all_dates_between": {"path": "generated_at", "start": "2026-01-01", "end": "2026-01-31"}
+    }
     assert only(expect, {"generated_at": "2026-01-02T03:04:05Z"}).passed
     assert only(expect, {"generated_at": "2026-03-01"}).message == (
         "Date 2026-03-01 is outside range 2026-01-01 to 2026-01-31"

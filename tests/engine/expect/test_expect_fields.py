@@ -208,7 +208,9 @@ def test_summary_contains_pass_and_fail() -> None:
     result = failure({"summary_contains": "no results"}, {"summary": "3 results"})
     assert result.message == "summary: expected to contain 'no results', got '3 results'"
     result = failure({"summary_contains": "no results"}, {"summary": "No Results"})
-    assert result.message.endswith("(a case-insensitive match exists; this check is case-sensitive)")
+    assert result.message.endswith(
+        "(a case-insensitive match exists; this check is case-sensitive)"
+    )
     assert failure({"summary_contains": "x"}, {}).message == "Missing field: summary"
 
 
@@ -229,10 +231,13 @@ def test_has_fields_pass_nested_and_indexed() -> None:
 
 
 def test_has_fields_null_value_exists() -> None:
-    assert passes({"has_fields": ["summary", "pagination.total"]}, {
-        "summary": None,
-        "pagination": {"total": None},
-    })
+    assert passes(
+        {"has_fields": ["summary", "pagination.total"]},
+        {
+            "summary": None,
+            "pagination": {"total": None},
+        },
+    )
 
 
 def test_has_fields_names_the_first_missing_segment() -> None:
@@ -311,21 +316,31 @@ def test_field_equals_map_form_checks_every_pair() -> None:
 
 
 def test_field_equals_path_value_form() -> None:
-    assert passes({"field_equals": {"path": "pagination.offset", "value": 0}}, {
-        "pagination": {"offset": 0}
-    })
-    result = failure({"field_equals": {"path": "pagination.offset", "value": 0}}, {
-        "pagination": {"offset": 10}
-    })
+    assert passes(
+        {"field_equals": {"path": "pagination.offset", "value": 0}}, {"pagination": {"offset": 0}}
+    )
+    result = failure(
+        {"field_equals": {"path": "pagination.offset", "value": 0}}, {"pagination": {"offset": 10}}
+    )
     assert result.message == "pagination.offset: expected 0, got 10"
+
+
+def test_field_equals_fields_literally_named_path_and_value() -> None:
+    # Quoting one key keeps the map form (docs/decisions.md).
+    expect = {"field_equals": {'["path"]': "/tmp", "value": 1}}
+    assert passes(expect, {"path": "/tmp", "value": 1})
+    assert failure(expect, {"path": "/tmp", "value": 2}).message == "value: expected 1, got 2"
 
 
 def test_field_equals_map_form_with_a_field_named_path() -> None:
     # Only exactly {path, value} is the two-key form; anything else is a map of paths.
-    assert passes({"field_equals": {"path": "/tmp", "status": "ok"}}, {
-        "path": "/tmp",
-        "status": "ok",
-    })
+    assert passes(
+        {"field_equals": {"path": "/tmp", "status": "ok"}},
+        {
+            "path": "/tmp",
+            "status": "ok",
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -350,9 +365,10 @@ def test_field_equals_int_equals_float() -> None:
 
 
 def test_field_equals_objects_ignore_key_order() -> None:
-    assert passes({"field_equals": {"a": {"x": 1, "y": [1, {"z": True}]}}}, {
-        "a": {"y": [1, {"z": True}], "x": 1.0}
-    })
+    assert passes(
+        {"field_equals": {"a": {"x": 1, "y": [1, {"z": True}]}}},
+        {"a": {"y": [1, {"z": True}], "x": 1.0}},
+    )
     assert not passes({"field_equals": {"a": {"x": 1}}}, {"a": {"x": 1, "y": 2}})
 
 
@@ -389,7 +405,10 @@ def test_field_equals_on_text_without_json() -> None:
 @pytest.mark.parametrize("bad", [{}, [], "a", None])
 def test_field_equals_needs_a_mapping(bad: Any) -> None:
     assert problems({"field_equals": bad}) == [
-        ("expect.field_equals", f"expected a mapping such as {{'pagination.offset': 0}}, got {bad!r}")
+        (
+            "expect.field_equals",
+            f"expected a mapping such as {{'pagination.offset': 0}}, got {bad!r}",
+        )
     ]
 
 
@@ -435,8 +454,7 @@ def test_field_contains_parameters() -> None:
     assert problems({"field_contains": {"path": "s", "text": "t", "regex": "x"}}) == [
         (
             "expect.field_contains.regex",
-            "unknown parameter (allowed: path, text) "
-            '(e.g. {path: "summary", text: "security"})',
+            'unknown parameter (allowed: path, text) (e.g. {path: "summary", text: "security"})',
         )
     ]
     assert problems({"field_contains": {"path": "results[*].summary", "text": "t"}}) == [

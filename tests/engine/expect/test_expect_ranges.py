@@ -137,7 +137,9 @@ def test_range_check_missing_field() -> None:
     result = only(DURATION, {"performance": {}})
     assert result.message == "Missing field: performance.search_duration_ms"
     result = only(DURATION, {"status": "ok"})
-    assert result.message == "Missing field: performance.search_duration_ms (performance is missing)"
+    assert (
+        result.message == "Missing field: performance.search_duration_ms (performance is missing)"
+    )
     assert result.path == "performance"
 
 

@@ -81,7 +81,7 @@ def test_a_null_field_exists_but_is_not_a_string() -> None:
         ("integer", 2, 2.5, "number 2.5"),
         ("integer", -7, False, "boolean false"),
         ("boolean", False, 0, "integer 0"),
-        ("object", {"a": 1}, [1], 'array [1]'),
+        ("object", {"a": 1}, [1], "array [1]"),
         ("array", [], {}, "object {}"),
         ("null", None, "null", "string 'null'"),
     ],

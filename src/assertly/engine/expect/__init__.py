@@ -2,4 +2,14 @@
 
 from . import arrays, calls, conditionals, counts, dates, fields, ranges, schema, tags
 
-__all__ = ["arrays", "calls", "conditionals", "counts", "dates", "fields", "ranges", "schema", "tags"]
+__all__ = [
+    "arrays",
+    "calls",
+    "conditionals",
+    "counts",
+    "dates",
+    "fields",
+    "ranges",
+    "schema",
+    "tags",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
@@ -87,7 +88,7 @@ def miss_result(name: str, path: DotPath, miss: PathMiss) -> AssertionResult:
     if reason == "missing" and miss.at == path.text:
         message = f"Missing field: {path.text}" + (f" ({extra})" if extra else "")
     else:
-        detail = f"{miss.at} is {reason}" + (f", {extra}" if extra else "")
+        detail = f"{miss.at or 'the response'} is {reason}" + (f", {extra}" if extra else "")
         message = f"Missing field: {path.text} ({detail})"
     return failed(name, message, path=miss.at, expected=path.text)
 
@@ -141,7 +142,7 @@ class WildcardChecker(JsonChecker):
         return self.judge_values(values, indexes, ctx)
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         """Judge the values reached (at least one)."""
         raise NotImplementedError

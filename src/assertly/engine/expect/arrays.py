@@ -1,10 +1,12 @@
-"""Assertions over every value a path reaches: ``all_match``, ``all_match_one_of``,
-``all_match_pattern``, ``none_match_pattern``, ``sorted_desc``, ``sorted_asc``,
-``array_contains``.
+"""Assertions over every value a path reaches.
+
+``all_match``, ``all_match_one_of``, ``all_match_pattern``, ``none_match_pattern``,
+``sorted_desc``, ``sorted_asc`` and ``array_contains``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
@@ -48,7 +50,7 @@ class AllMatch(WildcardChecker):
         return f"every {self.path.text} is one of " + ", ".join(map(fmt, self.allowed))
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         allowed = self.allowed
         bad = [
@@ -125,7 +127,7 @@ class MatchPattern(WildcardChecker):
         return f"every {self.path.text} {verb} pattern {fmt(self.pattern.source)}"
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         search = self.pattern.search
         excluded = self.excluded
@@ -204,7 +206,7 @@ class Sorted(WildcardChecker):
         return f"{self.path.text} sorted {order}"
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         if not self.path.has_wildcard and type(values[0]) is list:
             values = values[0]  # a path to the array itself: judge its elements

@@ -1,5 +1,7 @@
-"""Assertions on the call rather than the body alone: ``agent_used_model`` (the model the
-target reported) and ``no_overlap`` (nothing shared with an earlier step's response).
+"""Assertions on the call rather than the body alone.
+
+``agent_used_model`` (the model the target reported) and ``no_overlap`` (nothing shared with an
+earlier step's response).
 """
 
 from __future__ import annotations
@@ -67,7 +69,31 @@ class OverlapParams(Params):
 
 
 def _key(value: Any) -> Any:
-    return value if type(value) in (str, int, float, bool) or value is None else dumps(value)
+    """A hashable key with strict JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``.
+
+    Objects compare by value regardless of key order.
+    """
+    kind = type(value)
+    if kind is bool:
+        return ("b", value)
+    if kind is int or kind is float:
+        return ("n", value)  # 1 and 1.0 hash and compare equal
+    if kind is str:
+        return ("s", value)
+    if value is None:
+        return ("z", None)
+    if isinstance(value, dict):
+        return ("o", frozenset((key, _key(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return ("a", tuple(_key(item) for item in value))
+    return ("?", dumps(value))
+
+
+def _elements(path: DotPath, values: list[Any]) -> list[Any]:
+    """The values to compare: a path to an array (no ``[*]``) stands for its elements."""
+    if not path.has_wildcard and len(values) == 1 and type(values[0]) is list:
+        return values[0]
+    return values
 
 
 class NoOverlap(JsonChecker):
@@ -102,8 +128,12 @@ class NoOverlap(JsonChecker):
             return errored(
                 self.key, f"in step {fmt(self.step)}: {before.describe()}", path=before.at
             )
-        seen = {_key(value) for value in before[0]}  # type: ignore[index]
-        shared = [value for value in current[0] if _key(value) in seen]  # type: ignore[index]
+        seen = {_key(value) for value in _elements(self.path, before[0])}  # type: ignore[index]
+        shared = [
+            value
+            for value in _elements(self.path, current[0])  # type: ignore[index]
+            if _key(value) in seen
+        ]
         if not shared:
             return passed(self.key)
         return failed(

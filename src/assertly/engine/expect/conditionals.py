@@ -1,6 +1,8 @@
-"""Conditional assertions: ``one_of`` (any alternative passes) and ``if_results``,
-``if_has_history``, ``if_sensitive_results`` (nested assertions checked only when a condition
-holds; otherwise ``skipped``, which counts as passing).
+"""Conditional assertions: ``one_of`` and the ``if_*`` family.
+
+``one_of`` passes when any alternative passes. ``if_results``, ``if_has_history`` and
+``if_sensitive_results`` hold nested assertions checked only when a condition holds; otherwise
+the result is ``skipped``, which counts as passing.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
 from .._paths import DotPath, PathMiss
+from .._registry import expect_assertion
 from .._response import NOT_JSON
 from .._result import (
     ERROR,
@@ -19,7 +22,6 @@ from .._result import (
     failed,
     skipped,
 )
-from .._registry import expect_assertion
 from .._values import dumps, fmt, json_equal
 from ._common import not_json
 
@@ -56,7 +58,7 @@ class OneOf(Checker):
         return "one of: " + "; ".join(self._describe(a) for a in self.alternatives)
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        groups = []
+        groups: list[AssertionResult] = []
         for index, alternative in enumerate(self.alternatives):
             group = _group(f"one_of[{index}]", [c.check(response, ctx) for c in alternative])
             if group.outcome is PASSED:

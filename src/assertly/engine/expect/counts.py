@@ -1,5 +1,6 @@
-"""Count assertions on the ``results`` array: ``results_min``, ``results_max``,
-``results_count``.
+"""Count assertions on the ``results`` array.
+
+``results_min``, ``results_max`` and ``results_count``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ of that day. "Now" comes from the check (``now=`` / ``--now``) so runs are repro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ class DatesBetween(WildcardChecker):
         return f"every {self.path.text} between {self.start_text} and {self.end_text}"
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         start, end = self.start, self.end
         for position, value in enumerate(values):
@@ -162,7 +163,7 @@ class DatesWithinDays(WildcardChecker):
         return f"every {self.path.text} within {self.days:g} days of now"
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         now = ctx.now
         for position, value in enumerate(values):
@@ -217,7 +218,7 @@ class DatesInYear(WildcardChecker):
         return f"every {self.path.text} in {self.year}"
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         for position, value in enumerate(values):
             moment = parse_date(value)

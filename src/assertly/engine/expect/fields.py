@@ -1,6 +1,7 @@
-"""Status, content and field assertions: ``status``, ``error_code``, ``contains``,
-``message_contains``, ``summary_contains``, ``has_fields``, ``has_field``, ``field_equals``,
-``field_contains``.
+"""Status, content and field assertions.
+
+``status``, ``error_code``, ``contains``, ``message_contains``, ``summary_contains``,
+``has_fields``, ``has_field``, ``field_equals`` and ``field_contains``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from .._registry import expect_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
 from .._values import dumps, fmt, json_equal
-from ._common import JsonChecker, Params, miss_result, not_json
+from ._common import JsonChecker, Params, miss_result
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -108,9 +109,7 @@ class ResponseContains(Checker):
         data = response.json
         if data is not NOT_JSON and (needle in dumps(data) or _walk_strings(data, needle)):
             return passed(self.key)
-        return failed(
-            self.key, f"Response does not contain {fmt(needle)}", expected=needle
-        )
+        return failed(self.key, f"Response does not contain {fmt(needle)}", expected=needle)
 
 
 @expect_assertion("contains")
@@ -273,8 +272,12 @@ class FieldEquals(JsonChecker):
             resolved = path.resolve(data)
             if type(resolved) is PathMiss:
                 problems.append(
-                    (resolved.at, f"{path.text}: expected {fmt(expected)}, but "
-                     f"{resolved.describe()}", expected, None)
+                    (
+                        resolved.at,
+                        f"{path.text}: expected {fmt(expected)}, but {resolved.describe()}",
+                        expected,
+                        None,
+                    )
                 )
                 continue
             values, indexes = resolved  # type: ignore[misc]
@@ -282,8 +285,12 @@ class FieldEquals(JsonChecker):
                 if not json_equal(value, expected):
                     location = path.location(where)
                     problems.append(
-                        (location, f"{location}: expected {fmt(expected)}, got {fmt(value)}",
-                         expected, value)
+                        (
+                            location,
+                            f"{location}: expected {fmt(expected)}, got {fmt(value)}",
+                            expected,
+                            value,
+                        )
                     )
                     break
         if not problems:

@@ -1,9 +1,11 @@
 """Numeric range assertions: ``all_in_range`` (every value) and ``range_check`` (one value).
+
 Bounds are inclusive; booleans and strings are not numbers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
@@ -51,11 +53,15 @@ class InRange(WildcardChecker):
         return f"{self.path.text} in range {self._range()}"
 
     def judge_values(
-        self, values: list[Any], indexes: list[tuple[int, ...]], ctx: CheckContext
+        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         low, high = self.low, self.high
         for position, value in enumerate(values):
-            if is_number(value) and (low is None or value >= low) and (high is None or value <= high):
+            if (
+                is_number(value)
+                and (low is None or value >= low)
+                and (high is None or value <= high)
+            ):
                 continue
             location = self.path.location(indexes[position])
             prefix = f"{location}: value" if self.single else "Value"

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -119,7 +120,7 @@ def _bound(spec: dict[str, Any], name: str, ctx: BuildContext) -> float | None:
     value = spec.get(name)
     if value is None:
         return None
-    if type(value) not in (int, float) or value != value:
+    if type(value) not in (int, float) or math.isnan(value):
         ctx.at(name).problem(f"expected a number, got {value!r}")
         return None
     return float(value)
@@ -136,21 +137,20 @@ def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
     for field, spec in value.items():
         field_ctx = ctx.at(str(field))
         path = field_ctx.dot_path(field)
-        if isinstance(spec, str):
-            spec = {"type": spec}
-        if not isinstance(spec, dict):
+        rule_spec = {"type": spec} if isinstance(spec, str) else spec
+        if not isinstance(rule_spec, dict):
             field_ctx.problem(f"expected a type name or {{type, min, max}}, got {spec!r}")
             continue
-        unknown = set(spec) - {"type", "min", "max"}
+        unknown = set(rule_spec) - {"type", "min", "max"}
         if unknown:
             field_ctx.problem(f"unknown keys {sorted(unknown)} (allowed: type, min, max)")
-        type_name = spec.get("type")
+        type_name = rule_spec.get("type")
         if type_name not in _TYPES:
             field_ctx.at("type").problem(
                 f"unknown type {type_name!r} (expected one of: {', '.join(_TYPES)})"
             )
             continue
-        low, high = _bound(spec, "min", field_ctx), _bound(spec, "max", field_ctx)
+        low, high = _bound(rule_spec, "min", field_ctx), _bound(rule_spec, "max", field_ctx)
         if (low is not None or high is not None) and type_name not in _BOUNDED:
             field_ctx.problem(
                 f"min/max apply to number, integer, string (length) and array (length), "

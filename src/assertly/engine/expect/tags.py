@@ -1,5 +1,6 @@
-"""Tag assertions over ``results[*].metadata.tags``: ``all_have_tags``, ``none_have_tags``,
-``each_has_any_tag``. A result without tags has none.
+"""Tag assertions over ``results[*].metadata.tags``.
+
+``all_have_tags``, ``none_have_tags`` and ``each_has_any_tag``. A result without tags has none.
 """
 
 from __future__ import annotations

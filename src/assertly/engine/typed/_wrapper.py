@@ -1,5 +1,7 @@
-"""The typed-list dialect's frame: spec validation, ``not-`` negation, ``json_path:``
-transforms, weights and metrics. Each family module only judges an output string.
+"""The typed-list dialect's frame.
+
+Spec validation, ``not-`` negation, ``json_path:`` transforms, weights and metrics. Each
+family module only judges an output string.
 """
 
 from __future__ import annotations
@@ -106,7 +108,12 @@ class TypedAssertion(Checker):
         outcome = result.outcome
         if outcome is ERROR:  # an error stays an error
             return AssertionResult(
-                self.key, ERROR, 0.0, result.message, result.path, result.expected,
+                self.key,
+                ERROR,
+                0.0,
+                result.message,
+                result.path,
+                result.expected,
                 details=result.details,
             )
         score = 1.0 - result.score
@@ -119,13 +126,19 @@ class TypedAssertion(Checker):
             if result.score not in (0.0, 1.0):
                 message += f"; score {result.score:.4g}"
             return AssertionResult(
-                self.key, FAILED, score, message, result.path, result.expected, result.actual,
+                self.key,
+                FAILED,
+                score,
+                message,
+                result.path,
+                result.expected,
+                result.actual,
                 details=result.details,
             )
         return AssertionResult(self.key, PASSED, score, details=result.details)
 
 
-def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | None | bool:
+def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | bool | None:
     """The compiled transform, None when there is none, False after recording a problem."""
     if spec.transform is None:
         return None
@@ -176,7 +189,8 @@ def compile_typed_list(
         entry = ctx.registry.get("typed", base)
         if entry is None:
             suggestion = ctx.registry.suggest("typed", base)
-            hint = f" (did you mean '{'not-' if negate else ''}{suggestion}'?)" if suggestion else ""
+            prefix = "not-" if negate else ""
+            hint = f" (did you mean '{prefix}{suggestion}'?)" if suggestion else ""
             item_ctx.at("type").problem(f"unknown assertion '{name}'{hint}")
             continue
         transform = _transform(spec, item_ctx)

@@ -1,5 +1,7 @@
-"""Similarity metrics against a reference: ``levenshtein`` (edit distance, pass/fail),
-``bleu`` (BLEU-4, graded) and ``rouge-n`` (ROUGE-1 F by default, graded).
+"""Similarity metrics against a reference.
+
+``levenshtein`` (edit distance, pass/fail), ``bleu`` (BLEU-4, graded) and ``rouge-n``
+(ROUGE-1 F by default, graded).
 """
 
 from __future__ import annotations
@@ -164,8 +166,10 @@ _TOKEN = re.compile(f"[{_NO_SPACE_SCRIPTS}]|[^\\W_{_NO_SPACE_SCRIPTS}]+")
 
 
 class UnicodeTokenizer:
-    """rouge-score tokenizer that keeps every script: Unicode word runs, lower-cased, with
-    each character of CJK, Thai, Lao, Khmer and Myanmar text a token of its own.
+    """A rouge-score tokenizer that keeps every script.
+
+    Unicode word runs, case-folded, with each character of CJK, Thai, Lao, Khmer and Myanmar
+    text a token of its own.
     """
 
     def tokenize(self, text: str) -> list[str]:
@@ -173,7 +177,14 @@ class UnicodeTokenizer:
         return _TOKEN.findall(text.casefold())
 
 
-_ROUGE_TYPES = {1: "rouge1", 2: "rouge2", 3: "rouge3", 4: "rouge4", "L": "rougeL", "Lsum": "rougeLsum"}
+_ROUGE_TYPES = {
+    1: "rouge1",
+    2: "rouge2",
+    3: "rouge3",
+    4: "rouge4",
+    "L": "rougeL",
+    "Lsum": "rougeLsum",
+}
 
 
 class RougeScorer:

@@ -1,4 +1,5 @@
 """Cost and latency assertions, judged from the call's context rather than the output text.
+
 A metric that was not measured for this output is an error, never a pass.
 """
 

@@ -1,5 +1,7 @@
-"""String assertions on the output text: ``equals``, ``contains``, ``icontains``,
-``contains-all``, ``contains-any``, ``starts-with``, ``regex``, ``word-count``.
+"""String assertions on the output text.
+
+``equals``, ``contains``, ``icontains``, ``contains-all``, ``contains-any``, ``starts-with``,
+``regex`` and ``word-count``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Structure assertions: ``is-json`` (the whole output is JSON) and ``contains-json`` (some
-JSON object or array appears in it), each optionally validated against a JSON Schema that is
-compiled once at load time.
+"""Structure assertions: ``is-json`` and ``contains-json``.
+
+``is-json``: the whole output is JSON; ``contains-json``: some JSON object or array appears in
+it. Each is optionally validated against a JSON Schema compiled once at load time.
 """
 
 from __future__ import annotations
@@ -58,9 +59,7 @@ class IsJson(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         value = response.whole_json
         if value is NOT_JSON:
-            return failed(
-                self.key, "Output is not valid JSON", actual=response.text[:200] or None
-            )
+            return failed(self.key, "Output is not valid JSON", actual=response.text[:200] or None)
         if self.validator is None or self.validator.is_valid(value):
             return passed(self.key)
         return failed(

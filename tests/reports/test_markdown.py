@@ -1,0 +1,464 @@
+"""The Markdown report: summary, per-suite table, failed / errored / skipped / flaky / slowest
+tests and evals, rendered from a real run (a real agent subprocess) and from hand-built records.
+
+Agent output and test text are untrusted: the report is parsed back with a CommonMark + GFM-table
+parser (markdown-it-py) to check that pipes, backticks and HTML in them cannot change the layout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+
+from assertly.reports import write_report
+from assertly.reports._markdown import format_ms, md_code, md_text, percentile, render_markdown
+from assertly.runner import (
+    EvalCaseRecord,
+    EvalRecord,
+    RunOptions,
+    RunRecord,
+    StepRecord,
+    TrialRecord,
+    load_run,
+    run,
+)
+from assertly.runner import TestRecord as Record  # not "Test*": pytest would collect it
+
+AGENT = r"""
+import json, os, sys
+q = json.load(sys.stdin)
+if q.get("crash"):
+    sys.stderr.write("index unavailable\n")
+    sys.exit(3)
+if "text" in q:
+    sys.stdout.write(q["text"])
+    sys.exit(0)
+if q.get("flaky"):
+    # Trials may run concurrently: claim a trial number atomically; the second one fails.
+    here, n = os.path.dirname(os.path.abspath(__file__)), 0
+    while True:
+        try:
+            os.close(os.open(os.path.join(here, f"claim.{q['flaky']}.{n}"), os.O_CREAT | os.O_EXCL))
+            break
+        except FileExistsError:
+            n += 1
+    print(json.dumps({"status": "error" if n % 3 == 1 else "success", "results": []}))
+    sys.exit(0)
+results = [{"file": f"journal/{i}.md"} for i in range(q.get("n", 1))]
+print(json.dumps({"status": "success", "results": results}))
+"""
+
+INJECTED = "<script>alert(1)</script></textarea> a|b `tick` ``` done"
+
+TESTS = {
+    "agent": "notes",
+    "test_suites": {
+        "search": {
+            "tests": [
+                {"id": "ok", "input": {"n": 1}, "expect": {"status": "success", "results_min": 1}},
+                {
+                    "id": "too-many",
+                    "name": "Caps results",
+                    "input": {"n": 3},
+                    "expect": {"results_max": 1},
+                },
+                {"id": "crash", "input": {"crash": True}, "expect": {"status": "success"}},
+                {
+                    "id": "flaky",
+                    "trials": 3,
+                    "input": {"flaky": "a"},
+                    "expect": {"status": "success"},
+                },
+                {
+                    "id": "needs-prod",
+                    "skip_if": "prod_only",
+                    "input": {"n": 1},
+                    "expect": {"status": "success"},
+                },
+            ]
+        },
+        "summaries": {
+            "tests": [
+                {
+                    "id": "injected",
+                    "input": {"text": INJECTED},
+                    "assertions": [{"type": "contains", "value": "hello"}],
+                },
+                {
+                    "id": "plain",
+                    "input": {"text": "hello world"},
+                    "assertions": [{"type": "contains", "value": "hello"}],
+                },
+            ]
+        },
+    },
+}
+
+WORKFLOW = """\
+blocks:
+  writer:
+    assertions:
+      - {type: contains, value: done}
+eval:
+  threshold: 0.5
+  cases:
+    - {id: good, fixtures: {writer: all done}}
+    - {id: bad, description: writer forgets, fixtures: {writer: "nope | `x`"}}
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
+    """One real run: 7 tests in 2 suites (pass, fail, error, flaky, skip, injected output) and
+    an eval file whose suite passes with one failing case."""
+    tmp = tmp_path_factory.mktemp("md")
+    (tmp / "agent.py").write_text(AGENT)
+    (tmp / "notes.tests.json").write_text(json.dumps(TESTS))
+    (tmp / "writer.yaml").write_text(WORKFLOW)
+    store = tmp / "s.sqlite"
+    record = run(
+        RunOptions(
+            paths=[str(tmp / "notes.tests.json"), str(tmp / "writer.yaml")],
+            target=f"cmd:{sys.executable} {tmp / 'agent.py'}",
+            store_path=str(store),
+            facts={"prod_only": True},
+            pass_threshold="all",
+            concurrency=1,  # trials in order: the flaky agent fails its second call
+        )
+    )
+    return record, store
+
+
+@pytest.fixture(scope="module")
+def report(project: tuple[RunRecord, Path]) -> str:
+    return render_markdown(project[0])
+
+
+class _Tables(HTMLParser):
+    """Tables of rendered HTML, keyed by the text of the closest heading before them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[list[str]]]] = {}
+        self.heading: str | None = None
+        self._text: list[str] | None = None
+        self._row: list[str] | None = None
+        self._current: list[list[str]] | None = None
+        self._in_heading = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("h1", "h2", "h3"):
+            self._in_heading, self._text = True, []
+        elif tag == "table":
+            self._current = []
+            self.tables.setdefault(self.heading or "", []).append(self._current)
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._text = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("h1", "h2", "h3") and self._text is not None:
+            self.heading = re.sub(r"\s*\(\d+\)$", "", "".join(self._text).strip())
+            self._in_heading, self._text = False, None
+        elif tag in ("td", "th") and self._row is not None and self._text is not None:
+            self._row.append("".join(self._text).strip())
+            self._text = None
+        elif tag == "tr" and self._current is not None and self._row is not None:
+            self._current.append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+
+def to_html(markdown: str) -> str:
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def tables(markdown: str) -> dict[str, list[list[list[str]]]]:
+    parser = _Tables()
+    parser.feed(to_html(markdown))
+    return parser.tables
+
+
+def section(markdown: str, title: str) -> str:
+    """The text of one ``## title`` section."""
+    match = re.search(rf"^## {re.escape(title)}.*?$(.*?)(?=^## |\Z)", markdown, re.M | re.S)
+    assert match, f"no section {title!r}"
+    return match.group(1)
+
+
+# -- a real run -------------------------------------------------------------------------------
+
+
+def test_summary_totals_pass_rate_and_durations(report: str) -> None:
+    header, row = tables(report)["Summary"][0]
+    summary = dict(zip(header, row, strict=True))
+    assert summary["Total"] == "9"  # 7 tests + 2 eval cases
+    assert (summary["Passed"], summary["Failed"]) == ("3", "4")
+    assert (summary["Errored"], summary["Skipped"]) == ("1", "1")
+    assert summary["Pass rate"] == "37.5%"  # 3 of 8 judged
+    assert re.fullmatch(r"[\d.]+ m?s", summary["Duration"])
+    assert re.fullmatch(r"[\d.]+ m?s", summary["Avg per test"])
+    assert report.startswith("# assertly report\n")
+    assert "**❌ FAILED** — 3 of 8 judged passed (37.5%)" in report
+
+
+def test_per_suite_table(report: str) -> None:
+    header, *rows = tables(report)["Suites"][0]
+    assert header == [
+        "Suite",
+        "File",
+        "Total",
+        "Passed",
+        "Failed",
+        "Errored",
+        "Skipped",
+        "Pass rate",
+    ]
+    by_suite = {row[0]: row for row in rows}
+    assert by_suite["search"][2:] == ["5", "1", "2", "1", "1", "25.0%"]
+    assert by_suite["summaries"][2:] == ["2", "1", "1", "0", "0", "50.0%"]
+    assert by_suite["eval"][1].endswith("writer.yaml")
+    assert by_suite["eval"][2:] == ["2", "1", "1", "0", "0", "50.0%"]
+
+
+def test_failed_tests_show_their_diffs(report: str) -> None:
+    failed = section(report, "Failed tests")
+    assert "## Failed tests (3)" in report
+    assert "### ❌ search \u203a Caps results (too-many)" in failed
+    assert "# Expected at most 1 result, got 3" in failed
+    assert "@@ results_max (path results) @@" in failed
+    assert "- expected: 1\n+ actual:   3" in failed
+    # the flaky test failed in its second trial only
+    assert "@@ status (path status; trial 2) @@" in failed
+    assert "1/3 trials passed" not in failed and "2/3 trials passed · **flaky**" in failed
+    assert "# Output does not contain 'hello'" in failed
+
+
+def test_errored_tests_with_reasons(report: str) -> None:
+    header, *rows = tables(report)["Errored tests"][0]
+    assert header == ["Suite", "Test", "Where", "Trials errored", "Reason"]
+    assert len(rows) == 1
+    suite, test, _where, trials, reason = rows[0]
+    assert (suite, test, trials) == ("search", "crash", "1/1")
+    assert "exited with code 3" in reason and "index unavailable" in reason
+
+
+def test_skipped_tests_with_reasons(report: str) -> None:
+    (row,) = tables(report)["Skipped tests"][0][1:]
+    assert row[:2] == ["search", "needs-prod"]
+    assert row[3] == "skip_if: prod_only is true"
+
+
+def test_flaky_tests_list_passes_over_trials(report: str) -> None:
+    header, *rows = tables(report)["Flaky tests"][0]
+    assert header == ["Suite", "Test", "Passes/trials", "Trials", "Verdict"]
+    assert rows == [["search", "flaky", "2/3", "✓ ✗ ✓", "❌ failed"]]
+
+
+def test_slowest_tests_ranked(report: str, project: tuple[RunRecord, Path]) -> None:
+    header, *rows = tables(report)["Slowest tests (top 6)"][0]
+    assert header[:3] == ["#", "Suite", "Test"]
+    ran = [t for t in project[0].tests if t.status != "skipped"]
+    assert len(rows) == len(ran)
+    expected = [t.id for t in sorted(ran, key=lambda t: -t.duration_ms)]
+    assert [re.sub(r".*\((.*)\)$", r"\1", row[2]) for row in rows] == expected
+
+
+def test_evals_list_failing_cases_even_when_the_suite_passed(report: str) -> None:
+    header, row = tables(report)["Evals"][0]
+    assert header == ["File", "Score", "Threshold", "Result", "Cases passed"]
+    assert row[1:] == ["0.500", "0.5", "✅ passed", "1/2"]
+    evals = section(report, "Evals")
+    assert "(the suite passed its threshold)" in evals
+    assert "- **bad**: failed, score 0.000 — writer forgets" in evals
+    assert "# Output does not contain 'done'" in evals
+    assert '+ actual:   "nope | `x`"' in evals
+    assert "**good**" not in evals
+
+
+def test_injected_output_stays_inside_its_code_block(report: str) -> None:
+    html = to_html(report)
+    assert "<script>" not in html and "</textarea>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;/textarea&gt;" in html
+    # the diff fence is longer than the ``` run inside the agent output
+    assert "````diff" in report
+
+
+def test_a_stored_run_renders_the_same(project: tuple[RunRecord, Path], report: str) -> None:
+    record, store = project
+    assert render_markdown(load_run(str(store), record.run_id)) == report
+
+
+def test_write_report_picks_markdown_by_extension(
+    project: tuple[RunRecord, Path], tmp_path: Path, report: str
+) -> None:
+    write_report(project[0], tmp_path / "out" / "report.md")
+    assert (tmp_path / "out" / "report.md").read_text(encoding="utf-8") == report
+
+
+# -- hand-built records -----------------------------------------------------------------------
+
+
+def _test(
+    key: str,
+    status: str,
+    *,
+    suite: str = "s",
+    duration: float = 10.0,
+    trials: list[TrialRecord] | None = None,
+    **extra: Any,
+) -> Record:
+    trials = trials or [TrialRecord(key, 1, status, duration)]  # type: ignore[arg-type]
+    return Record(key, key, key, suite, "f.tests.yaml", status, None, trials, **extra)  # type: ignore[arg-type]
+
+
+def test_slowest_lists_the_top_ten_by_duration() -> None:
+    tests = [_test(f"t{i:02d}", "passed", duration=float(i * 100)) for i in range(1, 13)]
+    tests.append(_test("skip", "skipped", duration=0.0))
+    record = RunRecord("r1", "2026-01-01T00:00:00Z", 5000.0, tests)
+    rows = tables(render_markdown(record))["Slowest tests (top 10)"][0][1:]
+    assert [row[2] for row in rows] == [f"t{i:02d}" for i in range(12, 2, -1)]
+    assert rows[0][3] == "1.20 s" and rows[-1][3] == "300 ms"
+
+
+def test_hostile_names_and_output_cannot_break_the_layout() -> None:
+    nasty = "a|b `c` ``d`` \\| <script>alert(1)</script> *e* [f](http://x) # g\nnext line"
+    failure = {
+        "step": "s",
+        "assertion": "equals",
+        "outcome": "failed",
+        "message": nasty,
+        "path": "x|y",
+        "expected": nasty,
+        "actual": {"html": "</textarea><img src=x onerror=alert(1)>", "ticks": "````"},
+    }
+    failed = TrialRecord("k1", 1, "failed", 5.0, failures=[failure])
+    errored = TrialRecord("k2", 1, "error", 5.0, error=nasty)
+    skipped = TrialRecord("k3", 1, "skipped", 0.0, reason=nasty)
+    record = RunRecord(
+        "r1",
+        "2026-01-01T00:00:00Z",
+        20.0,
+        [
+            _test("t|1", "failed", suite=nasty, trials=[failed], line=3),
+            _test("t`2", "error", suite="x|y", trials=[errored]),
+            _test("t3", "skipped", suite="z", trials=[skipped]),
+        ],
+        evals=[
+            EvalRecord(
+                "w|f.yaml",
+                0.0,
+                1.0,
+                False,
+                [EvalCaseRecord("w::eval::c", "c|`1`", "error", 0.0, error=nasty)],
+            )
+        ],
+        problems=[nasty],
+        warnings=[nasty],
+    )
+    markdown = render_markdown(record)
+    html = to_html(markdown)
+    assert "<script>" not in html and "<img" not in html and "<textarea" not in html
+    assert "<a " not in html  # the [f](http://x) link stays text
+    found = tables(markdown)
+    for title, expected_columns in (
+        ("Summary", 8),
+        ("Suites", 8),
+        ("Errored tests", 5),
+        ("Skipped tests", 4),
+    ):
+        for row in found[title][0]:
+            assert len(row) == expected_columns, (title, row)
+    suites = {row[0]: row for row in found["Suites"][0][1:]}
+    assert nasty.replace("\n", "") in suites  # the cell holds the whole name, pipes and all
+    assert "x|y" in suites and "z" in suites
+    (errored_row,) = found["Errored tests"][0][1:]
+    assert errored_row[1] == "t`2"
+    assert errored_row[4] == nasty.replace("\n", "")
+    (skipped_row,) = found["Skipped tests"][0][1:]
+    assert skipped_row[3] == nasty.replace("\n", "")
+    # headings stay one line and plain text
+    assert (
+        "<h3>❌ a|b `c` ``d`` \\| &lt;script&gt;alert(1)&lt;/script&gt; *e* [f](http://x) # g"
+        in html
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        ("plain", "<code>plain</code>"),
+        ("a`b", "<code>a`b</code>"),
+        ("``x``", "<code>``x``</code>"),
+        ("a|b", "<code>a|b</code>"),
+        ("<b>", "<code>&lt;b&gt;</code>"),
+    ],
+)
+def test_code_spans_in_table_cells(text: str, rendered: str) -> None:
+    html = to_html(f"| h |\n| --- |\n| {md_code(text)} |\n")
+    assert f"<td>{rendered}</td>" in html
+
+
+def test_backslash_before_pipe_in_a_table_cell_stays_literal() -> None:
+    cell = md_code("a\\|b")
+    html = to_html(f"| h | i |\n| --- | --- |\n| {cell} | x |\n")
+    assert "<td>a\\|b</td>" in html and "<td>x</td>" in html
+
+
+def test_text_escaping() -> None:
+    assert md_text("*bold* _it_ [l](u) <b> a|b") == r"\*bold\* \_it\_ \[l\](u) \<b\> a\|b"
+    assert md_text("- item\n# head") == r"\- item<br>\# head"
+    assert md_text("12. item") == r"12\. item"
+    assert md_text("3) item") == r"3\) item"
+    assert to_html(f"- {md_text('1. not a list')}") == "<ul>\n<li>1. not a list</li>\n</ul>\n"
+    assert md_text("x" * 600).endswith("… (100 more chars)")
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [(0.5, "0.50 ms"), (12.4, "12 ms"), (1500, "1.50 s"), (125_000, "2m 05s"), (None, "\u2013")],
+)
+def test_format_ms(ms: float | None, text: str) -> None:
+    assert format_ms(ms) == text
+
+
+def test_percentile() -> None:
+    assert percentile([], 0.5) is None
+    assert percentile([10.0], 0.95) == 10.0
+    assert percentile([0.0, 10.0, 20.0, 30.0], 0.5) == 15.0
+
+
+def test_an_empty_run_renders() -> None:
+    markdown = render_markdown(RunRecord("r0", "2026-01-01T00:00:00Z", 0.0))
+    _header, row = tables(markdown)["Summary"][0]
+    assert row[:6] == ["0", "0", "0", "0", "0", "\u2013"]
+    assert "Failed tests" not in markdown and "Suites" not in markdown
+
+
+def test_multi_step_failures_name_their_step() -> None:
+    failures = [
+        {"step": "login", "assertion": "status", "outcome": "failed", "message": "m1"},
+        {"step": "search", "assertion": "results_min", "outcome": "error", "message": "m2"},
+    ]
+    trial = TrialRecord(
+        "k",
+        1,
+        "failed",
+        9.0,
+        steps=[StepRecord("login", "failed", "{}"), StepRecord("search", "error", "{}")],
+        failures=failures,
+    )
+    markdown = render_markdown(RunRecord("r", "t", 9.0, [_test("k", "failed", trials=[trial])]))
+    assert "@@ status (step login) @@\n# m1" in markdown
+    assert "@@ results_min [error] (step search) @@\n# m2" in markdown

@@ -1,0 +1,163 @@
+"""`CommandTarget` with real subprocesses: input JSON on stdin, stdout as the response, metadata
+file, minimal environment, no shell unless asked, errors with stderr's tail, timeouts that kill
+the whole process group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assertly import TargetError
+from assertly.targets import CommandTarget, TargetResponse, make_target
+
+
+def _script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "agent.py"
+    path.write_text("import json, os, subprocess, sys, time\n" + body, encoding="utf-8")
+    return [sys.executable, str(path)]
+
+
+def _call(target: CommandTarget, payload: Any = None, timeout_s: float = 10.0) -> TargetResponse:
+    return asyncio.run(target.call(payload, timeout_s))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_input_on_stdin_and_stdout_is_the_response(tmp_path: Path) -> None:
+    argv = _script(tmp_path, "q = json.load(sys.stdin)\nprint(json.dumps({'got': q}))\n")
+    response = _call(CommandTarget(argv), {"q": "ünïcode", "n": 1})
+    assert json.loads(response.output) == {"got": {"q": "ünïcode", "n": 1}}
+    assert response.model is None and response.latency_ms is None
+
+
+def test_metadata_file_is_read(tmp_path: Path) -> None:
+    argv = _script(
+        tmp_path,
+        "json.dump({'model': 'm', 'cost_usd': 1, 'latency_ms': 12.5, 'tokens': {'in': 3, 'x': 'y'},"
+        " 'cost_usd_bad': True}, open(os.environ['ASSERTLY_METADATA_FILE'], 'w'))\nprint('hi')\n",
+    )
+    response = _call(CommandTarget(argv), {})
+    assert (response.model, response.cost_usd, response.latency_ms) == ("m", 1.0, 12.5)
+    assert response.tokens == {"in": 3}
+
+
+def test_non_zero_exit_is_an_error_with_the_tail_of_stderr(tmp_path: Path) -> None:
+    argv = _script(
+        tmp_path, "sys.stderr.write('HEAD' + 'x' * 5000 + 'the real reason')\nsys.exit(7)\n"
+    )
+    with pytest.raises(TargetError) as caught:
+        _call(CommandTarget(argv), {})
+    message = str(caught.value)
+    assert message.startswith("command exited with code 7; stderr: …")
+    assert message.endswith("the real reason")
+    assert "HEAD" not in message
+    assert len(message) < 2200
+
+
+def test_killed_by_a_signal_is_reported(tmp_path: Path) -> None:
+    argv = _script(tmp_path, "import signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    with pytest.raises(TargetError, match="killed by signal 15"):
+        _call(CommandTarget(argv), {})
+
+
+def test_empty_stdout_is_an_error(tmp_path: Path) -> None:
+    argv = _script(tmp_path, "print('   ')\nsys.stderr.write('why')\n")
+    with pytest.raises(TargetError, match="wrote nothing on stdout; stderr: why"):
+        _call(CommandTarget(argv), {})
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    argv = _script(
+        tmp_path,
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n",
+    )
+    started = time.monotonic()
+    with pytest.raises(TargetError, match=r"timed out after 0.8 s \(process group killed\)"):
+        _call(CommandTarget(argv), {}, timeout_s=0.8)
+    assert time.monotonic() - started < 5
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_agent_that_ignores_stdin_still_works(tmp_path: Path) -> None:
+    argv = _script(tmp_path, 'print(\'{"status": "success"}\')\n')
+    response = _call(CommandTarget(argv), {"big": "x" * 1_000_000})
+    assert json.loads(response.output) == {"status": "success"}
+
+
+def test_no_shell_unless_asked(tmp_path: Path) -> None:
+    no_shell = _call(CommandTarget("echo $HOME && echo done"), {})
+    assert no_shell.output.strip() == "$HOME && echo done"
+    shell = _call(CommandTarget("echo one && echo two", shell=True), {})
+    assert shell.output.split() == ["one", "two"]
+
+
+def test_environment_is_minimal_unless_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSERTLY_PRIVATE", "hidden")
+    monkeypatch.setenv("ASSERTLY_SHARED", "shared")
+    argv = _script(tmp_path, "print(json.dumps(dict(os.environ)))\n")
+    env = json.loads(_call(CommandTarget(argv), {}).output)
+    assert "ASSERTLY_PRIVATE" not in env
+    assert "PATH" in env
+    passed = json.loads(
+        _call(CommandTarget(argv, pass_env=["ASSERTLY_SHARED"], env={"EXTRA": "1"}), {}).output
+    )
+    assert passed["ASSERTLY_SHARED"] == "shared"
+    assert passed["EXTRA"] == "1"
+    assert "ASSERTLY_PRIVATE" not in passed
+
+
+def test_cwd_is_used(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    argv = _script(tmp_path, "print(json.dumps(os.getcwd()))\n")
+    response = _call(CommandTarget(argv, cwd=str(tmp_path / "sub")), {})
+    assert json.loads(response.output) == str(tmp_path / "sub")
+
+
+def test_missing_program_and_empty_command(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="cannot start"):
+        _call(CommandTarget([str(tmp_path / "nope")]), {})
+    with pytest.raises(TargetError, match="empty command"):
+        CommandTarget("   ")
+
+
+def test_concurrent_calls_are_independent(tmp_path: Path) -> None:
+    argv = _script(tmp_path, "q = json.load(sys.stdin)\ntime.sleep(0.3)\nprint(q['n'])\n")
+    target = CommandTarget(argv)
+
+    async def many() -> list[str]:
+        calls = [target.call({"n": n}, 10) for n in range(6)]
+        return [r.output.strip() for r in await asyncio.gather(*calls)]
+
+    started = time.monotonic()
+    assert asyncio.run(many()) == [str(n) for n in range(6)]
+    assert time.monotonic() - started < 1.6
+
+
+def test_make_target_specs(tmp_path: Path) -> None:
+    target = make_target("cmd:python3 -c 'print(1)'", secrets=set())
+    assert isinstance(target, CommandTarget)
+    assert target.argv == ["python3", "-c", "print(1)"]
+    with pytest.raises(TargetError, match="unknown target 'ftp://x'"):
+        make_target("ftp://x", secrets=set())

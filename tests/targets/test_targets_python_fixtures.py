@@ -1,0 +1,167 @@
+"""`PythonTarget` (sync and async functions) and `FixtureTarget` (recorded JSONL)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assertly import TargetError
+from assertly.targets import FixtureTarget, PythonTarget, TargetResponse, make_target
+
+MODULE = """
+import asyncio, threading
+from assertly.targets import TargetResponse
+
+def echo(payload):
+    return {"echo": payload, "thread": threading.current_thread().name}
+
+async def echo_async(payload):
+    await asyncio.sleep(0)
+    return "text: " + str(payload)
+
+def with_metadata(payload):
+    return TargetResponse(output="x", model="py-model", cost_usd=0.1)
+
+def boom(payload):
+    raise ValueError("bad input")
+
+async def slow(payload):
+    await asyncio.sleep(5)
+
+not_callable = 3
+"""
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    name = f"target_mod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+def _call(target: Any, payload: Any = None, timeout_s: float = 5.0) -> TargetResponse:
+    return asyncio.run(target.call(payload, timeout_s))
+
+
+def test_sync_function_runs_in_a_worker_thread(module: str) -> None:
+    target = PythonTarget(f"{module}:echo")
+    assert not target.is_async
+    response = _call(target, {"a": 1})
+    assert response.output["echo"] == {"a": 1}
+    assert response.output["thread"] != threading.main_thread().name
+
+
+def test_async_function(module: str) -> None:
+    target = PythonTarget(f"{module}:echo_async")
+    assert target.is_async
+    assert _call(target, 5).output == "text: 5"
+
+
+def test_target_response_passes_through(module: str) -> None:
+    response = _call(PythonTarget(f"{module}:with_metadata"))
+    assert (response.output, response.model, response.cost_usd) == ("x", "py-model", 0.1)
+
+
+def test_exceptions_and_timeouts_are_target_errors(module: str) -> None:
+    with pytest.raises(TargetError, match="ValueError: bad input"):
+        _call(PythonTarget(f"{module}:boom"))
+    with pytest.raises(TargetError, match=r"timed out after 0\.1 s"):
+        _call(PythonTarget(f"{module}:slow"), timeout_s=0.1)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no_function_given", "expected py:module:function"),
+        ("definitely_not_a_module_xyz:f", "cannot import 'definitely_not_a_module_xyz'"),
+        ("{module}:missing", "has no function 'missing'"),
+        ("{module}:not_callable", "has no function 'not_callable'"),
+    ],
+)
+def test_bad_specs(module: str, spec: str, message: str) -> None:
+    with pytest.raises(TargetError, match=message):
+        PythonTarget(spec.format(module=module))
+
+
+def test_module_in_the_working_directory_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"cwd_mod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text("def f(p):\n    return 'found'\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(
+        "sys.path", [p for p in __import__("sys").path if p not in ("", str(tmp_path))]
+    )
+    assert _call(make_target(f"py:{name}:f", secrets=set())).output == "found"
+
+
+def test_error_inside_an_imported_module_is_a_target_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"bad_mod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text("import nonexistent_dependency_xyz\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # A missing dependency of the module is not "the module is not in the working directory".
+    with pytest.raises(TargetError, match="nonexistent_dependency_xyz"):
+        PythonTarget(f"{name}:f")
+    (tmp_path / f"{name}2.py").write_text("def f(:\n", encoding="utf-8")
+    with pytest.raises(TargetError, match="SyntaxError"):
+        PythonTarget(f"{name}2:f")
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+
+def _jsonl(tmp_path: Path, *records: Any, extra: str = "") -> Path:
+    path = tmp_path / "recorded.jsonl"
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records) + extra, encoding="utf-8"
+    )
+    return path
+
+
+def test_fixture_lookup_by_id_and_by_input(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path,
+        {"id": "first", "output": "ünïcödé ✓ first", "model": "rec", "latency_ms": 3},
+        {"input": {"b": 2, "a": 1}, "output": {"by": "input"}},
+        {"id": "first", "output": "a later duplicate is ignored"},
+        {"id": "last", "output": ["x"]},
+    )
+    target = FixtureTarget(path)
+    try:
+        first = target.lookup("first", None)
+        assert (first.output, first.model, first.latency_ms) == ("ünïcödé ✓ first", "rec", 3.0)
+        assert target.lookup("last", None).output == ["x"]
+        # Key order of the input does not matter; an unknown id falls back to the input.
+        assert target.lookup("unknown-id", {"a": 1, "b": 2}).output == {"by": "input"}
+        assert _call(target, {"a": 1, "b": 2}).output == {"by": "input"}
+        with pytest.raises(TargetError, match="no recorded response for test 'nope'"):
+            target.lookup("nope", {"other": 1})
+    finally:
+        asyncio.run(target.aclose())
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("{not json\n", r"recorded\.jsonl:2: invalid JSON"),
+        ('{"id": "x"}\n', r"recorded\.jsonl:2: expected an object with output"),
+    ],
+)
+def test_bad_fixture_lines_name_the_line(tmp_path: Path, extra: str, message: str) -> None:
+    path = _jsonl(tmp_path, {"id": "a", "output": 1}, extra=extra)
+    with pytest.raises(TargetError, match=message):
+        FixtureTarget(path)
+
+
+def test_missing_fixture_file(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="cannot read fixtures"):
+        make_target(f"fixtures:{tmp_path / 'nope.jsonl'}", secrets=set())
