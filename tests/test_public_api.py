@@ -141,25 +141,7 @@ def modules_after_import() -> set[str]:
     return _modules_after_import()
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(
-            module,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "engine/expect/_common.py, expect/arrays.py, expect/calls.py and "
-                    "typed/_wrapper.py import pydantic at module level (parameter models), "
-                    "so `import assertly` loads pydantic (~50 ms); reported to the engine owner"
-                ),
-            ),
-        )
-        if module == "pydantic"
-        else module
-        for module in HEAVY_MODULES
-    ],
-)
+@pytest.mark.parametrize("module", HEAVY_MODULES)
 def test_import_does_not_load_heavy_modules(module: str, modules_after_import: set[str]) -> None:
     loaded = sorted(name for name in modules_after_import if name.split(".")[0] == module)
     assert not loaded, f"`import assertly` imported {module}: {loaded[:5]}"

@@ -1,9 +1,9 @@
 """The assertion engine: pure, no I/O, no knowledge of files, targets or runs.
 
-Importing it registers every built-in assertion of both dialects.
+The built-in assertions (``engine.expect``, ``engine.typed``) register themselves in the
+global registry the first time it is used.
 """
 
-from . import expect, typed
 from ._compile import Expectation, check, compile
 from ._context import CheckContext
 from ._registry import REGISTRY, Registry, assertion
@@ -22,6 +22,4 @@ __all__ = [
     "assertion",
     "check",
     "compile",
-    "expect",
-    "typed",
 ]

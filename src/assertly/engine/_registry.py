@@ -56,14 +56,24 @@ class Entry:
 class Registry:
     """Assertion names for both dialects, with did-you-mean suggestions."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, builtins: bool = False) -> None:
         self._entries: dict[str, dict[str, Entry]] = {"expect": {}, "typed": {}}
         self._entry_points_loaded = False
+        # The built-in families (and pydantic with them) are imported on first use, so that
+        # `import assertly` stays cheap.
+        self._builtins_pending = builtins
         # User functions registered here (by id; the dict keeps them alive, so ids stay unique).
         self._functions: dict[int, Callable[..., Any]] = {}
 
+    def _ensure_builtins(self) -> None:
+        if self._builtins_pending:
+            self._builtins_pending = False
+            importlib.import_module("assertly.engine.expect")
+            importlib.import_module("assertly.engine.typed")
+
     def add(self, dialect: Dialect, entry: Entry, *, replace: bool = False) -> None:
         """Register ``entry``; a second registration of a name is an error unless ``replace``."""
+        self._ensure_builtins()
         table = self._entries[dialect]
         if entry.name in table and not replace and table[entry.name].build is not entry.build:
             raise ValueError(f"assertion {entry.name!r} is already registered")
@@ -71,6 +81,7 @@ class Registry:
 
     def get(self, dialect: Dialect, name: str) -> Entry | None:
         """Find an assertion by name, loading plugins the first time a name is unknown."""
+        self._ensure_builtins()
         entry = self._entries[dialect].get(name)
         if entry is None and not self._entry_points_loaded:
             self.load_entry_points()
@@ -79,6 +90,7 @@ class Registry:
 
     def names(self, dialect: Dialect) -> list[str]:
         """Every registered name of a dialect, sorted."""
+        self._ensure_builtins()
         return sorted(self._entries[dialect])
 
     def entries(self, dialect: Dialect) -> list[Entry]:
@@ -87,6 +99,7 @@ class Registry:
 
     def suggest(self, dialect: Dialect, name: str) -> str | None:
         """The closest registered name, for ``did you mean``."""
+        self._ensure_builtins()
         candidates = list(self._entries[dialect])
         normalised = name.replace("-", "_") if dialect == "expect" else name.replace("_", "-")
         if normalised != name and normalised in self._entries[dialect]:
@@ -145,7 +158,7 @@ class Registry:
             register_function(self, name, get_assert, dialects=("expect", "typed"))
 
 
-REGISTRY = Registry()
+REGISTRY = Registry(builtins=True)
 
 
 def expect_assertion(
