@@ -202,7 +202,8 @@ class Project:
         result = CliRunner().invoke(main, argv, catch_exceptions=True)
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise AssertionError(f"assertly crashed: {result.exception!r}\n{result.output}")
-        assert "Traceback" not in result.stdout + result.stderr
+        output = result.stdout + result.stderr
+        assert "Traceback" not in output, output
         data = None
         if report_path is not None and report_path.exists():
             data = json.loads(report_path.read_text(encoding="utf-8"))

@@ -245,7 +245,7 @@ class DotPath:
         PathSyntaxError: When the path cannot be parsed.
     """
 
-    __slots__ = ("_fast", "_first_wild", "has_wildcard", "segments", "text")
+    __slots__ = ("_fast", "_first_wild", "_keys", "has_wildcard", "segments", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -254,6 +254,8 @@ class DotPath:
         self.has_wildcard = bool(wild_positions)
         self._first_wild = wild_positions[0] if wild_positions else -1
         self._fast = _fast_resolver(self.segments, wild_positions)
+        keys_only = all(kind == KEY for kind, _ in self.segments)
+        self._keys = tuple(arg for _, arg in self.segments) if keys_only else None
 
     def __repr__(self) -> str:
         return f"DotPath({self.text!r})"
@@ -271,6 +273,19 @@ class DotPath:
 
     def get(self, data: Any) -> Any:
         """Value at a wildcard-free path, or a `PathMiss`."""
+        keys = self._keys
+        if keys is not None:
+            # Common case, keys only: walk dicts directly; anything unusual takes the slow
+            # walk below, which names what went wrong.
+            value = data
+            for key in keys:
+                if type(value) is not dict:
+                    break
+                value = value.get(key, MISSING)
+                if value is MISSING:
+                    break
+            else:
+                return value
         value = data
         for position, (kind, arg) in enumerate(self.segments):
             value = _step(value, kind, arg)

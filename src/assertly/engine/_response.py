@@ -11,6 +11,7 @@ A `Response` is built once per check and parsed at most once per view:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any, Final
@@ -40,6 +41,15 @@ _UNSET: Final[Any] = object()
 _FENCE_LINE = re.compile(r"(`{3,})[ \t]*([\w+.-]*)[ \t\r]*$", re.MULTILINE)
 _JSON_FENCE_LANGUAGES = frozenset({"", "json", "jsonc", "json5"})
 _OPENERS = re.compile(r"[\[{]")
+_CHEAP_ATTEMPTS = 8
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# NaN and Infinity are not JSON; the stdlib decoder accepts them unless told otherwise.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 _STRUCTURE = re.compile(r'["\\\[\]{}]')
@@ -88,9 +98,32 @@ def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int,
     text (thousands of ``{`` or ``[1,``) costs time close to linear in its length.
     """
     pattern = _OPENERS if openers == "{[" else re.compile("[" + re.escape(openers) + "]")
+    position = 0
+    # Cheap mode first: the C decoder parses a well-formed value straight away. Each failed
+    # attempt costs time proportional to its offset (the error computes a line number), so
+    # after a few failures switch to bracket matching, whose total cost stays near linear.
+    attempts = _CHEAP_ATTEMPTS
+    while attempts:
+        found = pattern.search(text, position)
+        if found is None:
+            return
+        start = found.start()
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            attempts -= 1
+            position = start + 1
+            continue
+        yield start, end, value
+        position = end
+    yield from _iter_matched(text, pattern, position)
+
+
+def _iter_matched(
+    text: str, pattern: re.Pattern[str], position: int
+) -> Iterator[tuple[int, int, Any]]:
     matches: dict[int, int] = {}
     scanned_to = -1  # brackets before this, opened outside strings, are already in `matches`
-    position = 0
     while True:
         found = pattern.search(text, position)
         if found is None:

@@ -37,12 +37,15 @@ class PathValue(Params):
 class AllMatch(WildcardChecker):
     """Every value equals ``value`` (or one of ``values``)."""
 
-    __slots__ = ("allowed",)
+    __slots__ = ("_strings", "allowed")
 
     def __init__(self, key: str, path: DotPath, allowed: list[Any]) -> None:
         self.key = key
         self.path = path
         self.allowed = allowed
+        self._strings = (
+            frozenset(allowed) if all(type(a) is str for a in allowed) else None
+        )
 
     def describe(self) -> str:
         if self.key == "all_match":
@@ -53,9 +56,13 @@ class AllMatch(WildcardChecker):
         self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
     ) -> AssertionResult:
         allowed = self.allowed
-        bad = [
-            i for i, value in enumerate(values) if not any(json_equal(value, a) for a in allowed)
-        ]
+        strings = self._strings
+        if strings is not None:  # all allowed values are strings: a set lookup decides
+            bad = [i for i, v in enumerate(values) if type(v) is not str or v not in strings]
+        else:
+            bad = [
+                i for i, v in enumerate(values) if not any(json_equal(v, a) for a in allowed)
+            ]
         if not bad:
             return passed(self.key)
         first = bad[0]

@@ -22,12 +22,24 @@ if TYPE_CHECKING:
     from .._context import CheckContext
 
 _END_OF_DAY = time(23, 59, 59, 999999)
+_ZERO = timedelta(0)
 
 
 def parse_date(text: Any, *, end_of_day: bool = False) -> datetime | None:
-    """Parse an ISO 8601 date or datetime into aware UTC; None when it is not one."""
+    """Parse an ISO 8601 date or datetime into an aware datetime; None when it is not one.
+
+    The result keeps the offset it was written with (comparisons are offset-aware); take
+    ``.astimezone(UTC)`` for UTC fields.
+    """
     if type(text) is not str:
         return None
+    if not end_of_day:
+        try:  # the common, well-formed case in one C call (3.11 reads "Z" and offsets)
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
     source = text.strip()
     if source.endswith(("Z", "z")):
         source = source[:-1] + "+00:00"
@@ -89,7 +101,7 @@ class DatesBetween(WildcardChecker):
                 return _not_a_date(self.key, self.path, indexes[position], value)
             if start <= moment <= end:
                 continue
-            day = moment.date()
+            day = moment.astimezone(UTC).date()
             if day < start.date() or day > end.date():
                 # The seed's wording: whole days read best when the day itself is outside.
                 message = (
@@ -224,10 +236,11 @@ class DatesInYear(WildcardChecker):
             moment = parse_date(value)
             if moment is None:
                 return _not_a_date(self.key, self.path, indexes[position], value)
-            if moment.year != self.year:
+            year = moment.year if moment.utcoffset() == _ZERO else moment.astimezone(UTC).year
+            if year != self.year:
                 return failed(
                     self.key,
-                    f"Date {value} is in {moment.year} (UTC), not {self.year}",
+                    f"Date {value} is in {year} (UTC), not {self.year}",
                     path=self.path.location(indexes[position]),
                     expected=self.year,
                     actual=value,
