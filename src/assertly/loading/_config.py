@@ -46,7 +46,8 @@ def load_config(path: Path | None) -> ConfigModel:
             data = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("assertly")
         except tomllib.TOMLDecodeError as error:
             raise ConfigError([Problem(str(path), f"invalid TOML: {error}")]) from None
-        where = lambda key: f"{path}: [tool.assertly]"  # noqa: E731 - TOML has no positions here
+        def where(key: tuple[str | int, ...]) -> str:
+            return f"{path}: [tool.assertly]"  # tomllib keeps no positions
     else:
         source = read_source(path)
         data = source.data

@@ -73,33 +73,35 @@ def render_junit(run: RunRecord) -> bytes:
         for key, value in counts.items():
             element.set(key, str(value))
             totals[key] += value
-    for suite in run.evals:
-        element = ET.SubElement(root, "testsuite", name=_clean(f"eval: {suite.file}"))
+    for evals in run.evals:
+        element = ET.SubElement(root, "testsuite", name=_clean(f"eval: {evals.file}"))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for case in suite.cases:
-            node = ET.SubElement(element, "testcase", name=_clean(case.id), classname=_clean(suite.file))
+        for verdict in evals.cases:
+            node = ET.SubElement(
+                element, "testcase", name=_clean(verdict.id), classname=_clean(evals.file)
+            )
             counts["tests"] += 1
-            if case.status == "failed":
+            if verdict.status == "failed":
                 counts["failures"] += 1
                 messages = [
                     f"[{block}] {r['assertion']}: {r['message']}"
-                    for block, result in case.blocks.items()
+                    for block, result in verdict.blocks.items()
                     for r in result.get("results", [])
                     if not r.get("passed")
                 ]
-                ET.SubElement(node, "failure", message=_clean(f"score {case.score:.3f}")).text = _clean(
-                    "\n".join(messages)
-                )
-            elif case.status == "error":
+                failure = ET.SubElement(node, "failure", message=f"score {verdict.score:.3f}")
+                failure.text = _clean("\n".join(messages))
+            elif verdict.status == "error":
                 counts["errors"] += 1
-                ET.SubElement(node, "error", message=_clean(case.error or "error"))
+                ET.SubElement(node, "error", message=_clean(verdict.error or "error"))
         for key, value in counts.items():
             element.set(key, str(value))
             totals[key] += value
     for key, value in totals.items():
         if key != "skipped":
             root.set(key, str(value))
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document + b"\n"
 
 
 def _first_message(test: TestRecord) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 from ..engine import CheckContext
 from ..store import RunStore, new_run_id
 from ._records import RunRecord, TrialRecord
-from ._run import RunOptions, Runner, _meta, _now_iso, _options_dict, build_run, prepare
+from ._run import RunOptions, Runner, _meta, _now_iso, _options_dict, prepare
+from ._verdict import build_run
 
 __all__ = ["recheck"]
 

@@ -102,12 +102,9 @@ class CommandTarget:
             finally:
                 if process.returncode is None:
                     _kill_group(process)
-            if process.returncode != 0:
-                how = (
-                    f"killed by signal {-process.returncode}"
-                    if process.returncode < 0
-                    else f"exited with code {process.returncode}"
-                )
+            code = process.returncode or 0
+            if code != 0:
+                how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
                 detail = _tail(stderr)
                 raise TargetError(f"command {how}" + (f"; stderr: {detail}" if detail else ""))
             if not stdout.strip():

@@ -197,8 +197,9 @@ def compile_typed_list(
         inner = entry.build(spec, item_ctx)
         if inner is None or transform is False or len(ctx.problems) > before:
             continue
-        if negate or transform:
-            checkers.append(TypedAssertion(name, inner, negate, transform or None, spec.weight))
+        if negate or isinstance(transform, JsonPathTransform):
+            compiled = transform if isinstance(transform, JsonPathTransform) else None
+            checkers.append(TypedAssertion(name, inner, negate, compiled, spec.weight))
         else:
             checkers.append(inner)  # nothing to wrap: one call less per check
         weights.append(spec.weight)
