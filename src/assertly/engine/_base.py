@@ -103,6 +103,13 @@ class BuildContext:
                 where.problem(_describe_validation_error(item, model, example))
             return None
 
+    def whole_number(self, value: Any) -> int | None:
+        """A whole number >= 0 (counts, word counts), recording a problem otherwise."""
+        if type(value) is not int or value < 0:
+            self.problem(f"expected a whole number >= 0, got {value!r}")
+            return None
+        return value
+
     def dot_path(self, text: Any) -> DotPath | None:
         """Compile a dot path, recording a problem if it is not one."""
         if not isinstance(text, str):

@@ -58,29 +58,22 @@ class ResultsCount(JsonChecker):
         )
 
 
-def _count(value: Any, ctx: BuildContext) -> int | None:
-    if type(value) is not int or value < 0:
-        ctx.problem(f"expected a whole number >= 0, got {value!r}")
-        return None
-    return value
-
-
 @expect_assertion("results_min")
 def build_results_min(value: Any, ctx: BuildContext) -> Checker | None:
     """``results`` has at least N items."""
-    bound = _count(value, ctx)
+    bound = ctx.whole_number(value)
     return None if bound is None else ResultsCount("results_min", bound, "at least", int.__ge__)
 
 
 @expect_assertion("results_max")
 def build_results_max(value: Any, ctx: BuildContext) -> Checker | None:
     """``results`` has at most N items."""
-    bound = _count(value, ctx)
+    bound = ctx.whole_number(value)
     return None if bound is None else ResultsCount("results_max", bound, "at most", int.__le__)
 
 
 @expect_assertion("results_count")
 def build_results_count(value: Any, ctx: BuildContext) -> Checker | None:
     """``results`` has exactly N items."""
-    bound = _count(value, ctx)
+    bound = ctx.whole_number(value)
     return None if bound is None else ResultsCount("results_count", bound, "exactly", int.__eq__)

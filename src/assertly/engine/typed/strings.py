@@ -339,13 +339,6 @@ class WordCount(Checker):
         )
 
 
-def _count(value: Any, ctx: BuildContext) -> int | None:
-    if type(value) is not int or value < 0:
-        ctx.problem(f"expected a whole number >= 0, got {value!r}")
-        return None
-    return value
-
-
 @typed_assertion("word-count")
 def build_word_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """Word count is exact (int) or within {min, max} (inclusive)."""
@@ -356,15 +349,15 @@ def build_word_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
         if unknown or not value:
             value_ctx.problem(f"expected {{min, max}}, got keys {sorted(value)}")
             return None
-        low = _count(value["min"], value_ctx.at("min")) if "min" in value else None
-        high = _count(value["max"], value_ctx.at("max")) if "max" in value else None
+        low = value_ctx.at("min").whole_number(value["min"]) if "min" in value else None
+        high = value_ctx.at("max").whole_number(value["max"]) if "max" in value else None
         if ("min" in value and low is None) or ("max" in value and high is None):
             return None
         if low is not None and high is not None and low > high:
             value_ctx.problem(f"min {low} is greater than max {high}")
             return None
         return WordCount(low, high)
-    exact = _count(value, value_ctx) if spec.given("value") else None
+    exact = value_ctx.whole_number(value) if spec.given("value") else None
     if exact is None:
         if not spec.given("value"):
             value_ctx.problem("word-count needs a number or {min, max}")
