@@ -152,7 +152,7 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
                 text += f" (did you mean '{close[0]}'?)"
     elif kind == "missing":
         text = "required parameter is missing"
-    elif kind == "model_type" or kind == "dict_type":
+    elif kind in {"model_type", "dict_type"}:
         fields = ", ".join(model.model_fields)
         text = f"expected a mapping with {fields}, got {item['input']!r}"
     else:

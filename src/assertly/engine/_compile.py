@@ -139,7 +139,9 @@ def _guarded(checker: Checker, response: Response, ctx: CheckContext) -> Asserti
         )
 
 
-def _named_scores(results: list[AssertionResult], metrics: Sequence[str | None]) -> dict[str, float]:
+def _named_scores(
+    results: list[AssertionResult], metrics: Sequence[str | None]
+) -> dict[str, float]:
     sums: dict[str, list[float]] = {}
     for result, metric in zip(results, metrics, strict=True):
         if metric:
@@ -147,7 +149,7 @@ def _named_scores(results: list[AssertionResult], metrics: Sequence[str | None])
     return {name: sum(scores) / len(scores) for name, scores in sums.items()}
 
 
-def compile(  # noqa: A001 - the public verb users expect: assertly.compile
+def compile(
     expectation: Any,
     *,
     threshold: float | None = None,
@@ -173,7 +175,9 @@ def compile(  # noqa: A001 - the public verb users expect: assertly.compile
     options = Options() if sensitive_prefixes is None else Options(tuple(sensitive_prefixes))
     ctx = BuildContext(registry or REGISTRY, options, problems, location)
     if threshold is not None and (
-        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not 0 <= threshold <= 1
     ):
         ctx.at("threshold").problem(f"threshold must be a number in [0, 1], got {threshold!r}")
         threshold = None
@@ -248,4 +252,3 @@ def check(
         ConfigError: When the expectation is invalid.
     """
     return compile(expectation, threshold=threshold).check(response, context=context, now=now)
-

@@ -16,6 +16,7 @@ Matching is always a *search* (anywhere in the text), as in the seed references.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["Pattern", "compile_pattern"]
@@ -33,46 +34,44 @@ from re._constants import (  # type: ignore[import-not-found]
 _REPEATS = {MAX_REPEAT, MIN_REPEAT}
 
 
-def _has_unbounded_repeat(items: Any) -> bool:
-    for op, arg in items:
-        if op in _REPEATS:
-            low, high, sub = arg
-            if high == MAXREPEAT or high > 16 or _has_unbounded_repeat(sub):
-                return True
-        elif op is SUBPATTERN:
-            if _has_unbounded_repeat(arg[-1]):
-                return True
-        elif op is BRANCH:
-            if any(_has_unbounded_repeat(branch) for branch in arg[1]):
-                return True
-    return False
+def _children(op: Any, arg: Any) -> Any:
+    """The sub-patterns of one parsed node."""
+    if op in _REPEATS:
+        return (arg[2],)
+    if op is SUBPATTERN:
+        return (arg[-1],)
+    if op is BRANCH:
+        return arg[1]
+    return ()
+
+
+def _any_node(items: Any, test: Callable[[Any, Any], bool]) -> bool:
+    """True when ``test(op, arg)`` holds for some node of the parsed pattern."""
+    return any(
+        test(op, arg) or any(_any_node(child, test) for child in _children(op, arg))
+        for op, arg in items
+    )
+
+
+def _unbounded(op: Any, arg: Any) -> bool:
+    return op in _REPEATS and (arg[1] == MAXREPEAT or arg[1] > 16)
+
+
+def _branch(op: Any, arg: Any) -> bool:
+    return op is BRANCH
+
+
+def _nested_repeat(op: Any, arg: Any) -> bool:
+    """A repetition whose body repeats or alternates: the shape that backtracks badly."""
+    if op not in _REPEATS or arg[1] <= 1:
+        return False
+    body = arg[2]
+    return _any_node(body, _unbounded) or _any_node(body, _branch)
 
 
 def _is_risky(items: Any) -> bool:
     """True when a repetition contains another repetition or an alternation."""
-    for op, arg in items:
-        if op in _REPEATS:
-            _low, high, sub = arg
-            if high > 1 and (_has_unbounded_repeat(sub) or _contains_branch(sub)):
-                return True
-            if _is_risky(sub):
-                return True
-        elif op is SUBPATTERN:
-            if _is_risky(arg[-1]):
-                return True
-        elif op is BRANCH:
-            if any(_is_risky(branch) for branch in arg[1]):
-                return True
-    return False
-
-
-def _contains_branch(items: Any) -> bool:
-    for op, arg in items:
-        if op is BRANCH:
-            return True
-        if op is SUBPATTERN and _contains_branch(arg[-1]):
-            return True
-    return False
+    return _any_node(items, _nested_repeat)
 
 
 class Pattern:

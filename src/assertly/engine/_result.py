@@ -7,13 +7,13 @@ for failures and errors, so the hot path allocates as little as possible.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = ["AssertionResult", "CheckResult", "Outcome"]
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How one assertion or one check ended.
 
     ``skipped`` is only produced by conditional assertions (``if_*``) whose condition does not
@@ -246,9 +246,7 @@ class CheckResult:
         data: dict[str, Any] = {
             "passed": self.passed,
             "score": self.score,
-            "results": [
-                r.to_dict(w) for r, w in zip(self.results, self.weights, strict=True)
-            ],
+            "results": [r.to_dict(w) for r, w in zip(self.results, self.weights, strict=True)],
             "outcome": self.outcome.value,
         }
         if self.named_scores:
@@ -261,6 +259,5 @@ class CheckResult:
 
     def __repr__(self) -> str:
         return (
-            f"CheckResult({self.outcome.value}, score={self.score:g}, "
-            f"{len(self.results)} results)"
+            f"CheckResult({self.outcome.value}, score={self.score:g}, {len(self.results)} results)"
         )

@@ -43,9 +43,7 @@ class AllMatch(WildcardChecker):
         self.key = key
         self.path = path
         self.allowed = allowed
-        self._strings = (
-            frozenset(allowed) if all(type(a) is str for a in allowed) else None
-        )
+        self._strings = frozenset(allowed) if all(type(a) is str for a in allowed) else None
 
     def describe(self) -> str:
         if self.key == "all_match":
@@ -60,9 +58,7 @@ class AllMatch(WildcardChecker):
         if strings is not None:  # all allowed values are strings: a set lookup decides
             bad = [i for i, v in enumerate(values) if type(v) is not str or v not in strings]
         else:
-            bad = [
-                i for i, v in enumerate(values) if not any(json_equal(v, a) for a in allowed)
-            ]
+            bad = [i for i, v in enumerate(values) if not any(json_equal(v, a) for a in allowed)]
         if not bad:
             return passed(self.key)
         first = bad[0]

@@ -106,7 +106,6 @@ class Tags(JsonChecker):
             actual=actual if type(actual) is list else None,
         )
 
-
     def _all_pass(self, results: list[Any]) -> bool:
         """Fast yes/no over well-formed results; any doubt goes to the full walk."""
         tag_set, mode = self.tag_set, self.mode
