@@ -8,8 +8,10 @@ pinned keys. No error output ever shows a Python traceback.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -111,7 +113,7 @@ def assert_pinned_shape(data: Any) -> None:
 
 
 def json_output(result: Result) -> dict[str, Any]:
-    data = json.loads(result.stdout)
+    data: dict[str, Any] = json.loads(result.stdout)
     assert_pinned_shape(data)
     return data
 
@@ -185,7 +187,9 @@ def test_unknown_expect_key_exits_2_with_did_you_mean(
 def test_unknown_typed_assertion_exits_2_with_did_you_mean(
     run: Run, write: Callable[[str, Any], str]
 ) -> None:
-    expect = json.dumps([{"type": "contians", "value": "x"}, {"type": "not-contians", "value": "y"}])
+    expect = json.dumps(
+        [{"type": "contians", "value": "x"}, {"type": "not-contians", "value": "y"}]
+    )
     result = run(*check_args(expect, write("r.txt", "text")))
     assert result.exit_code == 2
     assert "did you mean 'contains'?" in result.stderr
@@ -335,7 +339,9 @@ def test_context_json_feeds_cost_and_latency(run: Run, write: Callable[[str, Any
 def test_context_from_a_file_and_model(run: Run, write: Callable[[str, Any], str]) -> None:
     context = write("context.json", {"model": "gpt-x", "cost_usd": 0.01})
     result = run(
-        *check_args('{"agent_used_model": "gpt-x"}', write("r.json", AGENT_OK), "--context", context)
+        *check_args(
+            '{"agent_used_model": "gpt-x"}', write("r.json", AGENT_OK), "--context", context
+        )
     )
     assert result.exit_code == 0, result.output
 
@@ -365,6 +371,83 @@ def test_bad_now_exits_2(run: Run, write: Callable[[str, Any], str]) -> None:
     result = run(*check_args('{"status": "success"}', write("r.json", AGENT_OK), "--now", "soon"))
     assert result.exit_code == 2
     assert "--now" in result.stderr
+
+
+def test_response_with_an_integer_beyond_64_bits(run: Run) -> None:
+    big = 123456789012345678901234567890
+    prose = f'Here you go: {{"n": {big}, "status": "success"}}'
+    result = run(*check_args('{"field_equals": {"n": 1}}', "-", "--format", "json"), stdin=prose)
+    assert result.exit_code == 1
+    data = json_output(result)
+    assert data["results"][0]["actual"] == big  # exact, not a float
+
+
+def test_lone_surrogate_escape_in_json_output(run: Run, write: Callable[[str, Any], str]) -> None:
+    # "\ud800" is a valid JSON escape that is not valid UTF-8 once decoded.
+    response = write("r.json", '{"status": "\\ud800"}')
+    result = run(*check_args('{"status": "success"}', response, "--format", "json"))
+    assert result.exit_code == 1
+    data = json_output(result)
+    assert data["results"][0]["outcome"] == "failed"
+
+
+def _real(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [*_command(), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=environment,
+    )
+
+
+def test_lone_surrogate_escape_in_text_output(tmp_path: Path) -> None:
+    response = tmp_path / "r.json"
+    response.write_text('{"status": "\\ud800"}', encoding="ascii")
+    completed = _real("check", "--expect", '{"status": "success"}', "--response", str(response))
+    assert "Traceback" not in completed.stderr
+    assert completed.returncode == 1
+    assert "Expected status 'success'" in completed.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_response_from_a_named_pipe(run: Run, tmp_path: Path) -> None:
+    fifo = tmp_path / "response.pipe"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w", encoding="utf-8") as pipe:
+            pipe.write(json.dumps(AGENT_OK))
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        result = run(*check_args('{"status": "success"}', str(fifo)))
+    finally:
+        # If the CLI never opened the pipe, open it once so the writer is released.
+        descriptor = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(timeout=5)
+        os.close(descriptor)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("problem", ["response", "now", "context"])
+def test_non_expectation_problems_are_not_called_invalid_expectations(
+    run: Run, tmp_path: Path, problem: str
+) -> None:
+    response = tmp_path / "r.json"
+    response.write_text(json.dumps(AGENT_OK), encoding="utf-8")
+    args = {
+        "response": check_args('{"status": "success"}', str(tmp_path / "absent.json")),
+        "now": check_args('{"status": "success"}', str(response), "--now", "soon"),
+        "context": check_args('{"status": "success"}', str(response), "--context", "[1]"),
+    }[problem]
+    result = run(*args)
+    assert result.exit_code == 2
+    assert "invalid expectation" not in result.stderr
 
 
 # --- output ---------------------------------------------------------------------------------------

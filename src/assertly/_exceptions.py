@@ -46,16 +46,18 @@ class ConfigError(AssertlyError):
 
     Attributes:
         problems: Every problem found, in the order found.
+        title: What was invalid (``invalid expectation``, ``invalid test file`` …).
     """
 
-    def __init__(self, problems: Iterable[Problem]) -> None:
+    def __init__(self, problems: Iterable[Problem], *, title: str = "invalid configuration") -> None:
         self.problems: list[Problem] = list(problems)
+        self.title = title
         super().__init__(self._render())
 
     def _render(self) -> str:
         if len(self.problems) == 1:
-            return f"invalid expectation: {self.problems[0]}"
-        lines = [f"invalid expectation: {len(self.problems)} problems"]
+            return f"{self.title}: {self.problems[0]}"
+        lines = [f"{self.title}: {len(self.problems)} problems"]
         lines.extend(f"  - {problem}" for problem in self.problems)
         return "\n".join(lines)
 

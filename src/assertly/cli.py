@@ -108,11 +108,16 @@ def _load_context(argument: str | None) -> dict[str, Any] | None:
         return None
     context = load_data_argument(argument, "context")
     if not isinstance(context, dict):
-        raise ConfigError([Problem("context", f"expected a JSON object, got {context!r}")])
+        raise ConfigError(
+            [Problem("context", f"expected a JSON object, got {context!r}")], title="invalid --context"
+        )
     for key in ("cost_usd", "latency_ms"):
         value = context.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ConfigError([Problem(f"context.{key}", f"expected a number, got {value!r}")])
+            raise ConfigError(
+                [Problem(f"context.{key}", f"expected a number, got {value!r}")],
+                title="invalid --context",
+            )
     return context
 
 
@@ -123,7 +128,8 @@ def _parse_now(now: str | None, parse: Any) -> Any:
         return parse(now)
     except ValueError:
         raise ConfigError(
-            [Problem("--now", f"{now!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z")]
+            [Problem("--now", f"{now!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z")],
+            title="invalid --now",
         ) from None
 
 
@@ -141,7 +147,9 @@ def _echo_text(result: Any) -> None:
 
     console = Console(highlight=False, soft_wrap=True)
     for line, style in render_check(result):
-        console.print(Text(line, style=style or ""))
+        # Agent output may hold lone surrogates (valid JSON escapes, not encodable text).
+        printable = line.encode("utf-8", "backslashreplace").decode("utf-8")
+        console.print(Text(printable, style=style or ""))
 
 
 def _facts(values: tuple[str, ...]) -> dict[str, bool]:

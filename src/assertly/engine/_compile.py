@@ -28,6 +28,8 @@ from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
 
+_TITLE = "invalid expectation"
+
 
 class Expectation:
     """A compiled expectation. Build with `assertly.compile`; reuse for every response.
@@ -189,12 +191,14 @@ def compile(
                 "this looks like one typed assertion ({type: ...}); "
                 "write a list of them: [{type: ..., value: ...}]"
             )
-            raise ConfigError(problems)
+            raise ConfigError(problems, title=_TITLE)
         checkers = compile_expect_checkers(expectation, ctx)
         if problems:
-            raise ConfigError(problems)
+            raise ConfigError(problems, title=_TITLE)
         if not checkers:
-            raise ConfigError([Problem(ctx.location, "the expect dict has no assertions")])
+            raise ConfigError(
+                [Problem(ctx.location, "the expect dict has no assertions")], title=_TITLE
+            )
         return Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
     if isinstance(expectation, list | tuple):
         if not location:
@@ -203,10 +207,11 @@ def compile(
 
         checkers, weights, metrics = compile_typed_list(expectation, ctx)
         if problems:
-            raise ConfigError(problems)
+            raise ConfigError(problems, title=_TITLE)
         return Expectation("typed", checkers, weights, metrics, threshold)
     raise ConfigError(
-        [
+        title=_TITLE,
+        problems=[
             Problem(
                 location or "expectation",
                 "expected an expect dict (mapping) or a list of typed assertions, "

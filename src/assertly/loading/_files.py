@@ -35,6 +35,18 @@ def _json_load(text: str, source: str) -> Any:
 
 
 def load_data_argument(argument: str, what: str) -> Any:
+    """A JSON/YAML file path, or inline JSON, parsed (errors titled ``invalid <what>``).
+
+    Raises:
+        ConfigError: The file cannot be read or parsed, or the text is neither a file nor JSON.
+    """
+    try:
+        return _load_data_argument(argument, what)
+    except ConfigError as error:
+        raise ConfigError(error.problems, title=f"invalid {what}") from None
+
+
+def _load_data_argument(argument: str, what: str) -> Any:
     """A JSON/YAML file path, or inline JSON, parsed.
 
     Raises:
@@ -74,10 +86,13 @@ def read_text_argument(argument: str, what: str) -> str:
         data = sys.stdin.buffer.read()
     else:
         path = Path(argument)
-        if not path.is_file():
-            raise ConfigError([Problem(what, f"no such file: {argument}")])
+        # Not only regular files: a named pipe or `<(command)` is a fine source too.
+        if not path.exists() or path.is_dir():
+            raise ConfigError([Problem(what, f"no such file: {argument}")], title=f"invalid {what}")
         try:
             data = path.read_bytes()
         except OSError as error:
-            raise ConfigError([Problem(argument, f"cannot read {what}: {error}")]) from None
+            raise ConfigError(
+                [Problem(argument, f"cannot read {what}: {error.strerror}")], title=f"invalid {what}"
+            ) from None
     return data.decode("utf-8", errors="replace")

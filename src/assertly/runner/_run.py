@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import os
 import shlex
 import time
 import warnings
@@ -229,9 +230,10 @@ class Runner:
             message = "; ".join(str(problem) for problem in test.problems)
             return TrialRecord(test.key, trial, "error", 0.0, error=message)
         if test.skip_if:
-            if test.skip_if not in self.facts:
+            fact = self._fact(test.skip_if)
+            if fact is None:
                 self._warn(f"fact '{test.skip_if}' is not declared; treated as false")
-            elif self.facts[test.skip_if]:
+            elif fact:
                 return TrialRecord(
                     test.key, trial, "skipped", 0.0, reason=f"skip_if: {test.skip_if} is true"
                 )
@@ -325,6 +327,18 @@ class Runner:
             item["_failures"] = _failures(name, result)
             data.append(item)
         return StepRecord(name, status, response=output, checks=data, score=score)
+
+    def _fact(self, name: str) -> bool | None:
+        """A fact's value, or None when no source declares it (false, with a warning).
+
+        ``--fact`` first, then the environment (``skip_if: CI`` with ``CI=true``), then config.
+        """
+        if name in self.options.facts:
+            return self.options.facts[name]
+        value = os.environ.get(name)
+        if value is not None:
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return self.config.facts.get(name)
 
     def _warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -436,7 +450,7 @@ class Runner:
             await self.close()
             elapsed = (time.perf_counter() - started) * 1000
             previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
-            self.store.finish_run(run_id, _now_iso(), previous + elapsed)
+            self.store.finish_run(run_id, _now_iso(), previous + elapsed, self.warnings)
         run = build_run(
             run_id,
             self.store.run_info(run_id),
@@ -445,7 +459,6 @@ class Runner:
             self.store.evals(run_id),
         )
         run.problems = problems
-        run.warnings = [*run.warnings, *self.warnings]
         return run
 
 

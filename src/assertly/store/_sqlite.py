@@ -142,13 +142,25 @@ class RunStore:
                 (run_id, started_at, self._clean(_dumps(options))),
             )
 
-    def finish_run(self, run_id: str, finished_at: str, duration_ms: float) -> None:
-        """Mark a run finished."""
+    def finish_run(
+        self, run_id: str, finished_at: str, duration_ms: float, warnings: list[str] | None = None
+    ) -> None:
+        """Mark a run finished, keeping the warnings it raised (for re-rendered reports)."""
         with self._write() as db:
             db.execute(
                 "UPDATE runs SET finished_at = ?, duration_ms = ? WHERE run_id = ?",
                 (finished_at, duration_ms, run_id),
             )
+            if warnings:
+                row = db.execute("SELECT options FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                if row is not None:
+                    options = _loads(row[0])
+                    kept = options.get("warnings") or []
+                    options["warnings"] = [*kept, *(w for w in warnings if w not in kept)]
+                    db.execute(
+                        "UPDATE runs SET options = ? WHERE run_id = ?",
+                        (self._clean(_dumps(options)), run_id),
+                    )
 
     def save_tests(self, run_id: str, metas: list[dict[str, Any]]) -> None:
         """Record the tests a run is made of (metadata for reports)."""
