@@ -96,12 +96,15 @@ class Expectation:
         if type(response) is not Response:
             response = Response(response)
         ctx = CheckContext.build(context, now)
-        try:
-            results = [checker.check(response, ctx) for checker in self._checkers]
-        except Exception:
-            # Checkers never raise on purpose; if one does (a bug, a value nested beyond the
-            # interpreter's limits) the others still judge and that one is an error.
-            results = [_guarded(checker, response, ctx) for checker in self._checkers]
+        results: list[AssertionResult] = []
+        append = results.append
+        for checker in self._checkers:
+            try:
+                append(checker.check(response, ctx))
+            except Exception as error:
+                # Checkers never raise on purpose; if one does (a regex out of time, a value
+                # nested beyond the interpreter's limits) it is an error and the rest judge.
+                append(_could_not_judge(checker, error))
         if self._uniform:
             score = sum([r.score for r in results]) / len(results)
         else:
@@ -129,16 +132,14 @@ class Expectation:
         return CheckResult(outcome, score, results, named, threshold, extracted, self._weights)
 
 
-def _guarded(checker: Checker, response: Response, ctx: CheckContext) -> AssertionResult:
-    try:
-        return checker.check(response, ctx)
-    except Exception as error:
-        return AssertionResult(
-            getattr(checker, "key", type(checker).__name__),
-            ERROR,
-            0.0,
-            f"could not judge: {type(error).__name__} in the assertion ({error})"[:500],
-        )
+def _could_not_judge(checker: Checker, error: Exception) -> AssertionResult:
+    reason = str(error) if isinstance(error, TimeoutError) else f"{type(error).__name__}: {error}"
+    return AssertionResult(
+        getattr(checker, "key", type(checker).__name__),
+        ERROR,
+        0.0,
+        f"could not judge: {reason}"[:500],
+    )
 
 
 def _named_scores(
@@ -217,7 +218,7 @@ def compile(
                 "expected an expect dict (mapping) or a list of typed assertions, "
                 f"got {type(expectation).__name__}",
             )
-        ]
+        ],
     )
 
 

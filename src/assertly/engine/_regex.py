@@ -7,8 +7,9 @@ short strings agents return, but backtracks exponentially on patterns such as ``
   which is linear-ish for such patterns;
 * a pattern with a repetition inside a repetition (``(a+)+``, ``(a|aa)*``) runs on RE2, whose
   time is linear in the input;
-* such a pattern that RE2 cannot run (back-references, look-arounds) falls back to ``re`` and
-  says so (``engine == "re-backtracking"``).
+* such a pattern that RE2 cannot run (back-references, look-arounds) runs on the ``regex``
+  module with a time limit per search (``engine == "regex-timeout"``); a search that runs
+  out of time raises `TimeoutError`, which makes that assertion an ``error``, never a pass.
 
 Matching is always a *search* (anywhere in the text), as in the seed references.
 """
@@ -79,7 +80,7 @@ class Pattern:
 
     Attributes:
         source: The pattern as written.
-        engine: ``re``, ``re2`` or ``re-backtracking`` (risky pattern RE2 could not run).
+        engine: ``re``, ``re2`` or ``regex-timeout`` (risky pattern RE2 could not run).
         search: ``search(text)`` returning a match object or None.
     """
 
@@ -115,5 +116,31 @@ def compile_pattern(source: str, *, ignore_case: bool = False) -> Pattern:
         options.case_sensitive = not ignore_case
         return Pattern(source, "re2", re2.compile(source, options))
     except Exception:
-        # RE2 has no back-references or look-arounds; keep Python's engine and say so.
-        return Pattern(source, "re-backtracking", compiled)
+        pass
+    # RE2 has no back-references or look-arounds: backtrack, but never without a limit.
+    import regex
+
+    bounded = regex.compile(source, regex.IGNORECASE if ignore_case else 0)
+    return Pattern(source, "regex-timeout", _TimedSearch(bounded, source))
+
+
+SEARCH_TIMEOUT_S = 1.0
+
+
+class _TimedSearch:
+    """``search`` on the regex module with a time limit."""
+
+    __slots__ = ("compiled", "source")
+
+    def __init__(self, compiled: Any, source: str) -> None:
+        self.compiled = compiled
+        self.source = source
+
+    def search(self, text: str) -> Any:
+        try:
+            return self.compiled.search(text, timeout=SEARCH_TIMEOUT_S)
+        except TimeoutError:
+            raise TimeoutError(
+                f"pattern {self.source!r} backtracked for more than {SEARCH_TIMEOUT_S:g} s "
+                "on this output; simplify the pattern"
+            ) from None
