@@ -241,3 +241,17 @@ def test_concurrency_runs_calls_in_parallel(project: Project) -> None:
     assert result.counts() == (6, 6, 0, 0, 0)
     # Six half-second calls, one after another, would take 3 s and more.
     assert elapsed < 2.8
+
+
+def test_rate_limit_spaces_the_calls(project: Project) -> None:
+    log = str(project.root / "calls.log")
+    tests = [
+        {"id": f"t{i}", "input": {"log": log}, "expect": {"status": "success"}} for i in range(5)
+    ]
+    project.tests_file("rate.tests.yaml", {"s": tests})
+    started = time.monotonic()
+    result = project.run("run", ".", "--target", project.agent, "-j", "5", "--rate-limit", "5")
+    elapsed = time.monotonic() - started
+    assert result.counts() == (5, 5, 0, 0, 0)
+    # Five calls at five per second: the last one starts 0.8 s after the first.
+    assert elapsed >= 0.8

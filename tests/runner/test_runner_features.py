@@ -342,6 +342,30 @@ def test_cli_fact_overrides_config_fact(project: Project) -> None:
     assert [w for w in result.report["warnings"] if "on_ci" in w] == []
 
 
+def test_fact_from_the_environment(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.write("assertly.yaml", {"facts": {"slow_env": False}})
+    _skip_tests(project)
+    monkeypatch.setenv("on_ci", "true")
+    monkeypatch.setenv("slow_env", "1")  # the environment overrides the config …
+    monkeypatch.setenv("mystery_fact", "no")
+    result = project.run("run", ".", "--target", project.agent, "--fact", "slow_env=false")
+    assert result.status("ci-only-skip") == "skipped"
+    assert result.status("slow-skip") == "passed"  # … and --fact overrides both
+    assert result.status("undeclared") == "passed"
+    assert result.report is not None
+    assert result.report["warnings"] == []  # every fact was declared somewhere
+
+
+def test_warnings_survive_in_the_store(project: Project) -> None:
+    _skip_tests(project)
+    live = project.run("run", ".", "--target", project.agent)
+    again = project.run("report", "last")
+    assert live.report is not None and again.report is not None
+    assert [w for w in live.report["warnings"] if "mystery_fact" in w]
+    assert again.report["warnings"] == live.report["warnings"]
+    assert again.report["summary"] == live.report["summary"]
+
+
 def test_bad_fact_argument_is_a_usage_error(project: Project) -> None:
     _skip_tests(project)
     result = project.run("run", ".", "--target", project.agent, "--fact", "on_ci")
