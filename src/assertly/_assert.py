@@ -23,7 +23,9 @@ def _unwrap(expectation: Any) -> tuple[Any, float | None]:
 
     The same forms ``assertly check --expect`` accepts.
     """
-    if isinstance(expectation, Mapping) and ("expect" in expectation or "assertions" in expectation):
+    if isinstance(expectation, Mapping) and (
+        "expect" in expectation or "assertions" in expectation
+    ):
         if "expect" in expectation and "assertions" in expectation:
             raise ConfigError(
                 [Problem("expectation", "give expect or assertions to assert_response, not both")]

@@ -7,6 +7,8 @@ Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or confi
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -76,9 +78,7 @@ def check_command(
         response = read_text_argument(response_argument, "response")
     except ConfigError as error:
         if output_format == "json":
-            _echo_json(
-                {"error": "configuration", "problems": [str(p) for p in error.problems]}
-            )
+            _echo_json({"error": "configuration", "problems": [str(p) for p in error.problems]})
         _print_problems(error)
         sys.exit(EXIT_USAGE)
     result = expectation.check(response, context=context, now=moment)
@@ -109,7 +109,8 @@ def _load_context(argument: str | None) -> dict[str, Any] | None:
     context = load_data_argument(argument, "context")
     if not isinstance(context, dict):
         raise ConfigError(
-            [Problem("context", f"expected a JSON object, got {context!r}")], title="invalid --context"
+            [Problem("context", f"expected a JSON object, got {context!r}")],
+            title="invalid --context",
         )
     for key in ("cost_usd", "latency_ms"):
         value = context.get(key)
@@ -166,13 +167,21 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     for output in outputs:
         if not output.lower().endswith((".json", ".xml", ".md", ".html")):
             raise ConfigError(
-                [Problem("-o", f"{output!r}: the extension picks the format: .json, .xml, .md, .html")]
+                [
+                    Problem(
+                        "-o", f"{output!r}: the extension picks the format: .json, .xml, .md, .html"
+                    )
+                ]
             )
 
 
 @main.command("run")
 @click.argument("paths", nargs=-1)
-@click.option("--target", metavar="SPEC", help="cmd:<command>, http(s)://…, py:module:function, fixtures:<file.jsonl>.")
+@click.option(
+    "--target",
+    metavar="SPEC",
+    help="cmd:<command>, http(s)://…, py:module:function, fixtures:<file.jsonl>.",
+)
 @click.option("-j", "--concurrency", type=click.IntRange(1, 1024), help="Calls in flight at once.")
 @click.option("--trials", type=click.IntRange(1, 10_000), help="Trials per test.")
 @click.option("--pass-threshold", type=click.Choice(["any", "all", "majority"]))
@@ -181,24 +190,47 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
 @click.option("--suite", "suites", multiple=True)
 @click.option("--test", "test_ids", multiple=True, metavar="ID")
 @click.option("--tag", "tags", multiple=True)
-@click.option("-k", "keyword", metavar="EXPR", help="Words with and/or/not over id, name, suite, tags.")
+@click.option(
+    "-k", "keyword", metavar="EXPR", help="Words with and/or/not over id, name, suite, tags."
+)
 @click.option("--now", metavar="ISO")
 @click.option("--fact", "facts", multiple=True, metavar="NAME=BOOL")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), help="Per-call timeout (s).")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Per-call timeout (s).",
+)
 @click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Calls per second.")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FILE", help="Report file: .json .xml .md .html.")
-@click.option("--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last').")
+@click.option(
+    "-o",
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="FILE",
+    help="Report file: .json .xml .md .html.",
+)
+@click.option(
+    "--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last')."
+)
 @click.option("--store", "store_path", metavar="FILE", help="Run store (default from config).")
 @click.option("--config", "config_path", metavar="FILE")
 @click.option("--plain", is_flag=True, help="No progress bar, even on a terminal.")
-def run_command(paths: tuple[str, ...], outputs: tuple[str, ...], facts: tuple[str, ...], now: str | None, plain: bool, **kwargs: Any) -> None:
+def run_command(
+    paths: tuple[str, ...],
+    outputs: tuple[str, ...],
+    facts: tuple[str, ...],
+    now: str | None,
+    plain: bool,
+    **kwargs: Any,
+) -> None:
     """Run agent test files and workflow eval sections."""
     from .engine._context import parse_now
-    from .reports import ConsoleReporter, write_report
-    from .runner import RunOptions, prepare
+    from .reports import ConsoleReporter
+    from .runner import RunOptions
     from .runner import run as run_tests
 
-    try:
+    with _usage_errors():
         _check_outputs(outputs)
         options = RunOptions(
             paths=list(paths),
@@ -212,23 +244,10 @@ def run_command(paths: tuple[str, ...], outputs: tuple[str, ...], facts: tuple[s
         )
         if not options.paths and not options.resume:
             raise ConfigError([Problem("paths", "give at least one test file or directory")])
-        total = 0
-        if options.paths:
-            _, tests, _, _ = prepare(options)
-            total = len(tests)
-        with ConsoleReporter(total, force_plain=plain) as reporter:
+        with ConsoleReporter(force_plain=plain) as reporter:
             record = run_tests(options, reporter)
-        reporter.summary(record)
-        for output in outputs:
-            write_report(record, output)
-            click.echo(f"wrote {output}")
-    except ConfigError as error:
-        _print_problems(error)
-        sys.exit(EXIT_USAGE)
-    except AssertlyError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+    reporter.summary(record)
+    _write_reports(record, outputs)
 
 
 @main.command("validate")
@@ -240,20 +259,15 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
 
     from .loading import find_config, load_config, load_paths
 
-    try:
+    with _usage_errors():
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
         config = load_config(config_file)
-    except ConfigError as error:
-        _print_problems(error)
-        sys.exit(EXIT_USAGE)
     loaded = load_paths(paths, sensitive_prefixes=config.sensitive_prefixes)
     problems = loaded.problems
     cases = sum(len(suite.cases) for suite in loaded.evals)
     for problem in problems:
         click.echo(f"{problem}", err=True)
-    click.echo(
-        f"{len(loaded.tests)} tests, {cases} eval cases, {len(problems)} problems"
-    )
+    click.echo(f"{len(loaded.tests)} tests, {cases} eval cases, {len(problems)} problems")
     sys.exit(EXIT_USAGE if problems else EXIT_PASSED)
 
 
@@ -263,22 +277,12 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
 @click.option("--store", "store_path", default=None, metavar="FILE")
 def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None) -> None:
     """Re-render a stored run without re-running it."""
-    from .reports import write_report
     from .runner import load_run
 
-    try:
+    with _usage_errors():
         _check_outputs(outputs)
         record = load_run(store_path or _default_store(), run_id)
-    except ConfigError as error:
-        _print_problems(error)
-        sys.exit(EXIT_USAGE)
-    except AssertlyError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    for output in outputs:
-        write_report(record, output)
-        click.echo(f"wrote {output}")
-    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+    _write_reports(record, outputs)
 
 
 @main.command("recheck")
@@ -291,24 +295,14 @@ def recheck_command(
 ) -> None:
     """Re-judge a stored run's responses with the current test files (no target calls)."""
     from .engine._context import parse_now
-    from .reports import ConsoleReporter, write_report
+    from .reports import ConsoleReporter
     from .runner import recheck
 
-    try:
+    with _usage_errors():
         _check_outputs(outputs)
         record = recheck(store_path or _default_store(), run_id, now=_parse_now(now, parse_now))
-    except ConfigError as error:
-        _print_problems(error)
-        sys.exit(EXIT_USAGE)
-    except AssertlyError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    reporter = ConsoleReporter(len(record.tests), force_plain=True)
-    reporter.summary(record)
-    for output in outputs:
-        write_report(record, output)
-        click.echo(f"wrote {output}")
-    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+    ConsoleReporter(len(record.tests), force_plain=True).summary(record)
+    _write_reports(record, outputs)
 
 
 @main.command("schema")
@@ -318,6 +312,29 @@ def schema_command(kind: str) -> None:
     from .loading import json_schemas
 
     _echo_json(json_schemas()[kind])
+
+
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    """Turn a user's mistake into a clear message and exit code 2 (never a traceback)."""
+    try:
+        yield
+    except ConfigError as error:
+        _print_problems(error)
+        sys.exit(EXIT_USAGE)
+    except AssertlyError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _write_reports(record: Any, outputs: tuple[str, ...]) -> None:
+    """Write each ``-o`` report, then exit 0 when the run passed and 1 otherwise."""
+    from .reports import write_report
+
+    for output in outputs:
+        write_report(record, output)
+        click.echo(f"wrote {output}")
+    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
 
 
 def _default_store() -> str:

@@ -23,6 +23,7 @@ session; ``--assertly-report`` writes a JSON, JUnit XML, Markdown or HTML report
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shutil
 import tempfile
@@ -112,9 +113,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="K",
         help="Trials per test (a test's own trials: wins; default: the config's).",
     )
-    group.addoption(
-        "--assertly-now", metavar="ISO", help="Reference time for date assertions."
-    )
+    group.addoption("--assertly-now", metavar="ISO", help="Reference time for date assertions.")
     group.addoption(
         "--assertly-fact",
         action="append",
@@ -258,8 +257,7 @@ class _State:
             except ValueError:
                 raise _usage(
                     "--assertly-now",
-                    f"{option.assertly_now!r} is not an ISO 8601 time such as "
-                    "2026-01-31T12:00:00Z",
+                    f"{option.assertly_now!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z",
                 ) from None
         for report in option.assertly_report:
             if not report.lower().endswith(REPORT_SUFFIXES):
@@ -339,7 +337,7 @@ class _State:
     def runner(self) -> Runner:
         """The session's runner (built once)."""
         if self._runner is None:
-            from .runner import RunOptions, Runner
+            from .runner import Runner, RunOptions
             from .store import RunStore
 
             options = RunOptions(
@@ -372,10 +370,8 @@ class _State:
 
     def _start_run(self) -> None:
         threshold = "all"
-        try:
+        with contextlib.suppress(Exception):  # a config problem is reported at collection
             threshold = self.project().pass_threshold
-        except Exception:  # reported where the files are collected
-            pass
         store = self.store()
         assert store is not None and self.run_id is not None
         store.start_run(
@@ -528,6 +524,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     store = state.store()
     if store is not None and state.run_id is not None and metas:
         store.save_tests(state.run_id, metas)
+        # Tests a skip_if fact skips never reach setup: store their skipped trial now.
+        for item in session.items:
+            record = item.skipped_record() if isinstance(item, AssertlyTestItem) else None
+            if record is not None:
+                state.save_trials(record.test_key, [record])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -582,7 +583,7 @@ def is_assertly_file(path: Path) -> bool:
     import yaml
 
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         # Broken YAML: ours if it reads like an eval section, so the problem gets reported.
         return re.search(r"^\s+cases\s*:", text, re.MULTILINE) is not None
@@ -716,17 +717,17 @@ class _AssertlyItem(pytest.Item):
     def _with_source(self, lines: list[str]) -> str:
         source = self.source()
         if source:
-            lines = [*lines, "", f"{self.path.name}:{self.declared_line}: declared here", *source]
+            node = self._file()
+            where = node.nodeid if node is not None else self.path.name
+            lines = [*lines, "", f"{where}:{self.declared_line}: declared here", *source]
         return "\n".join(lines)
 
     def _fail_setup(self, problems: list[str]) -> NoReturn:
         __tracebackhide__ = True
-        text = ["assertly: this test cannot run:", *(f"  {problem}" for problem in problems)]
+        text = [f"cannot run: {problem}" for problem in problems]
         pytest.fail(self._with_source(text), pytrace=False)
 
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """An assertly verdict is shown as its report, with no Python traceback."""
         if isinstance(excinfo.value, AssertlyFailure):
             return str(excinfo.value)
@@ -763,6 +764,12 @@ class AssertlyTestItem(_AssertlyItem):
             state.register_marker(marker, f"assertly priority {test.priority!r}")
             self.add_marker(marker)
         self.extra_keyword_matches.update({test.name, test.agent, *test.tags})
+        # A skip_if fact that holds skips the test the way a skip marker does (pytest then
+        # reports the test's own file and line); a test that cannot load is an error first.
+        self.skip_reason: str | None = None
+        if test.skip_if and not test.problems and state.facts_in_force.get(test.skip_if):
+            self.skip_reason = f"skip_if: {test.skip_if} is true"
+            self.add_marker(pytest.mark.skip(reason=self.skip_reason))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Where the test is: its file and line, and ``SUITE::ID``."""
@@ -785,8 +792,16 @@ class AssertlyTestItem(_AssertlyItem):
             "agent": test.agent,
         }
 
+    def skipped_record(self) -> TrialRecord | None:
+        """The stored trial of a test its ``skip_if`` fact skips (None when it runs)."""
+        from .runner import TrialRecord
+
+        if self.skip_reason is None:
+            return None
+        return TrialRecord(self.test.key, 1, "skipped", 0.0, reason=self.skip_reason)
+
     def setup(self) -> None:
-        """Load problems are errors; a ``skip_if`` fact that holds is a skip."""
+        """Load problems are errors; an undeclared ``skip_if`` fact is false, with a warning."""
         __tracebackhide__ = True
         from .runner import TrialRecord
 
@@ -798,20 +813,12 @@ class AssertlyTestItem(_AssertlyItem):
                 test.key, [TrialRecord(test.key, 1, "error", 0.0, error="; ".join(problems))]
             )
             self._fail_setup(problems)
-        if test.skip_if:
-            facts = state.facts_in_force
-            if test.skip_if not in facts:
-                warnings.warn(
-                    f"{test.id}: fact '{test.skip_if}' is not declared; treated as false",
-                    AssertlyWarning,
-                    stacklevel=1,
-                )
-            elif facts[test.skip_if]:
-                reason = f"skip_if: {test.skip_if} is true"
-                state.save_trials(
-                    test.key, [TrialRecord(test.key, 1, "skipped", 0.0, reason=reason)]
-                )
-                pytest.skip(reason)
+        if test.skip_if and test.skip_if not in state.facts_in_force:
+            warnings.warn(
+                f"{test.id}: fact '{test.skip_if}' is not declared; treated as false",
+                AssertlyWarning,
+                stacklevel=1,
+            )
 
     def runtest(self) -> None:
         """Run every trial on the session loop; fail unless the pass threshold is met."""
@@ -846,10 +853,12 @@ class AssertlyTestItem(_AssertlyItem):
         test = self.test
         records = self.records
         passes = sum(1 for record in records if record.status == "passed")
-        head = f"assertly test {test.suite}::{test.id} {status} (agent {test.agent})"
+        first = next(record for record in records if record.status in ("failed", "error"))
+        lines = [f"{test.id} {status}: {_headline(first)}"]
+        about = f"assertly test {test.suite}::{test.id} of agent {test.agent}"
         if len(records) > 1:
-            head += f": {passes} of {len(records)} trials passed (pass threshold: {threshold})"
-        lines = [head]
+            about += f": {passes} of {len(records)} trials passed (pass threshold: {threshold})"
+        lines.append(about)
         seen: dict[str, int] = {}
         for record in records:
             label = f"trial {record.trial}: {record.status}"
@@ -870,6 +879,18 @@ class AssertlyTestItem(_AssertlyItem):
         return self._with_source(lines)
 
 
+def _headline(record: TrialRecord) -> str:
+    """The first reason a trial did not pass, on one line (pytest's short summary shows it)."""
+    if record.error:
+        return record.error
+    if record.failures:
+        failure = record.failures[0]
+        more = len(record.failures) - 1
+        text = f"{failure.get('assertion')}: {failure.get('message')}"
+        return text + (f" (and {more} more)" if more else "")
+    return f"the trial ended {record.status}"
+
+
 async def _run_trials(runner: Runner, test: TestCase, count: int) -> list[TrialRecord]:
     pool = asyncio.Semaphore(runner.concurrency)
 
@@ -883,7 +904,7 @@ async def _run_trials(runner: Runner, test: TestCase, count: int) -> list[TrialR
 def _short(value: Any) -> str:
     from .engine._values import dumps
 
-    text = value if isinstance(value, str) else dumps(value)
+    text = value.rstrip() if isinstance(value, str) else dumps(value)
     return text if len(text) <= _VALUE_LIMIT else text[: _VALUE_LIMIT - 1] + "…"
 
 
@@ -988,7 +1009,19 @@ class AssertlyEvalItem(_AssertlyItem):
                 stacklevel=1,
             )
             return
-        lines = [f"assertly eval case {case.id} {case.status} (score {case.score:.4g}; {suite_line})"]
+        reasons = [
+            f"{block_id}: {result.get('assertion')}: {result.get('message')}"
+            for block_id, data in case.blocks.items()
+            for result in data.get("results", [])
+            if not result.get("passed")
+        ]
+        headline = case.error or (reasons[0] if reasons else f"score {case.score:.4g}")
+        if len(reasons) > 1:
+            headline += f" (and {len(reasons) - 1} more)"
+        lines = [
+            f"{case.id} {case.status}: {headline}",
+            f"assertly eval case {case.id} (score {case.score:.4g}; {suite_line})",
+        ]
         if case.error:
             lines.append(f"ERROR: {case.error}")
         for block_id, data in case.blocks.items():
@@ -1044,7 +1077,7 @@ class AssertlyLoadErrorItem(_AssertlyItem):
             self.key, [TrialRecord(self.key, 1, "error", 0.0, error="; ".join(self.problems))]
         )
         pytest.fail(
-            "\n".join(["assertly: this file cannot be loaded:", *(f"  {p}" for p in self.problems)]),
+            "\n".join(f"cannot load: {problem}" for problem in self.problems),
             pytrace=False,
         )
 
@@ -1066,7 +1099,9 @@ class TargetCaller:
     def __init__(self, state: _State) -> None:
         self._state = state
 
-    def __call__(self, agent: str, payload: Any, *, timeout_s: float | None = None) -> TargetResponse:
+    def __call__(
+        self, agent: str, payload: Any, *, timeout_s: float | None = None
+    ) -> TargetResponse:
         """Call ``agent`` with ``payload`` and return its response.
 
         Raises:
@@ -1075,7 +1110,9 @@ class TargetCaller:
         runner = self._state.runner()
         return self._state.loop.run(_call_target(runner, agent, payload, timeout_s))
 
-    async def acall(self, agent: str, payload: Any, *, timeout_s: float | None = None) -> TargetResponse:
+    async def acall(
+        self, agent: str, payload: Any, *, timeout_s: float | None = None
+    ) -> TargetResponse:
         """`__call__` for async code."""
         runner = self._state.runner()
         return await self._state.loop.arun(_call_target(runner, agent, payload, timeout_s))
@@ -1101,9 +1138,10 @@ async def _call_target(
 
 @pytest.fixture(scope="session")
 def assertly_target(pytestconfig: pytest.Config) -> TargetCaller:
-    """Call a configured agent: ``response = assertly_target("search", {"q": "x"})``.
+    """A `TargetCaller` for the project's agents.
 
-    Returns the target's response (``.output``, ``.model``, ``.cost_usd``, ``.latency_ms``);
+    ``response = assertly_target("search", {"q": "x"})`` returns the target's response
+    (``.output``, ``.model``, ``.cost_usd``, ``.latency_ms``);
     ``assertly_check(response, expectation)`` judges it with its cost and latency.
     """
     return TargetCaller(_state(pytestconfig))

@@ -1,5 +1,7 @@
-"""The text rendering of one check: every assertion on a line, failures with expected, actual
-and path underneath, readable at a glance.
+"""The text rendering of one check.
+
+Every assertion on a line, failures with expected, actual and path underneath, readable at a
+glance.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def render_check(result: CheckResult) -> list[tuple[str, str]]:
         result.outcome, result.outcome.value.upper()
     )
     style = _MARKS.get(result.outcome, ("", ""))[1]
-    summary = f"{verdict}  {total - len(failing)} of {total} assertions passed  (score {result.score:.4g}"
+    summary = f"{verdict}  {total - len(failing)} of {total} assertions passed"
+    summary += f"  (score {result.score:.4g}"
     if result.threshold is not None:
         summary += f", threshold {result.threshold:g}"
     summary += ")"

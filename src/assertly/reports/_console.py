@@ -1,5 +1,7 @@
-"""Console output of a run: a progress bar on a terminal (counts so far and ETA), plain lines
-otherwise; then one block per failing test with its failing assertions, and a summary.
+"""Console output of a run.
+
+A progress bar on a terminal (counts so far and ETA), plain lines otherwise; then one block
+per failing test with its failing assertions, and a summary.
 """
 
 from __future__ import annotations
@@ -7,21 +9,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..engine._values import dumps
 from ..runner import RunRecord
+from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["ConsoleReporter"]
-
-
-def _short(value: Any, limit: int = 200) -> str:
-    text = f"'{value}'" if isinstance(value, str) else dumps(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ConsoleReporter:
     """Progress while running, failures and a summary at the end."""
 
-    def __init__(self, total: int, *, stream: Any = None, force_plain: bool = False) -> None:
+    def __init__(self, total: int = 0, *, stream: Any = None, force_plain: bool = False) -> None:
         from rich.console import Console
 
         self.stream = stream or sys.stdout
@@ -56,7 +53,12 @@ class ConsoleReporter:
             self._progress.stop()
 
     def __call__(self, event: str, data: Any) -> None:
-        """Runner listener."""
+        """Runner listener: ``start`` (number of tests), ``test`` (test, status)."""
+        if event == "start":
+            self.total = int(data)
+            if self._progress is not None:
+                self._progress.update(self._task, total=self.total)
+            return
         if event != "test":
             return
         test, status = data
@@ -77,37 +79,19 @@ class ConsoleReporter:
             where = f"{test.file}:{test.line}" if test.line else test.file
             header = f"{test.status.upper()} {test.suite}::{test.id}  ({where})"
             print_(f"[{style}]{header}[/]" if colour else header, markup=colour)
-            for trial in test.trials:
-                if trial.status in ("passed", "skipped"):
-                    continue
-                prefix = f"  trial {trial.trial}: " if len(test.trials) > 1 else "  "
-                if trial.error:
-                    print_(f"{prefix}error: {trial.error}", markup=False)
-                for failure in trial.failures:
-                    print_(f"{prefix}✗ {failure['assertion']}: {failure['message']}", markup=False)
-                    if failure.get("path"):
-                        print_(f"      path:     {failure['path']}", markup=False)
-                    if failure.get("expected") is not None:
-                        print_(f"      expected: {_short(failure['expected'])}", markup=False)
-                    if failure.get("actual") is not None:
-                        print_(f"      actual:   {_short(failure['actual'])}", markup=False)
-            if test.flaky:
-                print_(f"  flaky: {test.passes}/{len(test.trials)} trials passed", markup=False)
+            for line in test_failure_lines(test):
+                print_(line, markup=False)
         for suite in run.evals:
             verdict = "PASSED" if suite.passed else "FAILED"
-            print_(
-                f"EVAL {verdict} {suite.file}: score {suite.score:.3f} (threshold {suite.threshold:g})",
-                markup=False,
-            )
+            score = f"score {suite.score:.3f} (threshold {suite.threshold:g})"
+            print_(f"EVAL {verdict} {suite.file}: {score}", markup=False)
             for case in suite.cases:
                 if case.status != "passed":
-                    detail = case.error or "; ".join(
-                        f"[{block}] {r['assertion']}: {r['message']}"
-                        for block, result in case.blocks.items()
-                        for r in result.get("results", [])
-                        if not r.get("passed")
+                    detail = eval_case_detail(case)
+                    print_(
+                        f"  {case.status} {case.id} (score {case.score:.3f}): {detail}",
+                        markup=False,
                     )
-                    print_(f"  {case.status} {case.id} (score {case.score:.3f}): {detail}", markup=False)
         for problem in run.problems:
             print_(f"PROBLEM {problem}", markup=False)
         for warning in run.warnings:
@@ -116,6 +100,7 @@ class ConsoleReporter:
         line = (
             f"{s['total']} total, {s['passed']} passed, {s['failed']} failed, "
             f"{s['errored']} errored, {s['skipped']} skipped "
-            f"({s['pass_rate'] * 100:.1f}% pass rate) in {s['duration_ms'] / 1000:.2f}s  run {run.run_id}"
+            f"({s['pass_rate'] * 100:.1f}% pass rate) in {s['duration_ms'] / 1000:.2f}s"
         )
+        line += f"  run {run.run_id}"
         print_(line, markup=False)

@@ -1,5 +1,7 @@
-"""JUnit XML for CI systems: one ``testsuite`` per (file, suite), one ``testcase`` per test,
-eval cases under a suite per workflow file. Failures carry expected / actual / path.
+"""JUnit XML for CI systems.
+
+One ``testsuite`` per (file, suite), one ``testcase`` per test, eval cases under a suite per
+workflow file. Failures carry expected / actual / path.
 """
 
 from __future__ import annotations
@@ -7,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
-from ..engine._values import dumps
 from ..runner import RunRecord, TestRecord
+from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["render_junit"]
 
@@ -21,22 +23,7 @@ def _clean(text: str) -> str:
 
 
 def _failure_text(test: TestRecord) -> str:
-    lines: list[str] = []
-    for trial in test.trials:
-        if trial.status in ("passed", "skipped"):
-            continue
-        lines.append(f"trial {trial.trial}: {trial.status}")
-        if trial.error:
-            lines.append(f"  error: {trial.error}")
-        for failure in trial.failures:
-            lines.append(f"  [{failure['step']}] {failure['assertion']}: {failure['message']}")
-            if failure.get("path"):
-                lines.append(f"      path:     {failure['path']}")
-            if failure.get("expected") is not None:
-                lines.append(f"      expected: {dumps(failure['expected'])}")
-            if failure.get("actual") is not None:
-                lines.append(f"      actual:   {dumps(failure['actual'])[:500]}")
-    return _clean("\n".join(lines))
+    return _clean("\n".join(test_failure_lines(test)))
 
 
 def render_junit(run: RunRecord) -> bytes:
@@ -83,14 +70,8 @@ def render_junit(run: RunRecord) -> bytes:
             counts["tests"] += 1
             if verdict.status == "failed":
                 counts["failures"] += 1
-                messages = [
-                    f"[{block}] {r['assertion']}: {r['message']}"
-                    for block, result in verdict.blocks.items()
-                    for r in result.get("results", [])
-                    if not r.get("passed")
-                ]
                 failure = ET.SubElement(node, "failure", message=f"score {verdict.score:.3f}")
-                failure.text = _clean("\n".join(messages))
+                failure.text = _clean(eval_case_detail(verdict).replace("; [", "\n["))
             elif verdict.status == "error":
                 counts["errors"] += 1
                 ET.SubElement(node, "error", message=_clean(verdict.error or "error"))

@@ -419,6 +419,7 @@ class Runner:
     ) -> RunRecord:
         """Run everything; return the run as rebuilt from the store."""
         self.run_id = run_id
+        self.listener("start", len(tests))
         started = time.perf_counter()
         resumed = self.store.trials(run_id)
         self.store.save_tests(run_id, [_meta(test) for test in tests])
