@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The assertly demo: judge the bundled example responses with `assertly check`.
+# The assertly demo. Part 1 judges the bundled example responses with `assertly check`; part 2
+# runs the example agent tests and workflow eval with `assertly run` from examples/, writes
+# reports to examples/reports/, re-renders the stored run with `assertly report` and validates
+# the files with `assertly validate`.
 # Run it with `make demo` (which puts .venv/bin on PATH first), or from the repository root:
 #   PATH=.venv/bin:$PATH bash examples/demo.sh
-# One check is meant to fail (exit code 1). Any other unexpected exit code stops the demo
-# with a non-zero status, so `make demo` fails when something is really wrong.
+# Some steps are meant to fail (exit code 1) or to be refused (exit code 2). Any other
+# unexpected exit code stops the demo with a non-zero status, so `make demo` fails when
+# something is really wrong.
 set -u
 
 cd "$(dirname "$0")/.." || exit 2
@@ -17,25 +21,29 @@ heading() {
     printf '\n== %s\n' "$1"
 }
 
-# check EXPECTED_EXIT_CODE ARGS...: run `assertly check ARGS...`, show the command, and stop
-# the demo unless it exits with the expected code.
-check() {
+# demo EXPECTED_EXIT_CODE ARGS...: run `assertly ARGS...`, show the command, and stop the demo
+# unless it exits with the expected code.
+demo() {
     local expected=$1
     shift
     local shown="" arg
     for arg in "$@"; do
         if [[ $arg =~ ^[A-Za-z0-9_./:=-]+$ ]]; then shown+=" $arg"; else shown+=" '$arg'"; fi
     done
-    printf '$ assertly check%s\n' "$shown"
-    assertly check "$@" 2>&1 # one stream, so messages stay in order in logs
+    printf '$ assertly%s\n' "$shown"
+    assertly "$@" 2>&1 # one stream, so messages stay in order in logs
     local code=$?
     if [ "$code" -ne "$expected" ]; then
-        echo "demo: 'assertly check$shown' exited with $code, expected $expected" >&2
+        echo "demo: 'assertly$shown' exited with $code, expected $expected" >&2
         exit 1
     fi
     if [ "$code" -ne 0 ]; then
         echo "(exit code $code, as expected)"
     fi
+}
+
+check() {
+    demo "$1" check "${@:2}"
 }
 
 heading "1. An agent's JSON search response against an expect dict (passes)"
@@ -57,4 +65,25 @@ check 1 --expect examples/search_expect_failing.yaml --response examples/search_
 heading "6. A misspelt assertion is a configuration error (exit code 2, nothing judged)"
 check 2 --expect '{"status": "success", "results_mn": 1}' --response examples/search_response.json
 
-printf '\nDemo finished: every check exited with the expected code.\n'
+# Part 2: `assertly run`. assertly.yaml (the project config: agents, hooks, facts, run store)
+# is read from the current directory, and the agent command runs there, so run from examples/.
+printf '\n$ cd examples\n'
+cd examples || exit 2
+rm -rf reports # a fresh run store and fresh reports on every demo run
+
+heading "7. Run one suite of agent tests against the example agent (passes)"
+demo 0 run notes.tests.yaml --suite errors --plain
+
+heading "8. Run every test and the workflow eval, with reports (two tests fail on purpose)"
+demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
+    -o reports/report.json -o reports/report.xml -o reports/report.md -o reports/report.html
+
+heading "9. Re-render the stored run without re-running it (exit code from the stored verdicts)"
+demo 1 report last -o reports/last.md
+sed -n '1,12p' reports/last.md
+
+heading "10. Load and compile the test files without running anything"
+demo 0 validate notes.tests.yaml summarizer.workflow.yaml
+
+printf '\nDemo finished: every command exited with the expected code.\n'
+printf 'Reports: examples/reports/report.{json,xml,md,html}\n'

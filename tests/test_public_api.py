@@ -32,6 +32,7 @@ PUBLIC_API: frozenset[str] = frozenset(
         "StoreError",
         "TargetError",
         "__version__",
+        "assert_response",
         "assertion",
         "check",
         "compile",
@@ -74,10 +75,7 @@ def test_star_import_gives_exactly_the_public_api() -> None:
 
 def _own_doc(obj: Any) -> str:
     """The docstring written on ``obj`` itself (a class does not inherit its base's here)."""
-    if inspect.isclass(obj):
-        doc = obj.__dict__.get("__doc__")
-    else:
-        doc = getattr(obj, "__doc__", None)
+    doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else getattr(obj, "__doc__", None)
     return (doc or "").strip()
 
 
@@ -88,11 +86,10 @@ def test_every_public_name_has_a_docstring(name: str) -> None:
 
 def _public_members(cls: type) -> list[tuple[str, Any]]:
     members = []
-    for member_name, member in vars(cls).items():
+    for member_name, raw in vars(cls).items():
         if member_name.startswith("_"):
             continue
-        if isinstance(member, staticmethod | classmethod):
-            member = member.__func__
+        member = raw.__func__ if isinstance(raw, staticmethod | classmethod) else raw
         if inspect.isfunction(member) or isinstance(member, property):
             members.append((member_name, member))
     return members

@@ -10,6 +10,7 @@ compile it, and check every response against it::
     assert result.passed
 """
 
+from ._assert import assert_response
 from ._exceptions import AssertlyError, ConfigError, Problem, StoreError, TargetError
 from .engine import (
     AssertionResult,
@@ -48,6 +49,7 @@ __all__ = [
     "StoreError",
     "TargetError",
     "__version__",
+    "assert_response",
     "assertion",
     "check",
     "compile",

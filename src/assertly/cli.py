@@ -144,7 +144,7 @@ def _echo_text(result: Any) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from .reports import render_check
+    from .reports._check_text import render_check
 
     console = Console(highlight=False, soft_wrap=True)
     for line, style in render_check(result):

@@ -393,7 +393,7 @@ class _State:
         """Load one test or workflow file with the project's settings."""
         from .loading import load_paths
 
-        return load_paths([path], sensitive_prefixes=self.project().sensitive_prefixes)
+        return load_paths([_relative(path)], sensitive_prefixes=self.project().sensitive_prefixes)
 
     # -- what items ask for ----------------------------------------------------------------------
     def register_marker(self, name: str, description: str) -> None:
@@ -474,6 +474,13 @@ _STATE = pytest.StashKey[_State]()
 
 def _state(config: pytest.Config) -> _State:
     return config.stash[_STATE]
+
+
+def _relative(path: Path) -> Path:
+    """Relative to the working directory when below it, as ``assertly run .`` names files."""
+    with contextlib.suppress(ValueError):
+        return path.relative_to(Path.cwd())
+    return path
 
 
 def _now_iso() -> str:
@@ -1047,7 +1054,7 @@ class AssertlyLoadErrorItem(_AssertlyItem):
     @property
     def key(self) -> str:
         """The key of this pseudo-test in the run store."""
-        return f"{self.path}::file::load"
+        return f"{_relative(self.path)}::file::load"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """The file itself."""
@@ -1060,7 +1067,7 @@ class AssertlyLoadErrorItem(_AssertlyItem):
             "id": "load",
             "name": f"load {self.path.name}",
             "suite": "file",
-            "file": str(self.path),
+            "file": str(_relative(self.path)),
             "line": None,
             "tags": [],
             "priority": None,

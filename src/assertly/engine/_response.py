@@ -16,9 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-import orjson
-
-from ._values import dumps
+from ._values import dumps, loads
 
 __all__ = ["NOT_JSON", "Response", "iter_json_values"]
 
@@ -148,8 +146,8 @@ def _iter_matched(
 
 def _loads(text: str) -> Any:
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return loads(text)
+    except ValueError:
         return NOT_JSON
 
 

@@ -4,13 +4,49 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "fmt", "is_number", "json_equal", "json_type", "to_json_bytes"]
+__all__ = ["dumps", "loads", "fmt", "is_number", "json_equal", "json_type", "to_json_bytes"]
 
 _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+# orjson reads integers beyond 64 bits as floats, which would make 10**30 equal 10**30 + 1.
+# Any run of 19 digits may be such an integer; such text is read by the stdlib, exactly.
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON text exactly: orjson, or the stdlib when big integers may be present.
+
+    Raises:
+        json.JSONDecodeError: The text is not JSON (orjson's error is a subclass), with
+            ``msg``, ``lineno`` and ``colno``; or ValueError for nesting beyond the limits.
+    """
+    if isinstance(text, bytes | bytearray):
+        if _LONG_DIGITS.search(text.decode("utf-8", "replace")) is None:
+            return orjson.loads(text)
+        text = text.decode("utf-8")
+    elif _LONG_DIGITS.search(text) is None:
+        return orjson.loads(text)
+    stripped = text.strip()
+    try:
+        value, end = _EXACT_DECODER.raw_decode(stripped)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    if end != len(stripped):
+        raise json.JSONDecodeError("Extra data", stripped, end)
+    return value
 
 
 def dumps(value: Any) -> str:

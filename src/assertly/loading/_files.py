@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
+import json
 
 from .._exceptions import ConfigError, Problem
+from ..engine._values import loads
 
 __all__ = ["load_data_argument", "read_text_argument"]
 
@@ -28,8 +29,8 @@ def _yaml_load(text: str, source: str) -> Any:
 
 def _json_load(text: str, source: str) -> Any:
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as error:
+        return loads(text)
+    except json.JSONDecodeError as error:
         where = f"{source}:{error.lineno}:{error.colno}"
         raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
 
@@ -66,8 +67,8 @@ def _load_data_argument(argument: str, what: str) -> Any:
         if path.suffix.lower() == ".json":
             return _json_load(text, str(path))
         try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
+            return loads(text)
+        except ValueError:
             return _yaml_load(text, str(path))
     if looks_inline:
         return _json_load(argument, f"inline {what}")

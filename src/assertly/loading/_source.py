@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
+import json
 
 from .._exceptions import ConfigError, Problem
+from ..engine._values import loads
 
 __all__ = ["Source", "read_source"]
 
@@ -141,8 +142,8 @@ def _check_duplicate_keys(node: Any, path: Path) -> None:
 
 def _load_json(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
     try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError as error:
+        data = loads(text)
+    except json.JSONDecodeError as error:
         where = f"{path}:{error.lineno}:{error.colno}"
         raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
     try:

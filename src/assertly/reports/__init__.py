@@ -1,36 +1,34 @@
-"""Rendering verdicts for people and machines: console, JSON, JUnit XML, Markdown, HTML."""
+"""Rendering verdicts for people and machines: console, JSON, JUnit XML, Markdown, HTML.
 
-from pathlib import Path
+Run reports read the runner's records; the one-check text rendering needs only the engine, so
+names are imported on first use and ``assertly check`` never loads the runner.
+"""
 
-from ._check_text import render_check
-from ._console import ConsoleReporter
-from ._json import render_json
-from ._junit import render_junit
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._check_text import render_check
+    from ._console import ConsoleReporter
+    from ._json import render_json
+    from ._junit import render_junit
+    from ._write import write_report
 
 __all__ = ["ConsoleReporter", "render_check", "render_json", "render_junit", "write_report"]
 
-FORMATS = (".json", ".xml", ".md", ".html")
+_HOMES = {
+    "ConsoleReporter": "._console",
+    "render_check": "._check_text",
+    "render_json": "._json",
+    "render_junit": "._junit",
+    "write_report": "._write",
+}
 
 
-def write_report(run, path: str | Path, redact: set[str] | None = None) -> None:  # type: ignore[no-untyped-def]
-    """Write ``run`` to ``path`` in the format its extension names."""
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix == ".json":
-        data = render_json(run, redact)
-    elif suffix == ".xml":
-        data = render_junit(run)
-    elif suffix == ".md":
-        from ._markdown import render_markdown
-
-        data = render_markdown(run).encode()
-    elif suffix == ".html":
-        from ._html import render_html
-
-        data = render_html(run).encode()
-    else:
-        raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
-    for secret in redact or ():
-        data = data.replace(secret.encode(), b"[REDACTED]")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home, __name__), name)

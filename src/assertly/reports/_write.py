@@ -1,0 +1,41 @@
+"""Write a run to a file in the format its extension names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..runner import RunRecord
+from ._json import render_json
+from ._junit import render_junit
+
+__all__ = ["FORMATS", "write_report"]
+
+FORMATS = (".json", ".xml", ".md", ".html")
+
+
+def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = None) -> None:
+    """Write ``run`` to ``path``: ``.json``, ``.xml`` (JUnit), ``.md`` or ``.html``.
+
+    Raises:
+        ValueError: The extension names no known format.
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix == ".json":
+        data = render_json(run, redact)
+    elif suffix == ".xml":
+        data = render_junit(run)
+    elif suffix == ".md":
+        from ._markdown import render_markdown
+
+        data = render_markdown(run).encode()
+    elif suffix == ".html":
+        from ._html import render_html
+
+        data = render_html(run).encode()
+    else:
+        raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
+    for secret in redact or ():
+        data = data.replace(secret.encode(), b"[REDACTED]")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
