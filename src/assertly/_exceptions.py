@@ -49,7 +49,9 @@ class ConfigError(AssertlyError):
         title: What was invalid (``invalid expectation``, ``invalid test file`` …).
     """
 
-    def __init__(self, problems: Iterable[Problem], *, title: str = "invalid configuration") -> None:
+    def __init__(
+        self, problems: Iterable[Problem], *, title: str = "invalid configuration"
+    ) -> None:
         self.problems: list[Problem] = list(problems)
         self.title = title
         super().__init__(self._render())

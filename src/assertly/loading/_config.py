@@ -1,5 +1,7 @@
-"""The project config: ``assertly.yaml`` (or ``.yml``) in the working directory, else
-``[tool.assertly]`` in ``pyproject.toml``; defaults when there is neither.
+"""The project config.
+
+``assertly.yaml`` (or ``.yml``) in the working directory, else ``[tool.assertly]`` in
+``pyproject.toml``; defaults when there is neither.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def load_config(path: Path | None) -> ConfigModel:
             data = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("assertly")
         except tomllib.TOMLDecodeError as error:
             raise ConfigError([Problem(str(path), f"invalid TOML: {error}")]) from None
+
         def where(key: tuple[str | int, ...]) -> str:
             return f"{path}: [tool.assertly]"  # tomllib keeps no positions
     else:

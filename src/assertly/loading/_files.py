@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
-
-import json
 
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
@@ -19,7 +18,7 @@ def _yaml_load(text: str, source: str) -> Any:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe loading only, C when present
     try:
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
@@ -72,9 +71,7 @@ def _load_data_argument(argument: str, what: str) -> Any:
             return _yaml_load(text, str(path))
     if looks_inline:
         return _json_load(argument, f"inline {what}")
-    raise ConfigError(
-        [Problem(what, f"{argument!r} is neither an existing file nor inline JSON")]
-    )
+    raise ConfigError([Problem(what, f"{argument!r} is neither an existing file nor inline JSON")])
 
 
 def read_text_argument(argument: str, what: str) -> str:
@@ -94,6 +91,7 @@ def read_text_argument(argument: str, what: str) -> str:
             data = path.read_bytes()
         except OSError as error:
             raise ConfigError(
-                [Problem(argument, f"cannot read {what}: {error.strerror}")], title=f"invalid {what}"
+                [Problem(argument, f"cannot read {what}: {error.strerror}")],
+                title=f"invalid {what}",
             ) from None
     return data.decode("utf-8", errors="replace")

@@ -1,6 +1,8 @@
-"""Strict models of the files assertly reads: agent test files, workflow eval sections and the
-project config. Unknown keys are errors (with a did-you-mean), so a typo never silently turns
-an assertion off. JSON Schemas for editors are generated from these models (`json_schemas`).
+"""Strict models of the files assertly reads.
+
+Agent test files, workflow eval sections and the project config. Unknown keys are errors (with a
+did-you-mean), so a typo never silently turns an assertion off. JSON Schemas for editors are
+generated from these models (`json_schemas`).
 
 These models describe *files*; the runtime objects the runner uses live in `._tests`.
 """

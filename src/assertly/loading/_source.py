@@ -8,10 +8,9 @@ YAML in practice), and simply omitted when that fails.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
-
-import json
 
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
@@ -166,8 +165,12 @@ def read_source(path: Path) -> Source:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise ConfigError(
-                [Problem(str(path), f"file is {size} bytes; test files are limited to "
-                         f"{MAX_FILE_BYTES} bytes")]
+                [
+                    Problem(
+                        str(path),
+                        f"file is {size} bytes; test files are limited to {MAX_FILE_BYTES} bytes",
+                    )
+                ]
             )
         raw = path.read_bytes()
     except OSError as error:

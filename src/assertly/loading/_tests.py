@@ -189,7 +189,14 @@ def _did_you_mean(key: str) -> str:
 
     known = {
         name
-        for model in (AgentTestFileModel, SuiteModel, TestModel, StepModel, EvalCaseModel, ConfigModel)
+        for model in (
+            AgentTestFileModel,
+            SuiteModel,
+            TestModel,
+            StepModel,
+            EvalCaseModel,
+            ConfigModel,
+        )
         for name in model.model_fields
     }
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.7)
@@ -370,12 +377,17 @@ def _add_step(
 
 def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
     """``output`` or ``{output, cost_usd, latency_ms, model}`` → (output, context)."""
-    if isinstance(value, dict) and "output" in value and set(value) <= {
-        "output",
-        "cost_usd",
-        "latency_ms",
-        "model",
-    }:
+    if (
+        isinstance(value, dict)
+        and "output" in value
+        and set(value)
+        <= {
+            "output",
+            "cost_usd",
+            "latency_ms",
+            "model",
+        }
+    ):
         context = {k: v for k, v in value.items() if k != "output"}
         return value["output"], context
     return value, {}
@@ -401,7 +413,9 @@ def _load_workflow(
         case.problems.extend(problems)
         if case.id in seen:
             case.problems.append(
-                Problem(f"{source.where((*key, 'id'))}: {case.id}", f"duplicate case id '{case.id}'")
+                Problem(
+                    f"{source.where((*key, 'id'))}: {case.id}", f"duplicate case id '{case.id}'"
+                )
             )
         seen.add(case.id)
         suite.cases.append(case)
@@ -419,7 +433,10 @@ def _load_workflow(
                 )
         for block_id, fixture in case_model.fixtures.items():
             block = model.blocks.get(block_id)
-            specs = [*(block.assertions or [] if block else []), *case_model.expected.get(block_id, [])]
+            specs = [
+                *(block.assertions or [] if block else []),
+                *case_model.expected.get(block_id, []),
+            ]
             if not specs:
                 continue
             output, context = _fixture(fixture)
@@ -431,7 +448,9 @@ def _load_workflow(
             except ConfigError as error:
                 for problem in error.problems:
                     case.problems.append(
-                        Problem(f"{source.where(where)}: {case.id}.{problem.location}", problem.message)
+                        Problem(
+                            f"{source.where(where)}: {case.id}.{problem.location}", problem.message
+                        )
                     )
                 continue
             case.blocks[block_id] = (output, context, expectation)

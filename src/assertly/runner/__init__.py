@@ -1,5 +1,6 @@
 """Scheduling, concurrency, timeouts, trials, multi-step tests, hooks and skip facts."""
 
+from ._recheck import recheck
 from ._records import (
     EvalCaseRecord,
     EvalRecord,
@@ -9,8 +10,7 @@ from ._records import (
     TrialRecord,
     pass_at_k,
 )
-from ._recheck import recheck
-from ._run import RunOptions, Runner, load_run, prepare, run, select_tests
+from ._run import Runner, RunOptions, load_run, prepare, run, select_tests
 from ._verdict import build_run, test_status
 
 __all__ = [

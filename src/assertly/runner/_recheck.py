@@ -1,5 +1,7 @@
-"""Re-judge a stored run's responses against the current expectations, without calling any
-target: change an assertion, recheck in seconds. The result is stored as a new run.
+"""Re-judge a stored run's responses against the current expectations.
+
+No target is called: change an assertion, recheck in seconds. The result is stored as a new
+run.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 from ..engine import CheckContext
 from ..store import RunStore, new_run_id
 from ._records import RunRecord, TrialRecord
-from ._run import RunOptions, Runner, _meta, _now_iso, _options_dict, prepare
+from ._run import Runner, RunOptions, _meta, _now_iso, _options_dict, prepare
 from ._verdict import build_run
 
 __all__ = ["recheck"]
@@ -61,7 +63,11 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
         store.finish_run(new_id, _now_iso(), (time.perf_counter() - started) * 1000)
         run = build_run(
-            new_id, store.run_info(new_id), store.tests(new_id), store.trials(new_id), store.evals(new_id)
+            new_id,
+            store.run_info(new_id),
+            store.tests(new_id),
+            store.trials(new_id),
+            store.evals(new_id),
         )
         run.problems = problems
         return run

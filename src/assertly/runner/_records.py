@@ -120,9 +120,7 @@ class TestRecord:
         n = len([t for t in self.trials if t.status != "skipped"])
         c = self.passes
         estimates = {
-            str(k): value
-            for k in (1, 2, 5, 10)
-            if (value := pass_at_k(n, c, k)) is not None
+            str(k): value for k in (1, 2, 5, 10) if (value := pass_at_k(n, c, k)) is not None
         }
         return {
             "id": self.id,

@@ -1,6 +1,8 @@
-"""Run tests: an async core with a bounded pool, per-call timeouts, an optional request rate,
-trials, skip facts, setup/cleanup hooks, multi-step tests and fail-fast. Every finished trial
-is committed to the run store before the next thing happens.
+"""Run tests.
+
+An async core with a bounded pool, per-call timeouts, an optional request rate, trials, skip
+facts, setup/cleanup hooks, multi-step tests and fail-fast. Every finished trial is committed to
+the run store before the next thing happens.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import os
 import shlex
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ConfigError, Problem, StoreError, TargetError
+from .._exceptions import ConfigError, Problem, TargetError
 from ..engine import CheckContext, CheckResult, Outcome
 from ..loading import ConfigModel, EvalSuite, TestCase, find_config, load_config, load_paths
 from ..store import RunStore, new_run_id
@@ -29,7 +31,6 @@ from ._records import (
     RunRecord,
     Status,
     StepRecord,
-    TestRecord,
     TrialRecord,
 )
 from ._verdict import PassThreshold, build_run, test_status
@@ -80,7 +81,7 @@ def _matches_keyword(test: TestCase, expression: str) -> bool:
     try:
         with warnings.catch_warnings():  # "(a)(b)" warns before it fails
             warnings.simplefilter("ignore", SyntaxWarning)
-            return bool(eval(" ".join(python), {"__builtins__": {}}, {}))  # noqa: S307 - only bools
+            return bool(eval(" ".join(python), {"__builtins__": {}}, {}))
     except (SyntaxError, TypeError):  # e.g. "a b", or "(a)(b)" (a bool is not callable)
         raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
 
@@ -201,7 +202,9 @@ class Runner:
         """Run a named hook; the reason it failed, or None."""
         command = self.config.hooks.get(name)
         if command is None:
-            return f"unknown hook '{name}' (hooks in config: {', '.join(self.config.hooks) or 'none'})"
+            return (
+                f"unknown hook '{name}' (hooks in config: {', '.join(self.config.hooks) or 'none'})"
+            )
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         try:
             process = await asyncio.create_subprocess_exec(
@@ -219,7 +222,9 @@ class Runner:
             return f"hook '{name}' could not start: {error.strerror}"
         if process.returncode != 0:
             tail = stderr.decode("utf-8", errors="replace").strip()[-500:]
-            return f"hook '{name}' exited with code {process.returncode}" + (f": {tail}" if tail else "")
+            return f"hook '{name}' exited with code {process.returncode}" + (
+                f": {tail}" if tail else ""
+            )
         return None
 
     # -- one trial -------------------------------------------------------------------------
@@ -404,7 +409,9 @@ class Runner:
                 if Outcome.ERROR in outcomes
                 else "passed"
             )
-            cases.append(EvalCaseRecord(case.key, case.id, status, score, blocks, None, case.description))
+            cases.append(
+                EvalCaseRecord(case.key, case.id, status, score, blocks, None, case.description)
+            )
             self.listener("eval_case", (suite, cases[-1]))
         suite_score = sum(c.score for c in cases) / len(cases) if cases else 0.0
         has_error = any(c.status == "error" for c in cases)
@@ -512,7 +519,11 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, list[TestCase], list[Eval
                 REGISTRY.load_module(module)
             except Exception as error:  # a plugin that fails to import is a config error
                 raise ConfigError(
-                    [Problem(f"plugins: {module}", f"cannot import: {type(error).__name__}: {error}")]
+                    [
+                        Problem(
+                            f"plugins: {module}", f"cannot import: {type(error).__name__}: {error}"
+                        )
+                    ]
                 ) from None
     loaded = load_paths(options.paths, sensitive_prefixes=config.sensitive_prefixes)
     problems = [str(problem) for problem in loaded.file_problems]
@@ -547,10 +558,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     secrets: set[str] = set()
     store = RunStore(options.store_path or config.store, redact=secrets)
     try:
-        if options.resume:
-            run_id = store.resolve_run_id(options.resume)
-        else:
-            run_id = new_run_id()
+        run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
         store.start_run(run_id, _now_iso(), _options_dict(options, threshold, problems))
         runner = Runner(options, config, store, secrets, listener)

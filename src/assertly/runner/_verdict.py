@@ -74,9 +74,7 @@ def build_run(
         )
         if not trials:
             record.trials = [
-                TrialRecord(
-                    meta["key"], 1, "error", 0.0, error="not run (the run was interrupted)"
-                )
+                TrialRecord(meta["key"], 1, "error", 0.0, error="not run (the run was interrupted)")
             ]
         tests.append(record)
     evals = [

@@ -1,6 +1,8 @@
-"""The run store: every finished trial is committed to SQLite at once (WAL mode), so a crash,
-a kill or Ctrl-C loses nothing already judged, and readers (``assertly report``) can open the
-database while a run is writing to it.
+"""The run store.
+
+Every finished trial is committed to SQLite at once (WAL mode), so a crash, a kill or Ctrl-C
+loses nothing already judged, and readers (``assertly report``) can open the database while a
+run is writing to it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -128,10 +130,8 @@ class RunStore:
             yield self._db
             self._db.execute("COMMIT")
         except sqlite3.Error as error:
-            try:
+            with suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
             raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
 
     def start_run(self, run_id: str, started_at: str, options: dict[str, Any]) -> None:
@@ -166,7 +166,8 @@ class RunStore:
         """Record the tests a run is made of (metadata for reports)."""
         with self._write() as db:
             db.executemany(
-                "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) VALUES (?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
+                "VALUES (?, ?, ?, ?)",
                 [
                     (run_id, meta["key"], position, self._clean(_dumps(meta)))
                     for position, meta in enumerate(metas)
@@ -179,7 +180,14 @@ class RunStore:
             db.execute(
                 "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (run_id, test_key, trial, record["status"], self._clean(_dumps(record)), time.time()),
+                (
+                    run_id,
+                    test_key,
+                    trial,
+                    record["status"],
+                    self._clean(_dumps(record)),
+                    time.time(),
+                ),
             )
 
     def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ lists) unless configured otherwise. The command may report metadata by writing a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import signal
@@ -56,7 +57,11 @@ class CommandTarget:
         cwd: str | None = None,
     ) -> None:
         if shell:
-            self.argv = ["/bin/sh", "-c", command if isinstance(command, str) else shlex.join(command)]
+            self.argv = [
+                "/bin/sh",
+                "-c",
+                command if isinstance(command, str) else shlex.join(command),
+            ]
         else:
             self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
@@ -91,7 +96,9 @@ class CommandTarget:
             except TimeoutError:
                 _kill_group(process)
                 await process.wait()
-                raise TargetError(f"timed out after {timeout_s:g} s (process group killed)") from None
+                raise TargetError(
+                    f"timed out after {timeout_s:g} s (process group killed)"
+                ) from None
             except asyncio.CancelledError:
                 _kill_group(process)
                 await process.wait()
@@ -109,7 +116,9 @@ class CommandTarget:
                 raise TargetError(f"command {how}" + (f"; stderr: {detail}" if detail else ""))
             if not stdout.strip():
                 detail = _tail(stderr)
-                raise TargetError("command wrote nothing on stdout" + (f"; stderr: {detail}" if detail else ""))
+                raise TargetError(
+                    "command wrote nothing on stdout" + (f"; stderr: {detail}" if detail else "")
+                )
             reported: dict[str, Any] = {}
             if metadata_file.is_file():
                 try:
@@ -123,7 +132,5 @@ class CommandTarget:
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -1,4 +1,6 @@
-"""Recorded responses: no calls. A JSONL file of ``{"id": test_id, "output": ...}`` lines
+"""Recorded responses: no calls.
+
+A JSONL file of ``{"id": test_id, "output": ...}`` lines
 (optionally ``input`` to match on instead of id, plus ``model``, ``cost_usd``, ``latency_ms``).
 Lines are indexed by offset, not loaded, so a million recorded responses stay on disk.
 """
@@ -34,7 +36,9 @@ class FixtureTarget:
                     try:
                         record = orjson.loads(line)
                     except orjson.JSONDecodeError as error:
-                        raise TargetError(f"{self.path}:{number}: invalid JSON: {error.msg}") from None
+                        raise TargetError(
+                            f"{self.path}:{number}: invalid JSON: {error.msg}"
+                        ) from None
                     if not isinstance(record, dict) or "output" not in record:
                         raise TargetError(f"{self.path}:{number}: expected an object with output")
                     key = self._key(record.get("id"), record.get("input"))

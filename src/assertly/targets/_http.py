@@ -10,6 +10,7 @@ timeouts and connection errors are errors; 429 and 5xx are retried with exponent
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -32,17 +33,13 @@ def expand_secrets(headers: Mapping[str, str], secrets: set[str]) -> dict[str, s
     """
     expanded: dict[str, str] = {}
     for name, value in headers.items():
-
-        def substitute(match: re.Match[str]) -> str:
-            variable = match.group(1)
-            if variable not in os.environ:
-                raise TargetError(f"header {name}: environment variable {variable} is not set")
-            secret = os.environ[variable]
-            if secret:
-                secrets.add(secret)
-            return secret
-
-        expanded[name] = _VARIABLE.sub(substitute, value)
+        missing = [v for v in _VARIABLE.findall(value) if v not in os.environ]
+        if missing:
+            raise TargetError(f"header {name}: environment variable {missing[0]} is not set")
+        for variable in _VARIABLE.findall(value):
+            if os.environ[variable]:
+                secrets.add(os.environ[variable])
+        expanded[name] = _VARIABLE.sub(lambda match: os.environ[match.group(1)], value)
     return expanded
 
 
@@ -117,11 +114,12 @@ def _header_metadata(headers: Any) -> dict[str, Any]:
     model = headers.get("x-assertly-model")
     if model:
         found["model"] = model
-    for header, name in (("x-assertly-cost-usd", "cost_usd"), ("x-assertly-latency-ms", "latency_ms")):
+    for header, name in (
+        ("x-assertly-cost-usd", "cost_usd"),
+        ("x-assertly-latency-ms", "latency_ms"),
+    ):
         value = headers.get(header)
         if value is not None:
-            try:
+            with contextlib.suppress(ValueError):
                 found[name] = float(value)
-            except ValueError:
-                pass
     return found

@@ -64,7 +64,9 @@ class PythonTarget:
             if self.is_async:
                 returned = await asyncio.wait_for(self.function(payload), timeout_s)
             else:
-                returned = await asyncio.wait_for(asyncio.to_thread(self.function, payload), timeout_s)
+                returned = await asyncio.wait_for(
+                    asyncio.to_thread(self.function, payload), timeout_s
+                )
         except TimeoutError:
             raise TargetError(f"timed out after {timeout_s:g} s") from None
         except Exception as error:  # the agent's bug is a verdict of error, not our crash

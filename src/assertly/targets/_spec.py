@@ -1,5 +1,7 @@
-"""Turn a target spec (``cmd:…``, ``http(s)://…``, ``py:module:function``, ``fixtures:FILE``,
-or a config mapping) into a target.
+"""Turn a target spec into a target.
+
+Specs: ``cmd:…``, ``http(s)://…``, ``py:module:function``, ``fixtures:FILE``, or a config
+mapping.
 """
 
 from __future__ import annotations
