@@ -452,3 +452,20 @@ def test_array_contains_parameters() -> None:
     ]
     [(location, _)] = problems({"array_contains": {"path": "d"}})
     assert location == "expect.array_contains.values"
+
+
+def test_path_to_an_array_without_wildcard_judges_its_elements() -> None:
+    expect = {"all_in_range": {"path": "scores", "min": 0, "max": 1}}
+    assert passes(expect, {"scores": [0.5, 1.0]})
+    result = failure(expect, {"scores": [0.5, 1.5]})
+    assert result.message == "Value 1.5 is outside range 0-1"
+    assert result.path == "scores[1]"
+    assert passes({"all_match": {"path": "kinds", "value": "note"}}, {"kinds": ["note", "note"]})
+    empty = assertly.check(expect, {"scores": []}).results[0]
+    assert empty.passed and empty.details == {"vacuous": True}
+
+
+def test_order_of_a_single_value_is_a_failure_not_a_pass() -> None:
+    expect = {"sorted_asc": {"path": "pagination.offset"}}
+    result = failure(expect, {"pagination": {"offset": 5}})
+    assert result.message == "pagination.offset: expected an array, got an integer 5"

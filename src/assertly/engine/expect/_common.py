@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from .._base import Checker
-from .._paths import DotPath, PathMiss
+from .._paths import DotPath, PathMiss, _Identity
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
-from .._values import json_type
+from .._values import fmt, json_type
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -127,22 +127,49 @@ class WildcardChecker(JsonChecker):
     an element lacking the rest of the path fails, naming it.
     """
 
-    __slots__ = ("path",)
+    __slots__ = ("_elements", "path")
 
     path: DotPath
-    needs_array: ClassVar[bool] = True
+    # A path without [*] that reaches an array judges its elements (``scores`` means
+    # ``scores[*]``); reaching a single value judges that value, unless the assertion is only
+    # meaningful over an array (order).
+    scalar_allowed: ClassVar[bool] = True
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        resolved = self.path.resolve(data)
+        path = self.path
+        resolved = path.resolve(data)
         if type(resolved) is PathMiss:
-            return miss_result(self.key, self.path, resolved)
+            return miss_result(self.key, path, resolved)
         values, indexes = resolved  # type: ignore[misc]
-        if not values and self.path.has_wildcard:
+        if not path.has_wildcard:
+            single = values[0]
+            if type(single) is list:
+                path = self._element_path()
+                values, indexes = single, _Identity(len(single))
+            elif not self.scalar_allowed:
+                return failed(
+                    self.key,
+                    f"{path.text}: expected an array, got {_article(single)} {fmt(single)}",
+                    path=path.text,
+                    actual=single,
+                )
+        if not values and path.has_wildcard:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
-        return self.judge_values(values, indexes, ctx)
+        return self.judge_values(path, values, indexes, ctx)
+
+    def _element_path(self) -> DotPath:
+        try:
+            return self._elements
+        except AttributeError:
+            self._elements: DotPath = DotPath(f"{self.path.text}[*]")
+            return self._elements
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         """Judge the values reached (at least one)."""
         raise NotImplementedError

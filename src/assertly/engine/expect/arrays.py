@@ -51,7 +51,11 @@ class AllMatch(WildcardChecker):
         return f"every {self.path.text} is one of " + ", ".join(map(fmt, self.allowed))
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         allowed = self.allowed
         strings = self._strings
@@ -62,7 +66,7 @@ class AllMatch(WildcardChecker):
         if not bad:
             return passed(self.key)
         first = bad[0]
-        location = self.path.location(indexes[first])
+        location = path.location(indexes[first])
         message = f"Found non-matching item: {fmt(values[first])} at {location}"
         if self.key != "all_match":
             message += " (allowed: " + ", ".join(map(fmt, allowed)) + ")"
@@ -130,28 +134,32 @@ class MatchPattern(WildcardChecker):
         return f"every {self.path.text} {verb} pattern {fmt(self.pattern.source)}"
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         search = self.pattern.search
         excluded = self.excluded
         for position, value in enumerate(values):
             if type(value) is not str:
-                label, location = item_label(self.path, indexes[position])
+                label, location = item_label(path, indexes[position])
                 return failed(
                     self.key,
                     f"{label} {fmt(value)} at {location} is not a string "
                     f"(pattern {fmt(self.pattern.source)})",
-                    path=self.path.location(indexes[position]),
+                    path=path.location(indexes[position]),
                     expected=self.pattern.source,
                     actual=value,
                 )
             if (search(value) is not None) is excluded:
-                label, location = item_label(self.path, indexes[position])
+                label, location = item_label(path, indexes[position])
                 verb = "matches excluded pattern" if excluded else "doesn't match pattern"
                 return failed(
                     self.key,
                     f"{label} {fmt(value)} at {location} {verb} {fmt(self.pattern.source)}",
-                    path=self.path.location(indexes[position]),
+                    path=path.location(indexes[position]),
                     expected=self.pattern.source,
                     actual=value,
                     details={"regex_engine": self.pattern.engine},
@@ -198,6 +206,7 @@ class Sorted(WildcardChecker):
     """Values are non-increasing (``sorted_desc``) or non-decreasing (``sorted_asc``)."""
 
     __slots__ = ("descending",)
+    scalar_allowed = False  # one value has no order: a path must reach an array
 
     def __init__(self, key: str, path: DotPath, descending: bool) -> None:
         self.key = key
@@ -209,18 +218,18 @@ class Sorted(WildcardChecker):
         return f"{self.path.text} sorted {order}"
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
-        if not self.path.has_wildcard and type(values[0]) is list:
-            values = values[0]  # a path to the array itself: judge its elements
-            indexes = [(i,) for i in range(len(values))]
         order = "descending" if self.descending else "ascending"
         if not _comparable(values):
             return failed(
                 self.key,
-                f"Values at {self.path.text} cannot be ordered: they must be all numbers or "
-                "all strings",
-                path=self.path.text,
+                f"Values at {path.text} cannot be ordered: they must be all numbers or all strings",
+                path=path.text,
                 actual=values,
             )
         descending = self.descending
@@ -230,7 +239,7 @@ class Sorted(WildcardChecker):
                 return failed(
                     self.key,
                     f"Values not sorted {order} at index {index}",
-                    path=self.path.location(indexes[index]) if self.path.has_wildcard else None,
+                    path=path.location(indexes[index]) if path.has_wildcard else None,
                     expected=f"{order} order",
                     actual=values,
                 )

@@ -92,13 +92,17 @@ class DatesBetween(WildcardChecker):
         return f"every {self.path.text} between {self.start_text} and {self.end_text}"
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         start, end = self.start, self.end
         for position, value in enumerate(values):
             moment = parse_date(value)
             if moment is None:
-                return _not_a_date(self.key, self.path, indexes[position], value)
+                return _not_a_date(self.key, path, indexes[position], value)
             if start <= moment <= end:
                 continue
             day = moment.astimezone(UTC).date()
@@ -113,7 +117,7 @@ class DatesBetween(WildcardChecker):
             return failed(
                 self.key,
                 message,
-                path=self.path.location(indexes[position]),
+                path=path.location(indexes[position]),
                 expected={"start": self.start_text, "end": self.end_text},
                 actual=value,
             )
@@ -175,13 +179,17 @@ class DatesWithinDays(WildcardChecker):
         return f"every {self.path.text} within {self.days:g} days of now"
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         now = ctx.now
         for position, value in enumerate(values):
             moment = parse_date(value)
             if moment is None:
-                return _not_a_date(self.key, self.path, indexes[position], value)
+                return _not_a_date(self.key, path, indexes[position], value)
             distance = abs(now - moment)
             if distance <= self.span:
                 continue
@@ -189,7 +197,7 @@ class DatesWithinDays(WildcardChecker):
                 self.key,
                 f"Date {value} is {_span(distance, self.days)} from now ({now.isoformat()}), "
                 f"more than {self.days:g} days",
-                path=self.path.location(indexes[position]),
+                path=path.location(indexes[position]),
                 expected={"days": self.days, "now": now.isoformat()},
                 actual=value,
             )
@@ -230,18 +238,22 @@ class DatesInYear(WildcardChecker):
         return f"every {self.path.text} in {self.year}"
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         for position, value in enumerate(values):
             moment = parse_date(value)
             if moment is None:
-                return _not_a_date(self.key, self.path, indexes[position], value)
+                return _not_a_date(self.key, path, indexes[position], value)
             year = moment.year if moment.utcoffset() == _ZERO else moment.astimezone(UTC).year
             if year != self.year:
                 return failed(
                     self.key,
                     f"Date {value} is in {year} (UTC), not {self.year}",
-                    path=self.path.location(indexes[position]),
+                    path=path.location(indexes[position]),
                     expected=self.year,
                     actual=value,
                 )

@@ -53,7 +53,11 @@ class InRange(WildcardChecker):
         return f"{self.path.text} in range {self._range()}"
 
     def judge_values(
-        self, values: list[Any], indexes: Sequence[tuple[int, ...]], ctx: CheckContext
+        self,
+        path: DotPath,
+        values: list[Any],
+        indexes: Sequence[tuple[int, ...]],
+        ctx: CheckContext,
     ) -> AssertionResult:
         low, high = self.low, self.high
         for position, value in enumerate(values):
@@ -63,7 +67,7 @@ class InRange(WildcardChecker):
                 and (high is None or value <= high)
             ):
                 continue
-            location = self.path.location(indexes[position])
+            location = path.location(indexes[position])
             prefix = f"{location}: value" if self.single else "Value"
             if not is_number(value):
                 message = f"{prefix} {fmt(value)} is not a number"
