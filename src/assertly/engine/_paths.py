@@ -170,7 +170,8 @@ def _step(value: Any, kind: int, arg: Any) -> Any:
     if type(value) is list:
         if -len(value) <= arg < len(value):
             return value[arg]
-        return _Blocked(f"missing (the array has {len(value)} items)", on_segment=True)
+        noun = "item" if len(value) == 1 else "items"
+        return _Blocked(f"missing (the array has {len(value)} {noun})", on_segment=True)
     return _Blocked(f"{_article(value)}, not an array")
 
 

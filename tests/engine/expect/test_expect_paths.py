@@ -228,7 +228,7 @@ def test_resolve_with_an_index_after_a_wildcard() -> None:
     data = {"results": [{"tags": ["a", "b"]}, {"tags": ["c"]}]}
     miss = DotPath("results[*].tags[1]").resolve(data)
     assert isinstance(miss, PathMiss)
-    assert (miss.at, miss.reason) == ("results[1].tags[1]", "missing (the array has 1 items)")
+    assert (miss.at, miss.reason) == ("results[1].tags[1]", "missing (the array has 1 item)")
     values, _ = DotPath("results[*].tags[0]").resolve(data)  # type: ignore[misc]
     assert list(values) == ["a", "c"]
 
