@@ -40,6 +40,7 @@ _FENCE_LINE = re.compile(r"(`{3,})[ \t]*([\w+.-]*)[ \t\r]*$", re.MULTILINE)
 _JSON_FENCE_LANGUAGES = frozenset({"", "json", "jsonc", "json5"})
 _OPENERS = re.compile(r"[\[{]")
 _CHEAP_ATTEMPTS = 8
+MAX_DEPTH = 1000  # orjson refuses deeper nesting, and so does the stdlib's recursion limit
 
 
 def _reject_constant(name: str) -> Any:
@@ -62,6 +63,10 @@ def _bracket_matches(text: str, start: int, matches: dict[int, int]) -> int:
     Only structural characters are visited (a regex jumps between them).
     """
     stack: list[int] = []
+    # Openers holding nesting deeper than any parser accepts are never handed to one: trying
+    # each of 100,000 nested "[" would cost a copy of the rest of the text per try.
+    too_deep: set[int] = set()
+    marked = 0
     in_string = False
     skip_to = -1
     for match in _STRUCTURE.finditer(text, start):
@@ -78,8 +83,13 @@ def _bracket_matches(text: str, start: int, matches: dict[int, int]) -> int:
             in_string = True
         elif char in "[{":
             stack.append(position)
+            while len(stack) - marked > MAX_DEPTH:
+                too_deep.add(stack[marked])
+                marked += 1
         elif char in "]}" and stack:
-            matches[stack.pop()] = position
+            opener = stack.pop()
+            matches[opener] = -1 if opener in too_deep else position
+            marked = min(marked, len(stack))
             if not stack:
                 return position
     for opener in stack:
