@@ -76,7 +76,7 @@ def test_http_statuses_retries_and_errors(project: Project, http_server: HttpAge
 
     refused_test = result.tests["refused"]
     assert refused_test["status"] == "error"
-    assert "ConnectError" in refused_test["trials"][0]["error"]
+    assert "cannot connect to" in refused_test["trials"][0]["error"]
     assert result.counts() == (6, 3, 0, 3, 0)
 
 

@@ -6,6 +6,7 @@ mapping.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .._exceptions import TargetError
@@ -18,21 +19,31 @@ from ._python import PythonTarget
 __all__ = ["make_target"]
 
 
-def make_target(spec: Any, *, secrets: set[str], concurrency: int = 64) -> Target:
+def make_target(
+    spec: Any, *, secrets: set[str], concurrency: int = 64, base_dir: Path | None = None
+) -> Target:
     """Build a target from a CLI spec string or a config entry.
+
+    Args:
+        spec: The spec string, or a config target model.
+        secrets: Collects secret values (for redaction).
+        concurrency: Connections an HTTP target may keep open.
+        base_dir: What relative paths are relative to (the config file's directory for a
+            target from the config): a command runs there (or in its ``cwd`` taken relative
+            to it) and a fixtures file is found there. None: the current directory.
 
     Raises:
         TargetError: The spec is not one of the known forms or cannot be set up.
     """
     if isinstance(spec, str):
         if spec.startswith("cmd:"):
-            return CommandTarget(spec[4:])
+            return CommandTarget(spec[4:], cwd=_within(base_dir, None))
         if spec.startswith(("http://", "https://")):
             return HttpTarget(spec, secrets=secrets, concurrency=concurrency)
         if spec.startswith("py:"):
             return PythonTarget(spec[3:])
         if spec.startswith("fixtures:"):
-            return FixtureTarget(spec[9:])
+            return FixtureTarget(base_dir / spec[9:] if base_dir else spec[9:])
         raise TargetError(
             f"unknown target {spec!r}: use cmd:<command>, http(s)://…, py:module:function "
             "or fixtures:<file.jsonl>"
@@ -50,6 +61,17 @@ def make_target(spec: Any, *, secrets: set[str], concurrency: int = 64) -> Targe
     command = getattr(spec, "command", None)
     if command is not None:
         return CommandTarget(
-            command, shell=spec.shell, env=spec.env, pass_env=spec.pass_env, cwd=spec.cwd
+            command,
+            shell=spec.shell,
+            env=spec.env,
+            pass_env=spec.pass_env,
+            cwd=_within(base_dir, spec.cwd),
         )
     raise TargetError(f"cannot make a target from {spec!r}")
+
+
+def _within(base_dir: Path | None, cwd: str | None) -> str | None:
+    """The working directory of a command: ``cwd`` taken relative to ``base_dir``."""
+    if base_dir is None:
+        return cwd
+    return str(base_dir / cwd) if cwd else str(base_dir)
