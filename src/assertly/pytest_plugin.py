@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import shutil
 import tempfile
@@ -111,7 +112,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--assertly-trials",
         type=int,
         metavar="K",
-        help="Trials per test (a test's own trials: wins; default: the config's).",
+        help="Trials per test (default: the config's; a test's own trials: wins).",
     )
     group.addoption("--assertly-now", metavar="ISO", help="Reference time for date assertions.")
     group.addoption(
@@ -154,6 +155,39 @@ def _parse_facts(values: Iterable[str]) -> dict[str, bool]:
             raise _usage("--assertly-fact", f"expected NAME=true|false, got {item!r}")
         facts[name] = value.lower() in ("true", "1", "yes")
     return facts
+
+
+def _target_option(target: str | None) -> str | None:
+    if target is not None and not target.startswith(TARGET_PREFIXES):
+        raise _usage(
+            "--assertly-target",
+            f"unknown target {target!r}: use cmd:<command>, http(s)://…, "
+            "py:module:function or fixtures:<file.jsonl>",
+        )
+    return target
+
+
+def _now_option(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    from .engine._context import parse_now
+
+    try:
+        return parse_now(text)
+    except ValueError:
+        raise _usage(
+            "--assertly-now", f"{text!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z"
+        ) from None
+
+
+def _report_options(reports: Iterable[str]) -> list[str]:
+    for report in reports:
+        if not report.lower().endswith(REPORT_SUFFIXES):
+            raise _usage(
+                "--assertly-report",
+                f"{report!r}: the extension picks the format: .json, .xml, .md, .html",
+            )
+    return list(reports)
 
 
 class _LoopThread:
@@ -238,37 +272,13 @@ class _State:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         option = config.option
-        target = option.assertly_target
-        if target is not None and not target.startswith(TARGET_PREFIXES):
-            raise _usage(
-                "--assertly-target",
-                f"unknown target {target!r}: use cmd:<command>, http(s)://…, "
-                "py:module:function or fixtures:<file.jsonl>",
-            )
-        trials = option.assertly_trials
-        if trials is not None and not 1 <= trials <= 10_000:
-            raise _usage("--assertly-trials", f"expected 1 to 10000, got {trials}")
-        self.now: datetime | None = None
-        if option.assertly_now:
-            from .engine._context import parse_now
-
-            try:
-                self.now = parse_now(option.assertly_now)
-            except ValueError:
-                raise _usage(
-                    "--assertly-now",
-                    f"{option.assertly_now!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z",
-                ) from None
-        for report in option.assertly_report:
-            if not report.lower().endswith(REPORT_SUFFIXES):
-                raise _usage(
-                    "--assertly-report",
-                    f"{report!r}: the extension picks the format: .json, .xml, .md, .html",
-                )
-        self.target: str | None = target
-        self.trials: int | None = trials
+        self.target: str | None = _target_option(option.assertly_target)
+        self.trials: int | None = option.assertly_trials
+        if self.trials is not None and not 1 <= self.trials <= 10_000:
+            raise _usage("--assertly-trials", f"expected 1 to 10000, got {self.trials}")
+        self.now: datetime | None = _now_option(option.assertly_now)
         self.facts = _parse_facts(option.assertly_fact)
-        self.reports: list[str] = list(option.assertly_report)
+        self.reports: list[str] = _report_options(option.assertly_report)
         self.config_path: str | None = option.assertly_config
         self.started = time.perf_counter()
         self.secrets: set[str] = set()
@@ -282,25 +292,17 @@ class _State:
         self._store: RunStore | None = None
         self._temp_dir: str | None = None
         self._closed = False
+        self.store_path: str | None = None
+        self.run_id: str | None = None
         # Recording: the controller (or a lone process) starts the run; xdist workers get
         # its store and run id through workerinput and add their trials to it.
         worker_input: dict[str, Any] | None = getattr(config, "workerinput", None)
         self.is_worker = worker_input is not None
-        self.store_path: str | None = None
-        self.run_id: str | None = None
         if worker_input is not None:
             self.store_path = worker_input.get("assertly_store")
             self.run_id = worker_input.get("assertly_run_id")
         elif (option.assertly_store or self.reports) and not option.collectonly:
-            if option.assertly_store:
-                self.store_path = str(Path(option.assertly_store).resolve())
-            else:
-                self._temp_dir = tempfile.mkdtemp(prefix="assertly-pytest-")
-                self.store_path = str(Path(self._temp_dir) / "runs.sqlite")
-            from .store import new_run_id
-
-            self.run_id = new_run_id()
-            self._start_run()
+            self._start_run(option.assertly_store)
 
     # -- project config, runner, store ---------------------------------------------------------
     def project(self) -> ConfigModel:
@@ -353,10 +355,18 @@ class _State:
             self._runner = Runner(options, self.project(), RunStore(":memory:"), self.secrets)
         return self._runner
 
-    @property
-    def facts_in_force(self) -> dict[str, bool]:
-        """Facts from the config, overridden by ``--assertly-fact``."""
-        return {**self.project().facts, **self.facts}
+    def fact(self, name: str) -> bool | None:
+        """A ``skip_if`` fact as the runner reads it; None when nothing declares it.
+
+        ``--assertly-fact`` first, then the environment (``skip_if: CI`` with ``CI=true``),
+        then the config.
+        """
+        if name in self.facts:
+            return self.facts[name]
+        value = os.environ.get(name)
+        if value is not None:
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return self.project().facts.get(name)
 
     def store(self) -> RunStore | None:
         """The run store trials are written to, when the session records them."""
@@ -368,10 +378,25 @@ class _State:
             self._store = RunStore(self.store_path, redact=self.secrets)
         return self._store
 
-    def _start_run(self) -> None:
+    def _start_run(self, store_option: str | None) -> None:
+        from ._exceptions import AssertlyError
+        from .store import new_run_id
+
+        if store_option:
+            self.store_path = str(Path(store_option).resolve())
+        else:
+            self._temp_dir = tempfile.mkdtemp(prefix="assertly-pytest-")
+            self.store_path = str(Path(self._temp_dir) / "runs.sqlite")
+        self.run_id = new_run_id()
         threshold = "all"
         with contextlib.suppress(Exception):  # a config problem is reported at collection
             threshold = self.project().pass_threshold
+        try:
+            self._save_run_start(threshold)
+        except AssertlyError as error:
+            raise _usage("--assertly-store", str(error)) from None
+
+    def _save_run_start(self, threshold: str) -> None:
         store = self.store()
         assert store is not None and self.run_id is not None
         store.start_run(
@@ -442,25 +467,36 @@ class _State:
         """Controller / lone process: mark the run finished and write the reports."""
         if self.is_worker or self.run_id is None or self.store_path is None:
             return
+        from ._exceptions import AssertlyError
         from .reports import write_report
         from .runner import load_run
         from .store import RunStore
 
-        store = RunStore(self.store_path, redact=self.secrets)
         try:
-            elapsed = (time.perf_counter() - self.started) * 1000
-            store.finish_run(self.run_id, _now_iso(), elapsed)
-        finally:
-            store.close()
-        run = load_run(self.store_path, self.run_id)
+            store = RunStore(self.store_path, redact=self.secrets)
+            try:
+                elapsed = (time.perf_counter() - self.started) * 1000
+                store.finish_run(self.run_id, _now_iso(), elapsed)
+            finally:
+                store.close()
+            run = load_run(self.store_path, self.run_id)
+        except AssertlyError as error:
+            self.messages.append(f"assertly: ERROR: the run store failed: {error}")
+            return
         if self._temp_dir is None:
+            where = _relative(Path(self.store_path))
+            self.messages.append(f"assertly: run {self.run_id} stored in {where}")
             self.messages.append(
-                f"assertly: run {self.run_id} stored in {self.store_path} "
-                f"(assertly report {self.run_id} --store {self.store_path} -o FILE)"
+                f"assertly: render it with: assertly report {self.run_id} --store {where} "
+                "-o report.html"
             )
         for report in self.reports:
-            write_report(run, report, redact=self.secrets)
-            self.messages.append(f"assertly: wrote {report}")
+            try:
+                write_report(run, report, redact=self.secrets)
+            except OSError as error:
+                self.messages.append(f"assertly: ERROR: cannot write {report}: {error}")
+            else:
+                self.messages.append(f"assertly: wrote {report}")
 
     def cleanup(self) -> None:
         """Remove the temporary store of a report-only session."""
@@ -774,7 +810,7 @@ class AssertlyTestItem(_AssertlyItem):
         # A skip_if fact that holds skips the test the way a skip marker does (pytest then
         # reports the test's own file and line); a test that cannot load is an error first.
         self.skip_reason: str | None = None
-        if test.skip_if and not test.problems and state.facts_in_force.get(test.skip_if):
+        if test.skip_if and not test.problems and state.fact(test.skip_if):
             self.skip_reason = f"skip_if: {test.skip_if} is true"
             self.add_marker(pytest.mark.skip(reason=self.skip_reason))
 
@@ -820,7 +856,7 @@ class AssertlyTestItem(_AssertlyItem):
                 test.key, [TrialRecord(test.key, 1, "error", 0.0, error="; ".join(problems))]
             )
             self._fail_setup(problems)
-        if test.skip_if and test.skip_if not in state.facts_in_force:
+        if test.skip_if and state.fact(test.skip_if) is None:
             warnings.warn(
                 f"{test.id}: fact '{test.skip_if}' is not declared; treated as false",
                 AssertlyWarning,
@@ -886,14 +922,22 @@ class AssertlyTestItem(_AssertlyItem):
         return self._with_source(lines)
 
 
+def _one_line(text: str) -> str:
+    """A message on one line: its first and last lines (a traceback's cause comes last)."""
+    parts = [part.strip() for part in text.strip().splitlines() if part.strip()]
+    if len(parts) > 2:
+        return f"{parts[0]} … {parts[-1]}"
+    return " / ".join(parts)
+
+
 def _headline(record: TrialRecord) -> str:
     """The first reason a trial did not pass, on one line (pytest's short summary shows it)."""
     if record.error:
-        return record.error
+        return _one_line(record.error)
     if record.failures:
         failure = record.failures[0]
         more = len(record.failures) - 1
-        text = f"{failure.get('assertion')}: {failure.get('message')}"
+        text = _one_line(f"{failure.get('assertion')}: {failure.get('message')}")
         return text + (f" (and {more} more)" if more else "")
     return f"the trial ended {record.status}"
 
@@ -957,7 +1001,7 @@ def _trial_lines(record: TrialRecord, *, single_step: bool) -> list[str]:
     """A failed or errored trial: its error, then every judged step's checks and response."""
     lines: list[str] = []
     if record.error:
-        lines.append(f"ERROR: {record.error}")
+        lines.append("ERROR: " + record.error.strip().replace("\n", "\n  "))
     for step in record.steps:
         pad = "" if single_step else "  "
         if not single_step:
@@ -1022,7 +1066,7 @@ class AssertlyEvalItem(_AssertlyItem):
             for result in data.get("results", [])
             if not result.get("passed")
         ]
-        headline = case.error or (reasons[0] if reasons else f"score {case.score:.4g}")
+        headline = _one_line(case.error or (reasons[0] if reasons else f"score {case.score:.4g}"))
         if len(reasons) > 1:
             headline += f" (and {len(reasons) - 1} more)"
         lines = [

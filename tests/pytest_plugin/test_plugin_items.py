@@ -74,7 +74,8 @@ def test_failure_shows_each_assertion_and_the_lines_of_the_test(
 
 
 def test_source_lines_stop_at_the_next_test(pytester: pytest.Pytester) -> None:
-    make_project(pytester, {"search.tests.yaml": SEARCH_TESTS.replace("results_min: 1", "results_min: 5")})
+    tests = SEARCH_TESTS.replace("results_min: 1", "results_min: 5")
+    make_project(pytester, {"search.tests.yaml": tests})
     result = run(pytester, "-k", "finds_notes")
     result.assert_outcomes(failed=1)
     first = line_of(SEARCH_TESTS, "- id: finds_notes")
@@ -112,11 +113,11 @@ def test_json_test_files_are_collected_with_their_lines(pytester: pytest.Pyteste
             "api.tests.json::api::wrong_status FAILED*",
             "*✗ status*",
             "api.tests.json:6: declared here",
-            " 6 |             {",
-            ' 7 |               "id": "wrong_status",',
-            ' 8 |               "input": {"status": "error"},',
-            ' 9 |               "expect": {"status": "success"}',
-            "10 |             },",
+            " 6 |         {",
+            ' 7 |           "id": "wrong_status",',
+            ' 8 |           "input": {"status": "error"},',
+            ' 9 |           "expect": {"status": "success"}',
+            "10 |         },",
         ]
     )
     assert '"id": "ok"' not in result.stdout.str()
@@ -141,9 +142,12 @@ def test_crashing_agent_fails_with_the_reason(pytester: pytest.Pytester) -> None
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "falls_over error: step falls_over: command exited with code 3*"
+            "falls_over error: step falls_over: command exited with code 3; stderr: starting / "
             "boom: the agent fell over",
-            "ERROR: step falls_over: command exited with code 3*",
+            "assertly test s::falls_over of agent bot",
+            "ERROR: step falls_over: command exited with code 3; stderr: starting",
+            "  boom: the agent fell over",
+            "",
             "crash.tests.yaml:5: declared here",
         ]
     )
@@ -245,9 +249,7 @@ def test_invalid_config_is_a_collection_error(pytester: pytest.Pytester) -> None
     make_project(pytester, {"search.tests.yaml": SEARCH_TESTS}, config="trails: 3\n")
     result = run(pytester)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(
-        ["*assertly configuration error*trails: unknown key 'trails'*"]
-    )
+    result.stdout.fnmatch_lines(["*assertly configuration error*trails: unknown key 'trails'*"])
 
 
 def test_skip_if_fact_true_skips_and_false_runs(pytester: pytest.Pytester) -> None:
@@ -269,6 +271,25 @@ def test_skip_if_fact_true_skips_and_false_runs(pytester: pytest.Pytester) -> No
     result.stdout.fnmatch_lines(["SKIPPED [1] facts.tests.yaml: skip_if: offline is true"])
 
 
+def test_facts_from_the_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tests = """\
+    agent: bot
+    test_suites:
+      s:
+        tests:
+          - {id: not_on_ci, skip_if: CI, input: {}, expect: {status: success}}
+    """
+    make_project(pytester, {"facts.tests.yaml": tests})
+    monkeypatch.setenv("CI", "true")
+    run(pytester, "-W", "error").assert_outcomes(skipped=1)
+    # --assertly-fact wins over the environment.
+    run(pytester, "-W", "error", "--assertly-fact", "CI=false").assert_outcomes(passed=1)
+    monkeypatch.setenv("CI", "0")
+    run(pytester, "-W", "error").assert_outcomes(passed=1)
+
+
 def test_bad_options_are_usage_errors(pytester: pytest.Pytester) -> None:
     make_project(pytester, {"search.tests.yaml": SEARCH_TESTS})
     for args, message in (
@@ -277,6 +298,7 @@ def test_bad_options_are_usage_errors(pytester: pytest.Pytester) -> None:
         (["--assertly-target", "ftp://x"], "*unknown target 'ftp://x'*"),
         (["--assertly-now", "yesterday"], "*'yesterday' is not an ISO 8601 time*"),
         (["--assertly-trials", "0"], "*--assertly-trials: expected 1 to 10000, got 0*"),
+        (["--assertly-store", "agent.py/runs.sqlite"], "*--assertly-store: cannot open*"),
     ):
         result = run(pytester, *args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR, args
@@ -436,9 +458,7 @@ def test_eval_cases_are_items(pytester: pytest.Pytester) -> None:
     )
     # Eval cases match -k by id and description.
     result = run(pytester, "--collect-only", "-q", "-k", "forgets")
-    assert [line for line in result.outlines if "::" in line] == [
-        "flows/summary.yaml::eval::wrong"
-    ]
+    assert [line for line in result.outlines if "::" in line] == ["flows/summary.yaml::eval::wrong"]
 
 
 def test_failed_case_passes_when_the_suite_meets_its_threshold(
@@ -448,7 +468,10 @@ def test_failed_case_passes_when_the_suite_meets_its_threshold(
     result = run(pytester)
     result.assert_outcomes(passed=2, warnings=1)
     result.stdout.fnmatch_lines(
-        ["*eval case wrong failed (score 0) but its suite score 0.5, threshold 0.5: the suite passes*"]
+        [
+            "*eval case wrong failed (score 0) but its suite score 0.5, threshold 0.5: "
+            "the suite passes*"
+        ]
     )
 
 
@@ -458,7 +481,7 @@ def test_eval_case_problems_are_error_items(pytester: pytest.Pytester) -> None:
     make_project(pytester, {"flow.yaml": flow})
     result = run(pytester)
     result.assert_outcomes(passed=1, failed=1, errors=1)
-    result.stdout.fnmatch_lines(["cannot run: flow.yaml:*: broken.*unknown assertion type 'nope'*"])
+    result.stdout.fnmatch_lines(["cannot run: flow.yaml:*: broken.*unknown assertion 'nope'"])
 
 
 def test_plain_yaml_files_are_left_alone(pytester: pytest.Pytester) -> None:
