@@ -20,8 +20,13 @@ _MARKS = {
 _LIMIT = 300
 
 
+def _one_line(text: str) -> str:
+    """Keep each report entry on its line: agent text often holds newlines."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _value(value: Any) -> str:
-    text = value if isinstance(value, str) else dumps(value)
+    text = _one_line(value) if isinstance(value, str) else dumps(value)
     if isinstance(value, str):
         text = "'" + text + "'"
     return text if len(text) <= _LIMIT else text[: _LIMIT - 1] + "…"
@@ -34,10 +39,10 @@ def _lines(result: AssertionResult, depth: int, out: list[tuple[str, str]]) -> N
     if result.details and result.details.get("vacuous"):
         head += "  (vacuous: the array is empty)"
     if result.outcome is Outcome.PASSED and not result.children:
-        out.append((head if not result.message else f"{head}  {result.message}", style))
+        out.append((head if not result.message else f"{head}  {_one_line(result.message)}", style))
         return
     if result.message:
-        head += f"  {result.message}"
+        head += f"  {_one_line(result.message)}"
     out.append((head, style))
     if result.outcome in (Outcome.FAILED, Outcome.ERROR):
         if result.path:
