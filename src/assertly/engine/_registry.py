@@ -42,7 +42,8 @@ class Entry:
         build: Compile-time factory: ``build(spec, ctx)`` returns a checker or None after
             recording problems on ``ctx``.
         summary: One line for docs and ``--help``.
-        params: A pydantic model of the parameters, when it has one (used for JSON Schema).
+        params: A pydantic model of the parameters, or a tuple of them for alternative forms,
+            when it has one (used for JSON Schema).
         builtin: False for user and plugin assertions.
     """
 

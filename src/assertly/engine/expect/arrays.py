@@ -327,7 +327,7 @@ class ArrayContains(JsonChecker):
         )
 
 
-@expect_assertion("array_contains", params=PathValues)
+@expect_assertion("array_contains", params=(PathValues, PathPattern))
 def build_array_contains(value: Any, ctx: BuildContext) -> Checker | None:
     """The array at the path contains all ``values`` (or an element matching ``pattern``)."""
     if isinstance(value, dict) and "pattern" in value and "values" in value:
