@@ -66,7 +66,8 @@ heading "6. A misspelt assertion is a configuration error (exit code 2, nothing 
 check 2 --expect '{"status": "success", "results_mn": 1}' --response examples/search_response.json
 
 # Part 2: `assertly run`. assertly.yaml (the project config: agents, hooks, facts, run store)
-# is read from the current directory, and the agent command runs there, so run from examples/.
+# is read from the current directory, so run from examples/ (its relative paths are relative to
+# examples/ wherever assertly runs; elsewhere, pass --config examples/assertly.yaml).
 printf '\n$ cd examples\n'
 cd examples || exit 2
 rm -rf reports # a fresh run store and fresh reports on every demo run

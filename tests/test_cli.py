@@ -494,6 +494,21 @@ def test_json_format_typed_list(run: Run, write: Callable[[str, Any], str]) -> N
     assert data["score"] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [({"max": 2}, {"max": 2}), ({"min": 5}, {"min": 5}), (4, {"min": 4, "max": 4})],
+)
+def test_word_count_expected_names_only_the_bounds_given(
+    run: Run, write: Callable[[str, Any], str], value: Any, expected: dict[str, int]
+) -> None:
+    expect = json.dumps([{"type": "word-count", "value": value}])
+    result = run(*check_args(expect, write("out.txt", "one two three"), "--format", "json"))
+    assert result.exit_code == 1
+    [item] = json_output(result)["results"]
+    assert item["expected"] == expected  # no "min": null for an open range
+    assert item["actual"] == 3
+
+
 def test_json_format_stdout_is_only_json(run: Run, write: Callable[[str, Any], str]) -> None:
     result = run(*check_args('{"status": "error"}', write("r.json", AGENT_OK), "--format", "json"))
     json.loads(result.stdout)  # nothing but the object on stdout

@@ -254,21 +254,47 @@ def run_command(
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--config", "config_path", metavar="FILE")
 def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
-    """Load and compile every file; report every problem. Exit 0 when all are valid."""
+    """Load and compile every file and check it against the config; report every problem.
+
+    Problems (stderr, exit 2): files, tests and eval cases that cannot be loaded or compiled,
+    and setup/cleanup hooks the config does not name. Warnings (stdout, exit 0): agents with no
+    target in the config, and skip_if facts that are not declared.
+    """
     from pathlib import Path
 
-    from .loading import find_config, load_config, load_paths
+    from .loading import (
+        check_against_config,
+        find_config,
+        load_config,
+        load_config_plugins,
+        load_paths,
+    )
 
     with _usage_errors():
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
         config = load_config(config_file)
+        load_config_plugins(config)
     loaded = load_paths(paths, sensitive_prefixes=config.sensitive_prefixes)
-    problems = loaded.problems
+    config_problems, warnings = check_against_config(loaded.tests, config)
+    problems = [*loaded.problems, *config_problems]
     cases = sum(len(suite.cases) for suite in loaded.evals)
     for problem in problems:
         click.echo(f"{problem}", err=True)
-    click.echo(f"{len(loaded.tests)} tests, {cases} eval cases, {len(problems)} problems")
+    for warning in warnings:
+        click.echo(f"warning: {warning}")
+    counts = [
+        _count(len(loaded.tests), "test"),
+        _count(cases, "eval case"),
+        _count(len(problems), "problem"),
+    ]
+    if warnings:
+        counts.append(_count(len(warnings), "warning"))
+    click.echo(", ".join(counts))
     sys.exit(EXIT_USAGE if problems else EXIT_PASSED)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 @main.command("report")
@@ -342,7 +368,7 @@ def _default_store() -> str:
 
     from .loading import find_config, load_config
 
-    return load_config(find_config(Path.cwd())).store
+    return load_config(find_config(Path.cwd())).store_path
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -289,6 +289,30 @@ def test_empty_config_file_means_defaults(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("assertly.yaml", "store: runs/s.db\n"),
+        ("pyproject.toml", '[tool.assertly]\nstore = "runs/s.db"\n'),
+    ],
+)
+def test_relative_store_is_relative_to_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    tmp_path = tmp_path.resolve()  # the config's directory is kept resolved
+    _write(tmp_path, f"project/{name}", text)
+    monkeypatch.chdir(tmp_path)
+    config = load_config(Path("project") / name)
+    assert config.store == "runs/s.db"  # as written
+    assert config.directory == tmp_path / "project"
+    assert config.store_path == str(tmp_path / "project/runs/s.db")
+    absolute = _write(tmp_path, "other/assertly.yaml", f"store: {tmp_path / 'abs.db'}\n")
+    assert load_config(absolute).store_path == str(tmp_path / "abs.db")
+    # Without a config file, paths stay relative to the current directory.
+    assert load_config(None).directory is None
+    assert load_config(None).store_path == ".assertly/runs.sqlite"
+
+
 def test_invalid_pyproject_is_a_config_error(tmp_path: Path) -> None:
     path = _write(tmp_path, "pyproject.toml", "[tool.assertly]\ntrials = \n")
     with pytest.raises(ConfigError, match="invalid TOML"):

@@ -203,14 +203,15 @@ def section(markdown: str, title: str) -> str:
 def test_summary_totals_pass_rate_and_durations(report: str) -> None:
     header, row = tables(report)["Summary"][0]
     summary = dict(zip(header, row, strict=True))
-    assert summary["Total"] == "9"  # 7 tests + 2 eval cases
-    assert (summary["Passed"], summary["Failed"]) == ("3", "4")
+    assert summary["Total"] == "7"  # tests only: the eval suite is judged by its threshold
+    assert (summary["Passed"], summary["Failed"]) == ("2", "3")
     assert (summary["Errored"], summary["Skipped"]) == ("1", "1")
-    assert summary["Pass rate"] == "37.5%"  # 3 of 8 judged
+    assert summary["Pass rate"] == "33.3%"  # 2 of 6 judged
     assert re.fullmatch(r"[\d.]+ m?s", summary["Duration"])
     assert re.fullmatch(r"[\d.]+ m?s", summary["Avg per test"])
     assert report.startswith("# assertly report\n")
-    assert "**❌ FAILED** — 3 of 8 judged passed (37.5%)" in report
+    assert "**❌ FAILED** — 2 of 6 judged tests passed (33.3%)" in report
+    assert "1 of 1 eval file(s) met the threshold (2 eval cases, judged by score" in report
 
 
 def test_per_suite_table(report: str) -> None:
@@ -283,6 +284,7 @@ def test_evals_list_failing_cases_even_when_the_suite_passed(report: str) -> Non
     assert "(the suite passed its threshold)" in evals
     assert "- **bad**: failed, score 0.000 — writer forgets" in evals
     assert "# Output does not contain 'done'" in evals
+    assert "@@ contains (block writer) @@" in evals  # an eval case has blocks, not steps
     assert '+ actual:   "nope | `x`"' in evals
     assert "**good**" not in evals
 

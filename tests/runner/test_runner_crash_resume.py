@@ -13,9 +13,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 from runner_support import AGENT, Project, assert_report_shape
+
+from assertly.runner import RunOptions, restore_options
 
 ASSERTLY = str(Path(sys.executable).parent / "assertly")
 STORE = ".assertly/runs.sqlite"
@@ -156,6 +159,125 @@ def test_resume_after_fail_fast_runs_the_tests_it_skipped(project: Project) -> N
     assert resumed.counts() == (3, 2, 1, 0, 0)
     # t1 already had its verdict: it is not called again.
     assert sorted((project.root / "calls.log").read_text().split()) == ["t1", "t2", "t3"]
+
+
+NOW = "2026-01-20T00:00:00Z"
+DATED = json.dumps({"status": "success", "date": "2026-01-19T00:00:00Z"})
+
+
+def _options_project(project: Project) -> str:
+    """Suite a: t1 fails, t2 passes only with --now 2026-01-20, t3 fails unless skipped by the
+    fact f; suite b: u1 passes. Returns the calls log."""
+    log = str(project.root / "calls.log")
+    project.tests_file(
+        "opts.tests.yaml",
+        {
+            "a": [
+                {
+                    "id": "t1",
+                    "input": {"status": "error", "log": log, "tag": "t1"},
+                    "expect": {"status": "success"},
+                },
+                {
+                    "id": "t2",
+                    "input": {"mode": "text", "text": DATED, "log": log, "tag": "t2"},
+                    "expect": {"dates_within_days": {"path": "date", "days": 7}},
+                },
+                {
+                    "id": "t3",
+                    "skip_if": "f",
+                    "input": {"log": log, "tag": "t3"},
+                    "expect": {"status": "never"},
+                },
+            ],
+            "b": [
+                {"id": "u1", "input": {"log": log, "tag": "u1"}, "expect": {"status": "success"}}
+            ],
+        },
+    )
+    return log
+
+
+def test_resume_restores_every_stored_option(project: Project) -> None:
+    log = _options_project(project)
+    options = ("--suite", "a", "--now", NOW, "--fact", "f=true", "--trials", "2")
+    first = project.run("run", ".", "--target", project.agent, "-j", "1", "--fail-fast", *options)
+    assert first.report is not None
+    assert {k: t["status"] for k, t in first.tests.items()} == {
+        "t1": "failed",
+        "t2": "skipped",
+        "t3": "skipped",
+    }
+    # Paths, target, the suite filter, --now, the fact and --trials all come from the stored
+    # run; --fail-fast does not (its failure is stored and would stop the resumed run at once).
+    resumed = project.run("run", "--resume", "last")
+    assert resumed.report is not None
+    assert resumed.report["run_id"] == first.report["run_id"]
+    assert set(resumed.tests) == {"t1", "t2", "t3"}, "a filtered run stays filtered"
+    assert resumed.status("t2") == "passed"
+    assert len(resumed.tests["t2"]["trials"]) == 2
+    assert resumed.status("t3") == "skipped"
+    assert resumed.tests["t3"]["trials"][0]["reason"] == "skip_if: f is true"
+    assert resumed.counts() == (3, 1, 1, 0, 1)
+    assert sorted(Path(log).read_text().split()) == ["t1", "t1", "t2", "t2"]
+
+
+def test_options_given_again_override_the_stored_ones() -> None:
+    options = RunOptions(facts={"a": False}, trials=3, now=None)
+    restore_options(
+        options,
+        {
+            "paths": ["x.tests.yaml"],
+            "facts": {"a": True, "b": True},
+            "trials": 2,
+            "suites": ["s"],
+            "keyword": "k",
+            "now": "2026-01-20T00:00:00+00:00",
+            "fail_fast": True,
+            "timeout_s": 5.0,
+            "rate_limit": None,
+            "store_path": "elsewhere.sqlite",
+        },
+    )
+    assert options.paths == ["x.tests.yaml"]
+    assert options.facts == {"a": False, "b": True}  # --fact a=false wins over the stored fact
+    assert options.trials == 3
+    assert (options.suites, options.keyword, options.timeout_s) == (["s"], "k", 5.0)
+    assert options.now == datetime(2026, 1, 20, tzinfo=UTC)
+    assert options.fail_fast is False
+    assert options.rate_limit is None
+    assert options.store_path is None
+
+
+def test_recheck_reuses_the_stored_now_facts_and_filters(project: Project) -> None:
+    _options_project(project)
+    project.write(
+        "flow.yaml", "blocks: {b: {}}\neval:\n  cases:\n    - {id: c, fixtures: {b: x}}\n"
+    )
+    first = project.run(
+        "run", ".", "--target", project.agent, "--suite", "a", "--now", NOW, "--fact", "f=true"
+    )
+    assert first.report is not None
+    assert first.status("t2") == "passed"
+    assert first.report["evals"] == []  # a filtered run has no eval sections
+    again = project.run("recheck", first.report["run_id"])
+    assert again.report is not None
+    assert again.report["run_id"] != first.report["run_id"]
+    assert again.status("t2") == "passed", "recheck judges dates against the stored --now"
+    assert set(again.tests) == {"t1", "t2", "t3"}
+    assert again.report["evals"] == [], "recheck keeps the stored filters"
+    assert again.status("t3") == "skipped"
+    [(options,)] = project.sql("SELECT options FROM runs WHERE run_id = ?", again.report["run_id"])
+    stored = json.loads(options)
+    assert (stored["now"], stored["facts"], stored["suites"]) == (
+        "2026-01-20T00:00:00+00:00",
+        {"f": True},
+        ["a"],
+    )
+    assert stored["recheck_of"] == first.report["run_id"]
+    # --now on the command line still wins.
+    later = project.run("recheck", first.report["run_id"], "--now", "2026-03-01T00:00:00Z")
+    assert later.status("t2") == "failed"
 
 
 def test_resume_of_a_finished_run_calls_nothing(project: Project) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import Project, process_alive
+from runner_support import AGENT, Project, process_alive
 
 HOOK = r"""
 import sys
@@ -277,6 +277,49 @@ def test_hook_timeout_kills_the_hook_and_its_children(project: Project) -> None:
     while process_alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not process_alive(child)
+
+
+def test_relative_paths_in_the_config_resolve_against_its_directory(project: Project) -> None:
+    python = sys.executable
+    project.write("proj/agent.py", AGENT)
+    project.write("proj/hook.py", HOOK)
+    project.write(
+        "proj/assertly.yaml",
+        {
+            "agents": {"bot": f"cmd:{python} agent.py"},
+            "hooks": {"seed": f"{python} hook.py setup", "wipe": [python, "hook.py", "cleanup"]},
+            "store": "runs/store.sqlite",
+        },
+    )
+    project.tests_file(
+        "proj/t.tests.yaml",
+        {
+            "s": [
+                {
+                    "id": "t",
+                    "setup": "seed",
+                    "cleanup": "wipe",
+                    "input": {"log": "calls.log"},  # relative: written where the agent runs
+                    "expect": {"status": "success"},
+                }
+            ]
+        },
+    )
+    # Run from the directory above: the agent and the hooks run in the config's directory,
+    # and the store is relative to it.
+    result = project.run("run", "proj", "--config", "proj/assertly.yaml")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert _log(project, "proj/calls.log") == ["ok"]
+    assert _log(project, "proj/hooks.log") == ["setup", "cleanup"]
+    assert (project.root / "proj/runs/store.sqlite").is_file()
+    assert not (project.root / "runs").exists() and not (project.root / ".assertly").exists()
+    assert project.run("report", "last", "--store", "proj/runs/store.sqlite").exit_code == 0
+    # A --target from the command line runs in the current directory.
+    target = f"cmd:{python} proj/agent.py"
+    cli = project.run("run", "proj", "--config", "proj/assertly.yaml", "--target", target)
+    assert cli.exit_code == 0, cli.stdout + cli.stderr
+    assert _log(project) == ["ok"]
+    assert _log(project, "proj/calls.log") == ["ok"]
 
 
 # --- skip facts ---------------------------------------------------------------------------------

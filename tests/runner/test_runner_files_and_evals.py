@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from xml.etree import ElementTree
 
 import pytest
 from runner_support import Project
+
+from assertly.engine import REGISTRY
 
 GOOD = """\
 agent: bot
@@ -117,12 +121,77 @@ def test_validate_lists_every_problem_with_location_and_test_id(project: Project
 
 
 def test_validate_accepts_valid_files(project: Project) -> None:
+    project.write("assertly.yaml", {"agents": {"bot": project.agent}})
     project.write("good.tests.yaml", GOOD)
     project.write("flow.yaml", FLOW)
     result = project.run("validate", ".")
     assert result.exit_code == 0, result.stderr
-    assert "1 tests, 3 eval cases, 0 problems" in result.stdout
+    assert result.stdout == "1 test, 3 eval cases, 0 problems\n"
     assert result.stderr == ""
+
+
+def test_validate_checks_hooks_agents_and_facts_against_the_config(project: Project) -> None:
+    project.write(
+        "assertly.yaml",
+        {"agents": {"bot": project.agent}, "hooks": {"seed": "true"}, "facts": {"on_ci": False}},
+    )
+    project.write(
+        "a.tests.yaml",
+        "agent: bot\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: hooked, setup: seed, cleanup: [seed], input: {}, expect: {status: ok}}\n"
+        "      - {id: typo, setup: sede, skip_if: mystery, input: {}, expect: {status: ok}}\n"
+        "      - {id: declared, skip_if: on_ci, input: {}, expect: {status: ok}}\n",
+    )
+    project.write(
+        "b.tests.yaml",
+        "agent: other\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: elsewhere, input: {}, expect: {status: ok}}\n",
+    )
+    result = project.run("validate", ".")
+    # An unknown hook would make the test an error at run time: a problem.
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "a.tests.yaml:6: typo: setup: unknown hook 'sede' (hooks in config: seed)"
+    ]
+    # A missing target (--target can still run it) and an undeclared fact are warnings.
+    assert result.stdout.splitlines() == [
+        "warning: no target for agent 'other'; pass --target to run it",
+        "warning: fact 'mystery' is not declared; treated as false "
+        "(skip_if of a.tests.yaml:6: typo)",
+        "4 tests, 0 eval cases, 1 problem, 2 warnings",
+    ]
+    # Without the bad hook, warnings alone do not fail validation.
+    project.write(
+        "a.tests.yaml", (project.root / "a.tests.yaml").read_text().replace("sede", "seed")
+    )
+    fixed = project.run("validate", ".")
+    assert fixed.exit_code == 0, fixed.stderr
+    assert fixed.stdout.endswith("4 tests, 0 eval cases, 0 problems, 2 warnings\n")
+
+
+def test_validate_loads_the_config_plugins(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As `run` does: a custom assertion from a plugin module is not an unknown assertion.
+    monkeypatch.syspath_prepend(str(project.root))
+    monkeypatch.setattr(REGISTRY, "_entries", {d: dict(t) for d, t in REGISTRY._entries.items()})
+    monkeypatch.setattr(REGISTRY, "_functions", dict(REGISTRY._functions))
+    project.write(
+        "assertly_validate_plugin.py", "def get_assert(output, context):\n    return True\n"
+    )
+    project.write(
+        "assertly.yaml",
+        {"agents": {"bot": project.agent}, "plugins": ["assertly_validate_plugin"]},
+    )
+    project.write(
+        "p.tests.yaml",
+        "agent: bot\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: t, input: {}, assertions: [{type: assertly_validate_plugin}]}\n",
+    )
+    result = project.run("validate", ".")
+    sys.modules.pop("assertly_validate_plugin", None)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "1 test, 0 eval cases, 0 problems\n"
 
 
 def test_duplicate_ids_and_keys_are_problems(project: Project) -> None:
@@ -245,10 +314,70 @@ def test_eval_section_scores_cases_and_suite(project: Project) -> None:
     # The suite passes its threshold although one case failed; the failing case is listed.
     assert suite["passed"] is True
     assert result.exit_code == 0
-    assert result.counts() == (3, 2, 1, 0, 0)
+    assert result.counts() == (0, 0, 0, 0, 0)  # the summary counts tests, not eval cases
     assert "too-slow" in result.stdout
     latency = cases["too-slow"]["blocks"]["classify"]["results"][-1]
     assert latency["passed"] is False
+
+
+def test_a_failing_case_of_a_passing_suite_is_no_failure_in_summary_or_junit(
+    project: Project,
+) -> None:
+    project.write("flow.yaml", FLOW)
+    project.write("good.tests.yaml", GOOD)
+    result = project.run("run", ".", "--target", project.agent, "-o", "junit.xml")
+    assert result.exit_code == 0
+    assert result.summary["failed"] == 0
+    assert result.counts() == (1, 1, 0, 0, 0)
+    assert (
+        "1 test: 1 passed, 0 failed, 0 errored, 0 skipped (100.0% pass rate); "
+        "1 of 1 eval suite met the threshold in "
+    ) in result.stdout
+    root = ElementTree.parse(project.root / "junit.xml").getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "0", "0")
+    suite = root.find("testsuite[@name='eval: flow.yaml']")
+    assert suite is not None and suite.get("failures") == "0"
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert list(cases) == ["clean", "also-clean", "too-slow", "suite threshold"]
+    slow = cases["too-slow"]
+    assert slow.find("failure") is None
+    out = slow.findtext("system-out") or ""
+    assert "failed (score 0.571), but the suite met its threshold" in out
+    assert "[classify] latency" in out
+    assert list(cases["suite threshold"]) == []  # passed
+
+
+def test_a_failing_suite_fails_its_threshold_testcase_in_junit(project: Project) -> None:
+    project.write("flow.yaml", FLOW.replace("threshold: 0.8", "threshold: 0.9"))
+    result = project.run("run", "flow.yaml", "-o", "junit.xml")
+    assert result.exit_code == 1
+    root = ElementTree.parse(project.root / "junit.xml").getroot()
+    assert (root.get("tests"), root.get("failures")) == ("4", "2")
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert cases["too-slow"].find("failure") is not None
+    threshold = cases["suite threshold"].find("failure")
+    assert threshold is not None
+    assert threshold.get("message") == "score 0.857, threshold 0.9: below the threshold"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--agent", "bot"),
+        ("--suite", "s"),
+        ("--test", "good"),
+        ("--tag", "t"),
+        ("-k", "good"),
+    ],
+)
+def test_every_filter_leaves_eval_sections_out(project: Project, args: tuple[str, ...]) -> None:
+    project.write("flow.yaml", FLOW)
+    project.write("good.tests.yaml", GOOD.replace("expect:", "tags: [t], expect:"))
+    result = project.run("run", ".", "--target", project.agent, *args)
+    assert result.exit_code == 0
+    assert set(result.tests) == {"good"}
+    assert result.report is not None
+    assert result.report["evals"] == []
 
 
 def test_eval_suite_below_threshold_fails_the_run(project: Project) -> None:
@@ -266,7 +395,7 @@ def test_eval_runs_next_to_agent_tests(project: Project) -> None:
     result = project.run("run", ".", "--target", project.agent)
     assert result.exit_code == 0
     assert result.status("good") == "passed"
-    assert result.counts() == (4, 3, 1, 0, 0)
+    assert result.counts() == (1, 1, 0, 0, 0)
 
 
 def test_expected_block_without_fixture_is_a_load_error(project: Project) -> None:

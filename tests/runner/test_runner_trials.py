@@ -55,11 +55,13 @@ def test_four_alternating_trials(
     assert test["pass_all_k"] is False
     assert test["flaky"] is True
     assert test["score"] == 0.5
-    # n = 4, c = 2: pass@1 = 0.5, pass@2 = 1 - C(2,2)/C(4,2) = 5/6; pass@5 is undefined (n < k).
+    # n = 4, c = 2: pass@1 = 0.5, pass@2 = 1 - C(2,2)/C(4,2) = 5/6, pass@4 (k = n) = 1;
+    # pass@5 is undefined (n < k).
     estimates = test["pass_at_k_estimates"]
+    assert list(estimates) == ["1", "2", "4"]
     assert estimates["1"] == pytest.approx(0.5)
     assert estimates["2"] == pytest.approx(5 / 6)
-    assert "5" not in estimates and "10" not in estimates
+    assert estimates["4"] == pytest.approx(1.0)
     # Each failing trial lists its failure.
     assert test["trials"][1]["failures"][0]["message"] == "Expected status 'success', got 'error'"
     assert test["trials"][0]["failures"] == []
@@ -96,7 +98,7 @@ def test_per_test_trials_override_the_run_default(project: Project) -> None:
     steady = result.tests["steady"]
     assert len(steady["trials"]) == 3
     assert (steady["pass_at_k"], steady["pass_all_k"], steady["flaky"]) == (True, True, False)
-    assert steady["pass_at_k_estimates"] == {"1": 1.0, "2": 1.0}
+    assert steady["pass_at_k_estimates"] == {"1": 1.0, "2": 1.0, "3": 1.0}
 
 
 def test_always_failing_trials_are_not_flaky(project: Project) -> None:

@@ -3,7 +3,7 @@
 Uses the engine; knows nothing of targets, runs or reports.
 """
 
-from ._config import find_config, load_config
+from ._config import check_against_config, find_config, load_config, load_config_plugins
 from ._files import load_data_argument, read_text_argument
 from ._models import ConfigModel, json_schemas
 from ._tests import EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
@@ -15,10 +15,12 @@ __all__ = [
     "LoadResult",
     "Step",
     "TestCase",
+    "check_against_config",
     "discover",
     "find_config",
     "json_schemas",
     "load_config",
+    "load_config_plugins",
     "load_data_argument",
     "load_paths",
     "read_text_argument",

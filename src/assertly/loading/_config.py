@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -14,8 +16,9 @@ from pydantic import ValidationError
 from .._exceptions import ConfigError, Problem
 from ._models import ConfigModel
 from ._source import read_source
+from ._tests import TestCase
 
-__all__ = ["find_config", "load_config"]
+__all__ = ["check_against_config", "find_config", "load_config", "load_config_plugins"]
 
 
 def find_config(directory: Path) -> Path | None:
@@ -38,6 +41,9 @@ def find_config(directory: Path) -> Path | None:
 def load_config(path: Path | None) -> ConfigModel:
     """Load and validate the config (every problem reported together).
 
+    The config file's directory is kept as ``config.directory``: agent commands and hooks
+    from the config run there, and ``config.store_path`` is ``store`` taken relative to it.
+
     Raises:
         ConfigError: The file is unreadable or invalid.
     """
@@ -58,7 +64,7 @@ def load_config(path: Path | None) -> ConfigModel:
     if data is None:
         data = {}
     try:
-        return ConfigModel.model_validate(data)
+        config = ConfigModel.model_validate(data)
     except ValidationError as error:
         problems = []
         for item in error.errors(include_url=False):
@@ -69,3 +75,58 @@ def load_config(path: Path | None) -> ConfigModel:
                 message = f"{item['msg'].lower()}, got {item['input']!r}"
             problems.append(Problem(f"{where(tuple(item['loc']))}: {dotted}", message))
         raise ConfigError(problems) from None
+    # Relative paths in the config are relative to its file, not to the current directory.
+    config._directory = path.parent.resolve()
+    return config
+
+
+def load_config_plugins(config: ConfigModel) -> None:
+    """Import the config's ``plugins:`` modules, registering their custom assertions.
+
+    Raises:
+        ConfigError: A plugin cannot be imported.
+    """
+    if not config.plugins:
+        return
+    from ..engine import REGISTRY
+
+    for module in config.plugins:
+        try:
+            REGISTRY.load_module(module)
+        except Exception as error:  # a plugin that fails to import is a config error
+            reason = f"cannot import: {type(error).__name__}: {error}"
+            raise ConfigError([Problem(f"plugins: {module}", reason)]) from None
+
+
+def check_against_config(
+    tests: Sequence[TestCase], config: ConfigModel
+) -> tuple[list[Problem], list[str]]:
+    """What ``assertly validate`` checks against the config: (problems, warnings).
+
+    Problems: a ``setup``/``cleanup`` hook the config does not name (such a test would end
+    ``error``). Warnings: an agent with no target in the config (``--target`` can still run
+    it) and a ``skip_if`` fact declared neither in the config nor in the environment (treated
+    as false). Each warning is given once.
+    """
+    problems: list[Problem] = []
+    agents: dict[str, None] = {}  # in order of first use
+    facts: dict[str, str] = {}  # undeclared fact -> the first test that uses it
+    known = ", ".join(config.hooks) or "none"
+    for test in tests:
+        where = f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
+        for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
+            for name in names:
+                if name not in config.hooks:
+                    message = f"unknown hook '{name}' (hooks in config: {known})"
+                    problems.append(Problem(f"{where}: {kind}", message))
+        if test.agent not in config.agents:
+            agents.setdefault(test.agent)
+        fact = test.skip_if
+        if fact and fact not in config.facts and fact not in os.environ:
+            facts.setdefault(fact, where)
+    warnings = [f"no target for agent '{agent}'; pass --target to run it" for agent in agents]
+    warnings += [
+        f"fact '{fact}' is not declared; treated as false (skip_if of {where})"
+        for fact, where in facts.items()
+    ]
+    return problems, warnings

@@ -9,9 +9,10 @@ These models describe *files*; the runtime objects the runner uses live in `._te
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class FileModel(BaseModel):
@@ -124,7 +125,11 @@ class CommandTargetModel(FileModel):
 
 
 class ConfigModel(FileModel):
-    """Project config (``assertly.yaml`` or ``[tool.assertly]`` in ``pyproject.toml``)."""
+    """Project config (``assertly.yaml`` or ``[tool.assertly]`` in ``pyproject.toml``).
+
+    Relative paths in it resolve against the config file's directory (`directory`): agent
+    commands and hooks run there, and ``store`` is relative to it.
+    """
 
     agents: dict[str, str | HttpTargetModel | CommandTargetModel] = Field(default_factory=dict)
     hooks: dict[str, str | list[str]] = Field(default_factory=dict)
@@ -137,6 +142,18 @@ class ConfigModel(FileModel):
     rate_limit: float | None = Field(default=None, gt=0)
     pass_threshold: Literal["any", "all", "majority"] = "all"
     store: str = ".assertly/runs.sqlite"
+
+    _directory: Path | None = PrivateAttr(default=None)
+
+    @property
+    def directory(self) -> Path | None:
+        """The config file's directory; None without a config file (the current directory)."""
+        return self._directory
+
+    @property
+    def store_path(self) -> str:
+        """The run store: ``store``, when relative, taken relative to `directory`."""
+        return str(self._directory / self.store) if self._directory else self.store
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

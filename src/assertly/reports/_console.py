@@ -96,11 +96,17 @@ class ConsoleReporter:
             print_(f"PROBLEM {problem}", markup=False)
         for warning in run.warnings:
             print_(f"warning: {warning}", markup=False)
-        s = run.summary()
-        line = (
-            f"{s['total']} total, {s['passed']} passed, {s['failed']} failed, "
-            f"{s['errored']} errored, {s['skipped']} skipped "
-            f"({s['pass_rate'] * 100:.1f}% pass rate) in {s['duration_ms'] / 1000:.2f}s"
-        )
-        line += f"  run {run.run_id}"
+        s = run.summary()  # tests only: eval suites are judged by their thresholds
+        parts = []
+        if run.tests or not run.evals:
+            parts.append(
+                f"{s['total']} test{'s' if s['total'] != 1 else ''}: {s['passed']} passed, "
+                f"{s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped "
+                f"({s['pass_rate'] * 100:.1f}% pass rate)"
+            )
+        if run.evals:
+            met = sum(1 for suite in run.evals if suite.passed)
+            plural = "s" if len(run.evals) != 1 else ""
+            parts.append(f"{met} of {len(run.evals)} eval suite{plural} met the threshold")
+        line = "; ".join(parts) + f" in {s['duration_ms'] / 1000:.2f}s  run {run.run_id}"
         print_(line, markup=False)

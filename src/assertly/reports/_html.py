@@ -84,7 +84,11 @@ class SuiteBar:
         return f"eval · {self.row.file}" if self.row.is_eval else self.row.suite
 
 
-SUITE_CHART = {"width": 520, "label": 150, "bar_x": 160, "bar": 250, "row": 30, "top": 8}
+SUITE_CHART = {"width": 520, "label": 150, "bar_x": 160, "bar": 236, "row": 30, "top": 8}
+# Right of the bar: the pass rate right-aligned so that its right edge is fixed whatever its
+# width ("100.0%" is the widest), then the passed/judged count a little after it.
+SUITE_CHART["pct_x"] = SUITE_CHART["bar_x"] + SUITE_CHART["bar"] + 60
+SUITE_CHART["count_x"] = SUITE_CHART["pct_x"] + 8
 
 
 def _suite_chart(rows: list[SuiteRow]) -> dict[str, Any]:

@@ -2,6 +2,11 @@
 
 One ``testsuite`` per (file, suite), one ``testcase`` per test, eval cases under a suite per
 workflow file. Failures carry expected / actual / path.
+
+An eval suite is judged by its score against its threshold: its own ``threshold`` testcase
+fails when the suite fails. A case that did not pass in a suite that met its threshold is not a
+``<failure>`` (CI would count a failure while the run exits 0); its detail goes to
+``<system-out>``.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
-from ..runner import RunRecord, TestRecord
+from ..runner import EvalRecord, RunRecord, TestRecord
 from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["render_junit"]
@@ -68,13 +73,25 @@ def render_junit(run: RunRecord) -> bytes:
                 element, "testcase", name=_clean(verdict.id), classname=_clean(evals.file)
             )
             counts["tests"] += 1
-            if verdict.status == "failed":
+            detail = _clean(eval_case_detail(verdict).replace("; [", "\n["))
+            if verdict.status == "failed" and evals.passed:
+                note = f"failed (score {verdict.score:.3f}), but the suite met its threshold"
+                ET.SubElement(node, "system-out").text = f"{note}\n{detail}"
+            elif verdict.status == "failed":
                 counts["failures"] += 1
                 failure = ET.SubElement(node, "failure", message=f"score {verdict.score:.3f}")
-                failure.text = _clean(eval_case_detail(verdict).replace("; [", "\n["))
+                failure.text = detail
             elif verdict.status == "error":
                 counts["errors"] += 1
                 ET.SubElement(node, "error", message=_clean(verdict.error or "error"))
+        # The suite's verdict: its score against its threshold.
+        counts["tests"] += 1
+        node = ET.SubElement(
+            element, "testcase", name="suite threshold", classname=_clean(evals.file)
+        )
+        if not evals.passed:
+            counts["failures"] += 1
+            ET.SubElement(node, "failure", message=_threshold_message(evals))
         for key, value in counts.items():
             element.set(key, str(value))
             totals[key] += value
@@ -83,6 +100,19 @@ def render_junit(run: RunRecord) -> bytes:
             root.set(key, str(value))
     document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return document + b"\n"
+
+
+def _threshold_message(suite: EvalRecord) -> str:
+    """Why an eval suite failed: its score, an errored case, or no cases at all."""
+    reasons = []
+    if suite.score + 1e-12 < suite.threshold:
+        reasons.append("below the threshold")
+    errored = sum(1 for case in suite.cases if case.status == "error")
+    if errored:
+        reasons.append(f"{errored} case{'s' if errored != 1 else ''} errored")
+    if not suite.cases:
+        reasons.append("no cases")
+    return f"score {suite.score:.3f}, threshold {suite.threshold:g}: " + "; ".join(reasons)
 
 
 def _first_message(test: TestRecord) -> str:

@@ -331,14 +331,23 @@ def _value_lines(value: Any) -> list[str]:
     return value_text(value).splitlines() or [""]
 
 
-def _diff(failures: Iterable[Failure], multi_trial: bool, test_id: str | None = None) -> list[str]:
-    """Failing assertions as one fenced diff: ``-`` expected, ``+`` actual."""
+def _diff(
+    failures: Iterable[Failure],
+    multi_trial: bool,
+    test_id: str | None = None,
+    *,
+    step_label: str = "step",
+) -> list[str]:
+    """Failing assertions as one fenced diff: ``-`` expected, ``+`` actual.
+
+    ``step_label`` names what ``Failure.step`` holds: a test's step, or an eval case's block.
+    """
     lines: list[str] = []
     for failure in failures:
         if lines:
             lines.append("")
         shown_step = failure.step and failure.step != test_id
-        where_parts = [f"step {failure.step}"] if shown_step else []
+        where_parts = [f"{step_label} {failure.step}"] if shown_step else []
         if failure.path:
             where_parts.append(f"path {failure.path}")
         if multi_trial and failure.trials:
@@ -381,7 +390,8 @@ def _summary(data: ReportData) -> list[str]:
     lines = [
         "# assertly report",
         "",
-        f"**{verdict}** — {s['passed']} of {judged} judged passed ({format_rate(s['pass_rate'])})"
+        f"**{verdict}** — {s['passed']} of {judged} judged tests passed "
+        f"({format_rate(s['pass_rate'])})"
         f" · run {md_code(run.run_id, table=False)} · started {md_text(run.started_at)}",
         "",
         "## Summary",
@@ -404,7 +414,11 @@ def _summary(data: ReportData) -> list[str]:
         extras.append(f"{len(run.tests)} tests")
     if run.evals:
         cases = sum(len(suite.cases) for suite in run.evals)
-        extras.append(f"{cases} eval cases in {len(run.evals)} eval file(s)")
+        met = sum(1 for suite in run.evals if suite.passed)
+        extras.append(
+            f"{met} of {len(run.evals)} eval file(s) met the threshold "
+            f"({cases} eval cases, judged by score, not counted in the totals)"
+        )
     if data.flaky:
         extras.append(f"{len(data.flaky)} flaky")
     if data.latencies:
@@ -601,7 +615,7 @@ def _evals(data: ReportData) -> list[str]:
                 lines += [f"  - error: {md_text(case.error)}"]
             failures = eval_case_failures(case)
             if failures:
-                lines += ["", *_diff(failures, multi_trial=False)]
+                lines += ["", *_diff(failures, multi_trial=False, step_label="block")]
     return lines
 
 

@@ -10,7 +10,7 @@ from ._records import (
     TrialRecord,
     pass_at_k,
 )
-from ._run import Runner, RunOptions, load_run, prepare, run, select_tests
+from ._run import Runner, RunOptions, load_run, prepare, restore_options, run, select_tests
 from ._verdict import build_run, test_status
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "pass_at_k",
     "prepare",
     "recheck",
+    "restore_options",
     "run",
     "select_tests",
     "test_status",

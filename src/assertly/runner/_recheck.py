@@ -14,7 +14,7 @@ from typing import Any
 from ..engine import CheckContext
 from ..store import RunStore, new_run_id
 from ._records import RunRecord, TrialRecord
-from ._run import Runner, RunOptions, _meta, _now_iso, _options_dict, prepare
+from ._run import Runner, RunOptions, _meta, _now_iso, _options_dict, prepare, restore_options
 from ._verdict import build_run
 
 __all__ = ["recheck"]
@@ -23,8 +23,10 @@ __all__ = ["recheck"]
 def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> RunRecord:
     """Re-judge every stored trial of ``run_id`` with the test files as they are now.
 
-    Trials that ended in a target error keep their error (there is no response to judge);
-    tests that did not exist in the stored run are left out.
+    The stored run's options (paths, filters, ``--now``, facts, pass threshold, trials, config
+    file) are reused; ``now`` overrides the stored ``--now``. Trials that ended in a target
+    error keep their error (there is no response to judge); tests that did not exist in the
+    stored run are left out.
 
     Raises:
         StoreError: The store or run cannot be read.
@@ -34,10 +36,9 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
     try:
         source_id = store.resolve_run_id(run_id)
         info = store.run_info(source_id)
-        stored_options: dict[str, Any] = info["options"]
-        options = RunOptions(paths=stored_options.get("paths", []), now=now)
+        options = RunOptions(now=now)
+        restore_options(options, info["options"])
         config, tests, evals, problems = prepare(options)
-        options.pass_threshold = stored_options.get("pass_threshold")
         stored = store.trials(source_id)
         new_id = new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
@@ -57,7 +58,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
                     new.status = "error"
                     new.error = "; ".join(str(problem) for problem in test.problems)
                 elif old.status != "skipped":
-                    _rejudge(runner, test.steps, steps_by_name, old, new, now)
+                    _rejudge(runner, test.steps, steps_by_name, old, new, options.now)
                 store.save_trial(new_id, test.key, number, new.to_dict())
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))

@@ -120,7 +120,9 @@ class TestRecord:
         n = len([t for t in self.trials if t.status != "skipped"])
         c = self.passes
         estimates = {
-            str(k): value for k in (1, 2, 5, 10) if (value := pass_at_k(n, c, k)) is not None
+            str(k): value
+            for k in sorted({1, 2, 5, 10, n})  # and k = n: every trial run
+            if (value := pass_at_k(n, c, k)) is not None
         }
         return {
             "id": self.id,
@@ -206,13 +208,14 @@ class RunRecord:
     warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        """Totals for the pinned ``summary`` object."""
+        """Totals for the pinned ``summary`` object: tests only.
+
+        Eval cases are not counted here: an eval suite is judged by its score against its
+        threshold, reported in ``evals``.
+        """
         counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
         for test in self.tests:
             counts[test.status] += 1
-        for suite in self.evals:
-            for case in suite.cases:
-                counts[case.status] += 1
         total = sum(counts.values())
         judged = total - counts["skipped"]
         return {

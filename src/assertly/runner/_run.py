@@ -14,14 +14,22 @@ import shlex
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, Problem, TargetError
 from ..engine import CheckContext, CheckResult, Outcome
-from ..loading import ConfigModel, EvalSuite, TestCase, find_config, load_config, load_paths
+from ..loading import (
+    ConfigModel,
+    EvalSuite,
+    TestCase,
+    find_config,
+    load_config,
+    load_config_plugins,
+    load_paths,
+)
 from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
 from ..targets._command import _kill_group
@@ -104,6 +112,13 @@ def select_tests(tests: list[TestCase], options: RunOptions) -> list[TestCase]:
     return selected
 
 
+def _filtered(options: RunOptions) -> bool:
+    """Whether any test filter (--agent, --suite, --test, --tag, -k) is given."""
+    return bool(
+        options.agents or options.suites or options.test_ids or options.tags or options.keyword
+    )
+
+
 class _RateLimiter:
     """At most ``rate`` calls per second, spaced evenly."""
 
@@ -176,7 +191,10 @@ class Runner:
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
         if agent not in self._targets:
+            # A --target runs in the current directory; a target from the config runs in the
+            # config file's directory, where its relative paths are.
             spec: Any = self.options.target or self.config.agents.get(agent)
+            base_dir = None if self.options.target else self.config.directory
             if spec is None:
                 self._targets[agent] = TargetError(
                     f"no target for agent '{agent}': pass --target or map it under agents: "
@@ -185,7 +203,7 @@ class Runner:
             else:
                 try:
                     self._targets[agent] = make_target(
-                        spec, secrets=self.secrets, concurrency=self.concurrency
+                        spec, secrets=self.secrets, concurrency=self.concurrency, base_dir=base_dir
                     )
                 except TargetError as error:
                     self._targets[agent] = error
@@ -199,7 +217,7 @@ class Runner:
 
     # -- hooks -----------------------------------------------------------------------------
     async def _run_hook(self, name: str) -> str | None:
-        """Run a named hook; the reason it failed, or None."""
+        """Run a named hook (in the config file's directory); the reason it failed, or None."""
         command = self.config.hooks.get(name)
         if command is None:
             return (
@@ -211,6 +229,7 @@ class Runner:
                 *argv,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
+                cwd=self.config.directory,
                 start_new_session=True,
             )
             _, stderr = await asyncio.wait_for(process.communicate(), self.timeout_s)
@@ -485,6 +504,31 @@ def _meta(test: TestCase) -> dict[str, Any]:
     }
 
 
+# Options a resumed run or a recheck does not take from the stored run. --fail-fast: the
+# failure that stopped the run is stored, so it would stop the resumed run at once (resuming is
+# how the tests it skipped get run). --resume and --store only say where the run is.
+_NOT_RESTORED = frozenset({"fail_fast", "resume", "store_path"})
+
+
+def restore_options(options: RunOptions, stored: dict[str, Any]) -> None:
+    """Fill every option the command line left unset from a stored run's options.
+
+    Used by ``--resume`` and ``assertly recheck``, so a resumed or re-checked run keeps the
+    paths, target, filters, ``--now``, facts, trials, pass threshold, timeout, concurrency,
+    rate limit and config file of the run it continues. Facts merge: a ``--fact`` given again
+    overrides that fact only.
+    """
+    for item in fields(RunOptions):
+        name = item.name
+        value = stored.get(name)
+        if name in _NOT_RESTORED or value is None:
+            continue
+        if name == "facts":
+            options.facts = {**value, **options.facts}
+        elif not getattr(options, name):
+            setattr(options, name, datetime.fromisoformat(value) if name == "now" else value)
+
+
 def _options_dict(options: RunOptions, threshold: str, problems: list[str]) -> dict[str, Any]:
     data = asdict(options)
     data["now"] = options.now.isoformat() if options.now else None
@@ -511,24 +555,12 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, list[TestCase], list[Eval
         )
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     config = load_config(config_file)
-    if config.plugins:
-        from ..engine import REGISTRY
-
-        for module in config.plugins:
-            try:
-                REGISTRY.load_module(module)
-            except Exception as error:  # a plugin that fails to import is a config error
-                raise ConfigError(
-                    [
-                        Problem(
-                            f"plugins: {module}", f"cannot import: {type(error).__name__}: {error}"
-                        )
-                    ]
-                ) from None
+    load_config_plugins(config)
     loaded = load_paths(options.paths, sensitive_prefixes=config.sensitive_prefixes)
     problems = [str(problem) for problem in loaded.file_problems]
     tests = select_tests(loaded.tests, options)
-    evals = loaded.evals if not (options.agents or options.test_ids or options.tags) else []
+    # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out.
+    evals = [] if _filtered(options) else loaded.evals
     if not tests and not evals:
         if problems:
             raise ConfigError(loaded.file_problems)
@@ -543,20 +575,21 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         ConfigError: Nothing could run (usage or configuration problem).
         StoreError: The run store cannot be used.
     """
-    if options.resume and not options.paths:
-        # The run to resume names its paths and target; it lives in the configured store.
+    if options.resume:
+        # The run to resume lives in the configured store and names its paths, target, filters
+        # and the rest: what the command line does not give again is taken from it.
         config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
-        with_store = RunStore(options.store_path or load_config(config_file).store, must_exist=True)
+        store_path = options.store_path or load_config(config_file).store_path
+        with_store = RunStore(store_path, must_exist=True)
         try:
             resumed_id = with_store.resolve_run_id(options.resume)
             stored = with_store.run_info(resumed_id)["options"]
         finally:
             with_store.close()
-        options.paths = stored.get("paths", [])
-        options.target = options.target or stored.get("target")
+        restore_options(options, stored)
     config, tests, evals, problems = prepare(options)
     secrets: set[str] = set()
-    store = RunStore(options.store_path or config.store, redact=secrets)
+    store = RunStore(options.store_path or config.store_path, redact=secrets)
     try:
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
@@ -583,4 +616,4 @@ def load_run(store_path: str, run_id: str) -> RunRecord:
         store.close()
 
 
-__all__ += ["load_run", "prepare", "select_tests"]
+__all__ += ["load_run", "prepare", "restore_options", "select_tests"]

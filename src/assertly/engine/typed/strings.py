@@ -334,7 +334,9 @@ class WordCount(Checker):
         return failed(
             self.key,
             f"Expected {self._bounds()}, got {count}",
-            expected={"min": low, "max": high},
+            expected={
+                name: bound for name, bound in (("min", low), ("max", high)) if bound is not None
+            },
             actual=count,
         )
 
