@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assertly.loading._schema import file_schemas
+from assertly.loading import json_schemas
 
 
 def render(schema: dict[str, object]) -> str:
@@ -16,7 +16,7 @@ def render(schema: dict[str, object]) -> str:
 def main() -> None:
     """Regenerate every schema file."""
     here = Path(__file__).parent
-    for name, schema in file_schemas().items():
+    for name, schema in json_schemas().items():
         (here / f"{name}.schema.json").write_text(render(schema), encoding="utf-8")
 
 

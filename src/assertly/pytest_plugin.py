@@ -312,27 +312,14 @@ class _State:
             ConfigError: The config is invalid or a plugin module cannot be imported.
         """
         if self._project is None:
-            from ._exceptions import ConfigError, Problem
-            from .engine import REGISTRY
-            from .loading import find_config, load_config
+            from .loading import find_config, load_config, load_config_plugins
 
             if self.config_path:
                 path: Path | None = Path(self.config_path)
             else:
                 path = find_config(Path.cwd()) or find_config(self.config.rootpath)
             project = load_config(path)
-            for module in project.plugins:
-                try:
-                    REGISTRY.load_module(module)
-                except Exception as error:
-                    raise ConfigError(
-                        [
-                            Problem(
-                                f"plugins: {module}",
-                                f"cannot import: {type(error).__name__}: {error}",
-                            )
-                        ]
-                    ) from None
+            load_config_plugins(project)
             self._project = project
         return self._project
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema_rs
 import yaml
 
-from assertly.loading._schema import file_schemas
+from assertly.loading import json_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
@@ -17,13 +17,13 @@ SCHEMAS = ROOT / "schemas"
 
 def test_committed_schemas_are_up_to_date() -> None:
     render = runpy.run_path(str(SCHEMAS / "generate.py"))["render"]
-    for name, schema in file_schemas().items():
+    for name, schema in json_schemas().items():
         committed = (SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")
         assert committed == render(schema), f"run `make schemas`: {name} is stale"
 
 
 def test_example_files_validate() -> None:
-    schemas = file_schemas()
+    schemas = json_schemas()
     tests = jsonschema_rs.validator_for(schemas["agent-tests"])
     workflow = jsonschema_rs.validator_for(schemas["workflow-eval"])
     config = jsonschema_rs.validator_for(schemas["config"])
@@ -39,7 +39,7 @@ def test_example_files_validate() -> None:
 
 
 def test_misspelt_assertions_are_flagged_while_typing() -> None:
-    validator = jsonschema_rs.validator_for(file_schemas()["agent-tests"])
+    validator = jsonschema_rs.validator_for(json_schemas()["agent-tests"])
     document = {
         "agent": "notes",
         "test_suites": {
@@ -61,7 +61,7 @@ def test_misspelt_assertions_are_flagged_while_typing() -> None:
 
 
 def test_nested_expect_dicts_are_described() -> None:
-    schema = file_schemas()["test"]
+    schema = json_schemas()["test"]
     expect = schema["$defs"]["expect"]["properties"]
     assert expect["one_of"]["items"] == {"$ref": "#/$defs/expect"}
     assert json.dumps(expect["if_results"]).count("#/$defs/expect") == 1

@@ -5,7 +5,8 @@ Uses the engine; knows nothing of targets, runs or reports.
 
 from ._config import check_against_config, find_config, load_config, load_config_plugins
 from ._files import load_data_argument, read_text_argument
-from ._models import ConfigModel, json_schemas
+from ._models import ConfigModel
+from ._schema import json_schemas
 from ._tests import EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
 
 __all__ = [

@@ -88,8 +88,14 @@ def load_config_plugins(config: ConfigModel) -> None:
     """
     if not config.plugins:
         return
+    import sys
+
     from ..engine import REGISTRY
 
+    # A plugin module kept next to assertly.yaml is found wherever assertly runs from.
+    directory = str(config.directory) if config.directory is not None else None
+    if directory is not None and directory not in sys.path:
+        sys.path.append(directory)
     for module in config.plugins:
         try:
             REGISTRY.load_module(module)

@@ -2,7 +2,7 @@
 
 Agent test files, workflow eval sections and the project config. Unknown keys are errors (with a
 did-you-mean), so a typo never silently turns an assertion off. JSON Schemas for editors are
-generated from these models (`json_schemas`).
+generated from these models (`._schema.json_schemas`).
 
 These models describe *files*; the runtime objects the runner uses live in `._tests`.
 """
@@ -154,13 +154,3 @@ class ConfigModel(FileModel):
     def store_path(self) -> str:
         """The run store: ``store``, when relative, taken relative to `directory`."""
         return str(self._directory / self.store) if self._directory else self.store
-
-
-def json_schemas() -> dict[str, dict[str, Any]]:
-    """JSON Schemas of the file formats, for editor autocompletion."""
-    return {
-        "agent-tests": AgentTestFileModel.model_json_schema(),
-        "test": TestModel.model_json_schema(),
-        "workflow-eval": WorkflowModel.model_json_schema(),
-        "config": ConfigModel.model_json_schema(),
-    }

@@ -14,7 +14,7 @@ from typing import Any
 from ..engine import REGISTRY
 from ._models import AgentTestFileModel, ConfigModel, TestModel, WorkflowModel
 
-__all__ = ["file_schemas"]
+__all__ = ["json_schemas"]
 
 _NESTED_EXPECT = {"one_of", "if_results", "if_has_history", "if_sensitive_results"}
 
@@ -116,7 +116,7 @@ def _with_assertions(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def file_schemas() -> dict[str, dict[str, Any]]:
+def json_schemas() -> dict[str, dict[str, Any]]:
     """Schemas by format name: agent-tests, test, workflow-eval, config."""
     agent_tests = AgentTestFileModel.model_json_schema()
     # Tests are validated one by one (so one bad test does not hide the others): describe them.
