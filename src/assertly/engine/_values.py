@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 import orjson
@@ -15,8 +14,16 @@ _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 # orjson reads integers beyond 64 bits as floats, which would make 10**30 equal 10**30 + 1.
-# Any run of 19 digits may be such an integer; such text is read by the stdlib, exactly.
-_LONG_DIGITS = re.compile(r"\d{19}")
+# Any run of 19 digits may be such an integer; such text is read by the stdlib, exactly. The
+# check maps bytes to "digit or not" with one C-level translate (~1 µs for 700 characters,
+# a sixth of a regex search) and looks for 19 digits in a row.
+_DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_digit_run(text: str | bytes) -> bool:
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return _LONG_RUN in data.translate(_DIGIT_MAP)
 
 
 def _reject_constant(name: str) -> Any:
@@ -34,10 +41,10 @@ def loads(text: str | bytes) -> Any:
             ``msg``, ``lineno`` and ``colno``; or ValueError for nesting beyond the limits.
     """
     if isinstance(text, bytes | bytearray):
-        if _LONG_DIGITS.search(text.decode("utf-8", "replace")) is None:
+        if not _has_long_digit_run(bytes(text)):
             return orjson.loads(text)
         text = text.decode("utf-8")
-    elif _LONG_DIGITS.search(text) is None:
+    elif not _has_long_digit_run(text):
         return orjson.loads(text)
     stripped = text.strip()
     try:
