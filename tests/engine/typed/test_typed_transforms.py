@@ -180,3 +180,21 @@ def test_transform_must_be_a_string() -> None:
     found = problems([{"type": "contains", "value": "x", "transform": {"json_path": "$.a"}}])
     assert len(found) == 1
     assert found[0].startswith("assertions[0].transform: ")
+
+
+@pytest.mark.parametrize(
+    ("expression", "document", "expected"),
+    [
+        ("$.data.count", '{"data": {"count": 42}}', "42"),
+        ("$['a b'][1]", '{"a b": [1, {"c": null}]}', '{"c":null}'),
+        ('$["x"].y', '{"x": {"y": "z"}}', "z"),
+        ("$.items[*].id", '{"items": [{"id": "first"}, {"id": "second"}]}', "first"),
+    ],
+)
+def test_simple_and_general_paths_select_the_same_first_match(
+    expression: str, document: str, expected: str
+) -> None:
+    result = assertly.check(
+        [{"type": "equals", "value": expected, "transform": f"json_path:{expression}"}], document
+    )
+    assert result.passed, result.results[0].message

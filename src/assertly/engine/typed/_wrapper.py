@@ -6,6 +6,7 @@ family module only judges an output string.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,21 +44,58 @@ class TypedSpec(BaseModel):
         return name in self.model_fields_set
 
 
+# `$.a.b`, `$['a'][0]`: singular queries of names and non-negative indexes. They select at most
+# one node, exactly as RFC 9535 says, so they are walked directly instead of through the
+# general (and ten times slower) JSONPath machinery.
+_SINGULAR = re.compile(r"\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\]|\['[^'\\]*'\]|\[\"[^\"\\]*\"\])*")
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+_NOT_FOUND: Any = object()
+
+
+def _singular_steps(expression: str) -> tuple[str | int, ...] | None:
+    if _SINGULAR.fullmatch(expression) is None:
+        return None
+    steps: list[str | int] = []
+    for match in _STEP.finditer(expression, 1):
+        name, index, single, double = match.groups()
+        steps.append(int(index) if index is not None else (name or single or double or ""))
+    return tuple(steps)
+
+
+def _walk(document: Any, steps: tuple[str | int, ...]) -> Any:
+    value = document
+    for step in steps:
+        if type(step) is str:
+            if type(value) is not dict or step not in value:
+                return _NOT_FOUND
+            value = value[step]
+        else:
+            if type(value) is not list or step >= len(value):  # type: ignore[operator]
+                return _NOT_FOUND
+            value = value[step]  # type: ignore[index]
+    return value
+
+
 class JsonPathTransform:
     """``json_path:<expr>``: the first match, as text (non-strings as compact JSON)."""
 
-    __slots__ = ("expression", "path")
+    __slots__ = ("expression", "path", "steps")
 
     def __init__(self, expression: str, path: Any) -> None:
         self.expression = expression
         self.path = path
+        self.steps = _singular_steps(expression)
 
     def apply(self, response: Response) -> Response | str:
         """The transformed output, or the reason the transform failed."""
         document = response.whole_json
         if document is NOT_JSON:
             return f"transform json_path:{self.expression}: the output is not JSON"
-        if type(document) is dict or type(document) is list:
+        if self.steps is not None:
+            value = _walk(document, self.steps)
+            if value is _NOT_FOUND:
+                return f"transform json_path:{self.expression}: path not found in the output"
+        elif type(document) is dict or type(document) is list:
             match = self.path.match(document)
             if match is None:
                 return f"transform json_path:{self.expression}: path not found in the output"
