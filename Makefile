@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.assertly-installed
 
-.PHONY: test demo check format lint types bench clean
+.PHONY: test demo check format lint types bench fuzz schemas clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,10 +19,10 @@ demo: $(STAMP)
 	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash examples/demo.sh
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests bench
+	$(VENV)/bin/ruff format src tests bench schemas
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench schemas
 
 types: $(STAMP)
 	$(VENV)/bin/mypy
@@ -31,6 +31,9 @@ check: format lint types test
 
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
+
+schemas: $(STAMP)
+	$(PY) schemas/generate.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
