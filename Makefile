@@ -29,8 +29,21 @@ types: $(STAMP)
 
 check: format lint types test
 
+# The benchmark suite (bench/suite.py): engine, peers (installed on demand into bench/.peers/),
+# end to end, runner, start-up; prints one table, writes bench/results/latest.json. Never part
+# of `make test`. Options: make bench BENCH_ARGS=--quick (or --no-peers, --update-docs).
+BENCH_ARGS ?=
 bench: $(STAMP)
-	$(PY) bench/engine_bench.py
+	$(PY) bench/suite.py $(BENCH_ARGS)
+
+# Long fuzzing: every Hypothesis property of the engine and of the loaders (tests/reliability/
+# test_rel_fuzz.py) with FUZZ_EXAMPLES examples each, on every core. `make test` runs the same
+# properties with a fast profile (150 examples).
+FUZZ_EXAMPLES ?= 20000
+fuzz: $(STAMP)
+	ASSERTLY_PROPERTY_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -n auto \
+		--hypothesis-show-statistics \
+		tests/engine/test_properties.py tests/reliability/test_rel_fuzz.py
 
 schemas: $(STAMP)
 	$(PY) schemas/generate.py

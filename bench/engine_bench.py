@@ -10,7 +10,9 @@ and must agree with the engine on every verdict.
     .venv/bin/python bench/engine_bench.py            # 20,000 responses per mix, best of 5
     .venv/bin/python bench/engine_bench.py --quick    # a few seconds
 
-Figures are printed as a table and written to bench/results/latest.json.
+Figures are printed as a table and written to bench/results/engine.json. `make bench` runs the
+whole suite instead (bench/suite.py: this engine benchmark, the peers, end to end, the runner
+and start-up), which writes bench/results/latest.json.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import assertly
 
 SEED = 42
 ROOT = Path(__file__).resolve().parent
-RESULTS = ROOT / "results" / "latest.json"
+RESULTS = ROOT / "results" / "engine.json"
 
 # --- the two expectations ---------------------------------------------------------------------
 

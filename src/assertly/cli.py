@@ -19,15 +19,46 @@ from ._exceptions import AssertlyError, ConfigError, Problem
 EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 
 
 def _print_problems(error: ConfigError) -> None:
     click.echo(f"error: {error}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The ``assertly`` group, which keeps tracebacks for ``--debug``.
+
+    An unexpected exception (a bug in assertly, never a user's mistake) is one line on stderr
+    and exit code 2; with ``--debug`` its traceback is shown instead.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as error:
+            if ctx.params.get("debug"):
+                raise
+            reason = " ".join(str(error).split())[:500]
+            click.echo(
+                f"internal error: {type(error).__name__}: {reason} "
+                "(run with --debug for the traceback)",
+                err=True,
+            )
+            ctx.exit(EXIT_USAGE)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="assertly")
-def main() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="ASSERTLY_DEBUG",
+    help="Show the traceback of an internal error.",
+)
+def main(debug: bool) -> None:
     """Exact, fast verdicts on AI agent and LLM responses."""
 
 
@@ -244,8 +275,16 @@ def run_command(
         )
         if not options.paths and not options.resume:
             raise ConfigError([Problem("paths", "give at least one test file or directory")])
-        with ConsoleReporter(force_plain=plain) as reporter:
-            record = run_tests(options, reporter)
+        try:
+            with ConsoleReporter(force_plain=plain) as reporter:
+                record = run_tests(options, reporter)
+        except KeyboardInterrupt:
+            click.echo(
+                "interrupted: every finished trial is stored; "
+                "`assertly run --resume last` runs the rest",
+                err=True,
+            )
+            sys.exit(EXIT_INTERRUPTED)
     reporter.summary(record)
     _write_reports(record, outputs)
 
@@ -358,7 +397,16 @@ def _write_reports(record: Any, outputs: tuple[str, ...]) -> None:
     from .reports import write_report
 
     for output in outputs:
-        write_report(record, output)
+        try:
+            write_report(record, output)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            click.echo(
+                f"error: cannot write {output}: {reason} (the run is stored: "
+                f"`assertly report {record.run_id} -o FILE` writes it again)",
+                err=True,
+            )
+            sys.exit(EXIT_USAGE)
         click.echo(f"wrote {output}")
     sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
 

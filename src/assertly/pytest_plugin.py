@@ -610,11 +610,12 @@ def is_assertly_file(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    import yaml
+    from ._exceptions import ConfigError
+    from .loading._source import parse_yaml
 
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        data = parse_yaml(text, str(path))[0]  # safe, bounded nesting and aliases
+    except ConfigError:
         # Broken YAML: ours if it reads like an eval section, so the problem gets reported.
         return re.search(r"^\s+cases\s*:", text, re.MULTILINE) is not None
     section = data.get("eval") if isinstance(data, dict) else None

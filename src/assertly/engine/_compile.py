@@ -15,6 +15,7 @@ from typing import Any
 from .._exceptions import ConfigError, Problem
 from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
+from ._regex import RegexTimeout
 from ._registry import REGISTRY, Registry
 from ._response import Response
 from ._result import (
@@ -133,12 +134,14 @@ class Expectation:
 
 
 def _could_not_judge(checker: Checker, error: Exception) -> AssertionResult:
-    reason = str(error) if isinstance(error, TimeoutError) else f"{type(error).__name__}: {error}"
+    timed_out = isinstance(error, RegexTimeout)
+    reason = str(error) if timed_out else f"{type(error).__name__}: {error}"
     return AssertionResult(
         getattr(checker, "key", type(checker).__name__),
         ERROR,
         0.0,
         f"could not judge: {reason}"[:500],
+        details={"regex_engine": "regex-timeout"} if timed_out else None,
     )
 
 

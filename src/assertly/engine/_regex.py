@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Pattern", "compile_pattern"]
+__all__ = ["Pattern", "RegexTimeout", "compile_pattern"]
 
 # The stdlib's own pattern parser (3.11+) tells us the structure of a pattern exactly.
 import re._parser as _sre_parse  # type: ignore[import-not-found]
@@ -127,6 +127,10 @@ def compile_pattern(source: str, *, ignore_case: bool = False) -> Pattern:
 SEARCH_TIMEOUT_S = 1.0
 
 
+class RegexTimeout(TimeoutError):
+    """A search on the ``regex-timeout`` engine ran out of time."""
+
+
 class _TimedSearch:
     """``search`` on the regex module with a time limit."""
 
@@ -140,7 +144,7 @@ class _TimedSearch:
         try:
             return self.compiled.search(text, timeout=SEARCH_TIMEOUT_S)
         except TimeoutError:
-            raise TimeoutError(
+            raise RegexTimeout(
                 f"pattern {self.source!r} backtracked for more than {SEARCH_TIMEOUT_S:g} s "
                 "on this output; simplify the pattern"
             ) from None

@@ -9,21 +9,18 @@ from typing import Any
 
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
+from ._source import MAX_FILE_BYTES, parse_yaml
 
 __all__ = ["load_data_argument", "read_text_argument"]
 
 
-def _yaml_load(text: str, source: str) -> Any:
-    import yaml
+# The largest response `assertly check` reads; agents' outputs are capped alike (64 MiB).
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe loading only, C when present
-    try:
-        return yaml.load(text, Loader=loader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        reason = getattr(error, "problem", None) or str(error)
-        raise ConfigError([Problem(where, f"invalid YAML: {reason}")]) from None
+
+def _yaml_load(text: str, source: str) -> Any:
+    # Safe loading only, with bounded nesting and aliases (the same loader as test files).
+    return parse_yaml(text, source)[0]
 
 
 def _json_load(text: str, source: str) -> Any:
@@ -32,6 +29,8 @@ def _json_load(text: str, source: str) -> Any:
     except json.JSONDecodeError as error:
         where = f"{source}:{error.lineno}:{error.colno}"
         raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
+    except ValueError as error:  # NaN/Infinity or too deep, found by the exact decoder
+        raise ConfigError([Problem(source, f"invalid JSON: {error}")]) from None
 
 
 def load_data_argument(argument: str, what: str) -> Any:
@@ -56,6 +55,11 @@ def _load_data_argument(argument: str, what: str) -> Any:
     looks_inline = argument.lstrip().startswith(("{", "["))
     if not looks_inline and path.is_file():
         try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                limit = f"{MAX_FILE_BYTES // (1024 * 1024)} MiB"
+                message = f"the {what} file is {size:,} bytes; the limit is {limit}"
+                raise ConfigError([Problem(str(path), message)])
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigError([Problem(str(path), f"cannot read {what}: {error}")]) from None
@@ -81,17 +85,23 @@ def read_text_argument(argument: str, what: str) -> str:
         ConfigError: The file does not exist or cannot be read.
     """
     if argument == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_RESPONSE_BYTES + 1)
     else:
         path = Path(argument)
         # Not only regular files: a named pipe or `<(command)` is a fine source too.
         if not path.exists() or path.is_dir():
             raise ConfigError([Problem(what, f"no such file: {argument}")], title=f"invalid {what}")
         try:
-            data = path.read_bytes()
+            with path.open("rb") as handle:
+                data = handle.read(MAX_RESPONSE_BYTES + 1)
         except OSError as error:
             raise ConfigError(
                 [Problem(argument, f"cannot read {what}: {error.strerror}")],
                 title=f"invalid {what}",
             ) from None
+    if len(data) > MAX_RESPONSE_BYTES:
+        limit = f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB"
+        raise ConfigError(
+            [Problem(argument, f"the {what} is larger than {limit}")], title=f"invalid {what}"
+        )
     return data.decode("utf-8", errors="replace")

@@ -15,11 +15,18 @@ from typing import Any
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
 
-__all__ = ["Source", "read_source"]
+__all__ = ["MAX_FILE_BYTES", "Source", "parse_yaml", "read_source"]
 
 Key = tuple[str | int, ...]
 
-MAX_FILE_BYTES = 64 * 1024 * 1024
+# Test files are read whole and parsed into Python objects: ~10 s and ~1 GB per 8 MB of YAML
+# holding tiny tests. Anything bigger is refused at once (recorded responses belong in a
+# fixtures JSONL file, which is indexed, not loaded).
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# Deeper nesting is refused before any parser or walker recurses into it.
+MAX_NESTING = 200
+# Nodes that YAML aliases may add to a document once expanded (a "billion laughs" adds 10^9).
+MAX_ALIAS_NODES = 1_000_000
 
 
 class Source:
@@ -58,85 +65,235 @@ class Source:
         return None
 
 
+_LOADER: Any = None
+
+
 def _yaml_loader() -> Any:
-    import yaml
+    """The safe loader (libyaml's when present) whose bad scalars are YAML errors.
 
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    PyYAML's safe constructor raises plain ``ValueError``/``KeyError`` for a value that does
+    not fit its tag (``2026-02-30``, ``!!int abc``, ``!!bool maybe``); here they carry the place.
+    """
+    global _LOADER  # noqa: PLW0603 - built once, on first use
+    if _LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class Loader(base):  # type: ignore[valid-type,misc]
+            def construct_object(self, node: Any, deep: bool = False) -> Any:
+                try:
+                    return super().construct_object(node, deep)
+                except yaml.YAMLError:
+                    raise
+                except Exception as error:  # ValueError, KeyError, IndexError, TypeError …
+                    reason = f"cannot read {node.value!r} as {node.tag.rsplit(':', 1)[-1]}"
+                    detail = "" if isinstance(error, KeyError) else str(error)
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"{reason} ({detail})" if detail else reason, node.start_mark
+                    ) from None
+
+        _LOADER = Loader
+    return _LOADER
 
 
-def _positions(node: Any) -> dict[Key, tuple[int, int]]:
-    """Walk a composed YAML node tree, recording where each mapping key and item starts."""
-    import yaml
+class _Frame:
+    """A collection being composed.
 
-    found: dict[Key, tuple[int, int]] = {}
-    stack: list[tuple[Any, Key]] = [(node, ())]
-    while stack:
-        current, key = stack.pop()
-        if isinstance(current, yaml.MappingNode):
-            for key_node, value_node in current.value:
-                name = key_node.value
-                child = (*key, name)
-                mark = key_node.start_mark
-                found.setdefault(child, (mark.line + 1, mark.column + 1))
-                stack.append((value_node, child))
-        elif isinstance(current, yaml.SequenceNode):
-            for index, item in enumerate(current.value):
-                child = (*key, index)
-                mark = item.start_mark
-                found.setdefault(child, (mark.line + 1, mark.column + 1))
-                stack.append((item, child))
-    return found
+    Its node, its key path, the key whose value comes next (a mapping's), its scalar keys
+    seen so far, and its weight: nodes in its subtree with every alias expanded.
+    """
+
+    __slots__ = ("key", "mapping", "node", "pending", "seen", "weight")
+
+    def __init__(self, node: Any, key: Key, mapping: bool) -> None:
+        self.node = node
+        self.key = key
+        self.mapping = mapping
+        self.pending: Any = None
+        self.seen: dict[str, Any] = {}
+        self.weight = 1
 
 
-def _load_yaml(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
+class _Composer:
+    """Compose one YAML document from the parser's events, without recursion.
+
+    libyaml's own composer recurses once per nesting level and overflows the C stack (a
+    segfault) on deeply nested input, and an alias tree (a "billion laughs") expands
+    exponentially in anything that walks it. This composer refuses nesting deeper than
+    `MAX_NESTING` and aliases that add more than `MAX_ALIAS_NODES` nodes, and records key
+    positions and duplicate keys on the way.
+    """
+
+    def __init__(self, loader: Any, where: str) -> None:
+        import yaml
+
+        self.scalar_node = yaml.ScalarNode
+        self.sequence_node = yaml.SequenceNode
+        self.mapping_node = yaml.MappingNode
+        self.sequence_start = yaml.SequenceStartEvent
+        self.loader = loader
+        self.where = where
+        self.positions: dict[Key, tuple[int, int]] = {}
+        self.duplicates: list[Problem] = []
+        self.anchors: dict[str, tuple[Any, _Frame | None]] = {}
+        self.stack: list[_Frame] = []
+        self.expanded = 0
+        self.root: Any = None
+
+    def _fail(self, mark: Any, message: str) -> ConfigError:
+        return ConfigError([Problem(f"{self.where}:{mark.line + 1}:{mark.column + 1}", message)])
+
+    def compose(self) -> Any:
+        """The root node (None for an empty stream).
+
+        Raises:
+            ConfigError: Too deep, too many alias nodes, a recursive or undefined alias.
+            yaml.YAMLError: The text is not valid YAML.
+        """
+        from yaml import events
+
+        scalar_event = events.ScalarEvent
+        documents = 0
+        while True:
+            event = self.loader.get_event()
+            kind = type(event)
+            if kind is scalar_event:
+                self._scalar(event)
+            elif kind is events.SequenceEndEvent or kind is events.MappingEndEvent:
+                done = self.stack.pop()
+                done.node.end_mark = event.end_mark
+                self._attach(done.node, done.weight)
+            elif kind is events.SequenceStartEvent or kind is events.MappingStartEvent:
+                self._start(event)
+            elif kind is events.AliasEvent:
+                self._alias(event)
+            elif kind is events.StreamEndEvent:
+                return self.root
+            elif kind is events.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise self._fail(event.start_mark, "expected one YAML document, found two")
+
+    def _alias(self, event: Any) -> None:
+        found = self.anchors.get(event.anchor)
+        if found is None:
+            raise self._fail(event.start_mark, f"invalid YAML: undefined alias '{event.anchor}'")
+        node, frame = found
+        if frame is not None and frame in self.stack:
+            raise self._fail(event.start_mark, f"invalid YAML: recursive alias '{event.anchor}'")
+        weight = frame.weight if frame is not None else 1
+        self.expanded += weight
+        if self.expanded > MAX_ALIAS_NODES:
+            message = f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} nodes"
+            raise self._fail(event.start_mark, message)
+        self._attach(node, weight)
+
+    def _scalar(self, event: Any) -> None:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(self.scalar_node, event.value, event.implicit)
+        node = self.scalar_node(tag, event.value, event.start_mark, event.end_mark, event.style)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (node, None)
+        self._attach(node, 1)
+
+    def _start(self, event: Any) -> None:
+        if len(self.stack) >= MAX_NESTING:
+            raise self._fail(event.start_mark, f"nesting deeper than {MAX_NESTING} levels")
+        sequence = type(event) is self.sequence_start
+        node_class = self.sequence_node if sequence else self.mapping_node
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(node_class, None, event.implicit)
+        node = node_class(tag, [], event.start_mark, None, flow_style=event.flow_style)
+        frame = _Frame(node, self._child_key(), not sequence)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (node, frame)
+        self.stack.append(frame)
+
+    def _child_key(self) -> Key:
+        """The key path of the next node attached to the open collection."""
+        if not self.stack:
+            return ()
+        parent = self.stack[-1]
+        if not parent.mapping:
+            return (*parent.key, len(parent.node.value))
+        if parent.pending is None or type(parent.pending) is not self.scalar_node:
+            return parent.key  # a key, or the value of a complex key: no position of its own
+        return (*parent.key, parent.pending.value)
+
+    def _attach(self, node: Any, weight: int) -> None:
+        """Add a finished node to the open collection (as a mapping key, value or item)."""
+        if not self.stack:
+            self.root = node
+            return
+        parent = self.stack[-1]
+        parent.weight += weight
+        if not parent.mapping:
+            mark = node.start_mark
+            where = (mark.line + 1, mark.column + 1)
+            self.positions.setdefault((*parent.key, len(parent.node.value)), where)
+            parent.node.value.append(node)
+            return
+        if parent.pending is None:
+            parent.pending = node
+            return
+        key_node, parent.pending = parent.pending, None
+        if type(key_node) is self.scalar_node:
+            mark = key_node.start_mark
+            where = (mark.line + 1, mark.column + 1)
+            self.positions.setdefault((*parent.key, key_node.value), where)
+            first = parent.seen.setdefault(key_node.value, key_node)
+            if first is not key_node:
+                self.duplicates.append(
+                    Problem(
+                        f"{self.where}:{where[0]}:{where[1]}",
+                        f"duplicate key '{key_node.value}' "
+                        f"(first written on line {first.start_mark.line + 1})",
+                    )
+                )
+        parent.node.value.append((key_node, node))
+
+
+def parse_yaml(text: str, where: str) -> tuple[Any, dict[Key, tuple[int, int]]]:
+    """Parse YAML safely: plain data, one document, bounded nesting and aliases, unique keys.
+
+    Safe loading only: a tag that would construct an object (``!!python/object``) is invalid.
+
+    Args:
+        text: The YAML text.
+        where: The file (or other source) named in problems, as ``where:line:col``.
+
+    Returns:
+        The data and ``key path -> (line, column)``.
+
+    Raises:
+        ConfigError: Invalid or refused YAML, with line and column.
+    """
     import yaml
 
     loader = _yaml_loader()(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, {}
-        _check_duplicate_keys(node, path)
-        data = loader.construct_document(node)
+        composer = _Composer(loader, where)
+        node = composer.compose()
+        if composer.duplicates:
+            raise ConfigError(composer.duplicates)
+        data = None if node is None else loader.construct_document(node)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        at = f"{where}:{mark.line + 1}:{mark.column + 1}" if mark else where
         reason = error.problem or error.context or "invalid YAML"
-        raise ConfigError([Problem(where, f"invalid YAML: {reason}")]) from None
+        raise ConfigError([Problem(at, f"invalid YAML: {reason}")]) from None
     except yaml.YAMLError as error:
-        raise ConfigError([Problem(str(path), f"invalid YAML: {error}")]) from None
+        raise ConfigError([Problem(where, f"invalid YAML: {error}")]) from None
     finally:
         loader.dispose()
-    return data, _positions(node)
+    return data, composer.positions
 
 
-def _check_duplicate_keys(node: Any, path: Path) -> None:
-    """A key written twice silently loses the first value in YAML and JSON; refuse it."""
-    import yaml
-
-    problems = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, yaml.MappingNode):
-            seen: dict[Any, Any] = {}
-            for key_node, value_node in current.value:
-                name = key_node.value
-                if isinstance(key_node, yaml.ScalarNode) and name in seen:
-                    mark = key_node.start_mark
-                    first = seen[name].start_mark
-                    problems.append(
-                        Problem(
-                            f"{path}:{mark.line + 1}:{mark.column + 1}",
-                            f"duplicate key '{name}' (first written on line {first.line + 1})",
-                        )
-                    )
-                seen.setdefault(name, key_node)
-                stack.append(value_node)
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
-    if problems:
-        raise ConfigError(problems)
+def _load_yaml(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
+    return parse_yaml(text, str(path))
 
 
 def _load_json(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
@@ -145,13 +302,34 @@ def _load_json(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
     except json.JSONDecodeError as error:
         where = f"{path}:{error.lineno}:{error.colno}"
         raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
+    except ValueError as error:  # NaN/Infinity or too deep, found by the exact decoder
+        raise ConfigError([Problem(str(path), f"invalid JSON: {error}")]) from None
     try:
         _, positions = _load_yaml(text, path)
     except ConfigError as error:
-        if any("duplicate key" in problem.message for problem in error.problems):
+        # Duplicate keys and nesting limits apply to JSON too; only YAML's own syntax
+        # quibbles (rare in JSON text) cost the positions and nothing else.
+        if not all(problem.message.startswith("invalid YAML") for problem in error.problems):
             raise
+        if _depth_exceeds(data, MAX_NESTING):
+            raise ConfigError(
+                [Problem(str(path), f"nesting deeper than {MAX_NESTING} levels")]
+            ) from None
         positions = {}
     return data, positions
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """True when lists and dicts nest more than ``limit`` deep (no recursion)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def read_source(path: Path) -> Source:
@@ -164,23 +342,23 @@ def read_source(path: Path) -> Source:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise ConfigError(
-                [
-                    Problem(
-                        str(path),
-                        f"file is {size} bytes; test files are limited to {MAX_FILE_BYTES} bytes",
-                    )
-                ]
-            )
+            limit = f"{MAX_FILE_BYTES // (1024 * 1024)} MiB"
+            message = f"file is {size:,} bytes; test files are limited to {limit}"
+            raise ConfigError([Problem(str(path), message)])
         raw = path.read_bytes()
     except OSError as error:
         raise ConfigError([Problem(str(path), f"cannot read file: {error.strerror}")]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - raw.rfind(b"\n", 0, error.start)  # in bytes, from 1
         raise ConfigError(
-            [Problem(f"{path}:{line}", f"file is not UTF-8 (byte 0x{raw[error.start]:02x})")]
+            [
+                Problem(
+                    f"{path}:{line}:{column}", f"file is not UTF-8 (byte 0x{raw[error.start]:02x})"
+                )
+            ]
         ) from None
     if not text.strip():
         raise ConfigError([Problem(str(path), "file is empty")])

@@ -15,6 +15,11 @@ from ._failures import eval_case_detail, test_failure_lines
 __all__ = ["ConsoleReporter"]
 
 
+def _printable(text: str) -> str:
+    """Text a terminal can take: agent output may hold lone surrogates (valid JSON escapes)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class ConsoleReporter:
     """Progress while running, failures and a summary at the end."""
 
@@ -66,11 +71,16 @@ class ConsoleReporter:
         if self._progress is not None:
             self._progress.update(self._task, advance=1, **self.counts)
         else:
-            self.console.print(f"{status.upper():7} {test.file}::{test.suite}::{test.id}")
+            line = f"{status.upper():7} {test.file}::{test.suite}::{test.id}"
+            self.console.print(_printable(line), markup=False)
 
     def summary(self, run: RunRecord) -> None:
         """Failing tests with their failing assertions, evals, then totals."""
-        print_ = self.console.print
+        from rich.markup import escape
+
+        def print_(text: str, *, markup: bool) -> None:
+            self.console.print(_printable(text), markup=markup)
+
         colour = self.interactive
         for test in run.tests:
             if test.status in ("passed", "skipped"):
@@ -78,7 +88,7 @@ class ConsoleReporter:
             style = "red" if test.status == "failed" else "magenta"
             where = f"{test.file}:{test.line}" if test.line else test.file
             header = f"{test.status.upper()} {test.suite}::{test.id}  ({where})"
-            print_(f"[{style}]{header}[/]" if colour else header, markup=colour)
+            print_(f"[{style}]{escape(header)}[/]" if colour else header, markup=colour)
             for line in test_failure_lines(test):
                 print_(line, markup=False)
         for suite in run.evals:

@@ -11,6 +11,9 @@ from ._junit import render_junit
 __all__ = ["FORMATS", "write_report"]
 
 FORMATS = (".json", ".xml", ".md", ".html")
+# Agent output may hold lone surrogates (valid JSON escapes that no encoding can write): they
+# are written as \udXXX text.
+_SURROGATES = "backslashreplace"
 
 
 def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = None) -> None:
@@ -28,11 +31,11 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
     elif suffix == ".md":
         from ._markdown import render_markdown
 
-        data = render_markdown(run).encode()
+        data = render_markdown(run).encode("utf-8", _SURROGATES)
     elif suffix == ".html":
         from ._html import render_html
 
-        data = render_html(run).encode()
+        data = render_html(run).encode("utf-8", _SURROGATES)
     else:
         raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
     for secret in redact or ():

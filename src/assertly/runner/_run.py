@@ -381,7 +381,11 @@ class Runner:
                 if self._stop.is_set():
                     record = TrialRecord(test.key, number, "skipped", 0.0, reason=_NOT_RUN)
                 else:
-                    record = await self.run_trial(test, number)
+                    try:
+                        record = await self.run_trial(test, number)
+                    except Exception as error:  # a bug costs this verdict, never the run
+                        message = f"internal error: {type(error).__name__}: {error}"
+                        record = TrialRecord(test.key, number, "error", 0.0, error=message)
                 self.store.save_trial(self.run_id, test.key, number, record.to_dict())
                 records.append(record)
                 self.listener("trial", (test, record))
@@ -450,11 +454,11 @@ class Runner:
         resumed = self.store.trials(run_id)
         self.store.save_tests(run_id, [_meta(test) for test in tests])
         pool = asyncio.Semaphore(self.concurrency)
+        pending: set[asyncio.Task[Status]] = set()
         try:
             for suite in evals:
                 record = self.run_eval(suite)
                 self.store.save_eval(run_id, suite.file, asdict(record))
-            pending: set[asyncio.Task[Status]] = set()
             for test in tests:
                 # Trials that --fail-fast never ran have no verdict: a resumed run runs them.
                 done = {
@@ -470,9 +474,23 @@ class Runner:
                 task = asyncio.ensure_future(self.run_test(test, done, pool))
                 pending.add(task)
                 if len(pending) >= self.concurrency * 2:
-                    _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    finished, pending = await asyncio.wait(
+                        pending, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    failures = [task.exception() for task in finished if not task.cancelled()]
+                    for failure in failures:
+                        if failure is not None:  # a store that cannot be written: stop here
+                            raise failure
             if pending:
                 await asyncio.gather(*pending)
+        except BaseException:
+            # Ctrl-C, or a store that cannot be written: stop every call in flight and wait for
+            # it, so no agent is left running and no subprocess is left half-started (on one,
+            # asyncio.run's own clean-up hangs for ever: CPython gh-103847).
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            raise
         finally:
             await self.close()
             elapsed = (time.perf_counter() - started) * 1000

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Target", "TargetResponse"]
+from .._exceptions import TargetError
+
+__all__ = ["MAX_OUTPUT_BYTES", "Target", "TargetResponse", "encode_input"]
 
 
 @dataclass(slots=True)
@@ -47,6 +49,32 @@ class Target(Protocol):
     async def aclose(self) -> None:
         """Release connections and processes."""
         ...
+
+
+# The most an agent may answer (stdout or HTTP body); a bigger answer is an error, not an
+# out-of-memory crash.
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+
+
+def encode_input(payload: Any) -> bytes:
+    """A test's input as JSON bytes (integers of any size kept exact).
+
+    Raises:
+        TargetError: The input cannot be written as JSON (nested too deeply, not JSON at all).
+    """
+    import json
+
+    import orjson
+
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        pass  # beyond 64-bit integers or 255 levels: the stdlib writes both
+    try:
+        return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise TargetError(f"the input cannot be sent as JSON: {reason}") from None
 
 
 def metadata_from(data: Any) -> dict[str, Any]:

@@ -22,13 +22,15 @@ from typing import Any
 import orjson
 
 from .._exceptions import TargetError
-from ._base import TargetResponse, metadata_from
+from ._base import MAX_OUTPUT_BYTES, TargetResponse, encode_input, metadata_from
 
 __all__ = ["CommandTarget"]
 
 _BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "PYTHONPATH", "VIRTUAL_ENV")
 _STDERR_TAIL = 2000
-_MAX_OUTPUT = 64 * 1024 * 1024
+_STDERR_KEPT = 64 * 1024  # bytes of stderr kept while reading (a flood costs no memory)
+_CHUNK = 64 * 1024
+_MAX_METADATA = 1024 * 1024  # a bigger metadata file is ignored, not read
 
 
 def _tail(data: bytes) -> str:
@@ -74,7 +76,7 @@ class CommandTarget:
 
     async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
         """Run the command once with ``payload`` as JSON on stdin."""
-        data = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+        data = encode_input(payload)
         with tempfile.TemporaryDirectory(prefix="assertly-") as scratch:
             metadata_file = Path(scratch) / "metadata.json"
             env = {**self.env, "ASSERTLY_METADATA_FILE": str(metadata_file)}
@@ -87,12 +89,11 @@ class CommandTarget:
                     env=env,
                     cwd=self.cwd,
                     start_new_session=True,  # its own process group: a timeout kills the tree
-                    limit=_MAX_OUTPUT,
                 )
             except OSError as error:
                 raise TargetError(f"cannot start {self.argv[0]!r}: {error.strerror}") from None
             try:
-                stdout, stderr = await asyncio.wait_for(process.communicate(data), timeout_s)
+                stdout, stderr = await asyncio.wait_for(_exchange(process, data), timeout_s)
             except TimeoutError:
                 _kill_group(process)
                 await process.wait()
@@ -103,12 +104,14 @@ class CommandTarget:
                 _kill_group(process)
                 await process.wait()
                 raise
-            except (BrokenPipeError, ConnectionResetError):
-                stdout, stderr = b"", b""
-                await process.wait()
             finally:
                 if process.returncode is None:
                     _kill_group(process)
+            if stdout is None:
+                raise TargetError(
+                    f"command wrote more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB on stdout "
+                    "(process group killed)"
+                )
             code = process.returncode or 0
             if code != 0:
                 how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
@@ -120,7 +123,7 @@ class CommandTarget:
                     "command wrote nothing on stdout" + (f"; stderr: {detail}" if detail else "")
                 )
             reported: dict[str, Any] = {}
-            if metadata_file.is_file():
+            if metadata_file.is_file() and metadata_file.stat().st_size <= _MAX_METADATA:
                 try:
                     reported = metadata_from(orjson.loads(metadata_file.read_bytes()))
                 except orjson.JSONDecodeError:
@@ -129,6 +132,49 @@ class CommandTarget:
 
     async def aclose(self) -> None:
         """Nothing to release: each call owns its process."""
+
+
+async def _exchange(process: asyncio.subprocess.Process, data: bytes) -> tuple[bytes | None, bytes]:
+    """Write stdin, read stdout (None past `MAX_OUTPUT_BYTES`) and the tail of stderr.
+
+    Unlike ``communicate``, memory stays bounded whatever the command writes: stdout past the
+    limit kills the process group, and only the last `_STDERR_KEPT` bytes of stderr are kept.
+    """
+    assert process.stdin and process.stdout and process.stderr  # all three are pipes
+
+    async def feed(stdin: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # stdin ignored
+            stdin.write(data)
+            await stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.close()
+
+    async def read_stdout(stream: asyncio.StreamReader) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await stream.read(_CHUNK):
+            size += len(chunk)
+            if size > MAX_OUTPUT_BYTES:
+                _kill_group(process)
+                while await stream.read(_CHUNK):  # drain what is still buffered
+                    pass
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def read_stderr_tail(stream: asyncio.StreamReader) -> bytes:
+        tail = bytearray()
+        while chunk := await stream.read(_CHUNK):
+            tail += chunk
+            if len(tail) > 2 * _STDERR_KEPT:
+                del tail[:-_STDERR_KEPT]
+        return bytes(tail[-_STDERR_KEPT:])
+
+    _, stdout, stderr = await asyncio.gather(
+        feed(process.stdin), read_stdout(process.stdout), read_stderr_tail(process.stderr)
+    )
+    await process.wait()
+    return stdout, stderr
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:

@@ -16,10 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from .._exceptions import TargetError
-from ._base import TargetResponse
+from ._base import MAX_OUTPUT_BYTES, TargetResponse, encode_input
 
 __all__ = ["HttpTarget", "expand_secrets"]
 
@@ -89,7 +87,7 @@ class HttpTarget:
         import aiohttp
 
         session = self._client()
-        body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+        body = encode_input(payload)
         timeout = aiohttp.ClientTimeout(total=timeout_s)
         attempt = 0
         while True:
@@ -98,7 +96,7 @@ class HttpTarget:
                     self.url, data=body, headers=_JSON, timeout=timeout
                 ) as response:
                     status = response.status
-                    raw = await response.read()
+                    raw = await _read_capped(response)
                     headers = response.headers
             except TimeoutError:
                 raise TargetError(f"timed out after {timeout_s:g} s") from None
@@ -126,6 +124,23 @@ class HttpTarget:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+async def _read_capped(response: Any) -> bytes:
+    """The body, refusing one larger than `MAX_OUTPUT_BYTES` (read in chunks, never whole).
+
+    Raises:
+        TargetError: The body is too large.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > MAX_OUTPUT_BYTES:
+            limit = MAX_OUTPUT_BYTES // (1024 * 1024)
+            raise TargetError(f"HTTP {response.status}: the body is larger than {limit} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _retry_after(headers: Any) -> float | None:

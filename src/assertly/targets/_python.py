@@ -11,13 +11,46 @@ import importlib
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._exceptions import TargetError
 from ._base import TargetResponse
 
-__all__ = ["PythonTarget"]
+__all__ = ["MAX_VALUE_NESTING", "PythonTarget"]
+
+# Returned values are judged, stored and reported as they are; deeper ones (and cycles, which
+# are infinitely deep) would exhaust the recursion of every JSON writer on the way.
+MAX_VALUE_NESTING = 200
+
+
+class _AgentExit(Exception):
+    """The agent function raised SystemExit or KeyboardInterrupt."""
+
+
+async def _contained(work: Awaitable[Any]) -> Any:
+    """Await the agent, turning its ``sys.exit()`` into an ordinary exception.
+
+    asyncio re-raises SystemExit and KeyboardInterrupt out of the event loop itself (a worker
+    thread's too), which would end the whole run; caught here, they cost one verdict.
+    """
+    try:
+        return await work
+    except (SystemExit, KeyboardInterrupt) as error:
+        raise _AgentExit(f"{type(error).__name__}: {error}") from None
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """True when containers nest more than ``limit`` deep (a cycle always does)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple | set | frozenset):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _import(module_name: str) -> Any:
@@ -47,7 +80,7 @@ class PythonTarget:
             module = _import(module_name)
         except ImportError as error:
             raise TargetError(f"cannot import {module_name!r}: {error}") from None
-        except Exception as error:  # a module that fails while importing is the agent's bug
+        except (Exception, SystemExit) as error:  # a module failing to import: the agent's bug
             raise TargetError(
                 f"cannot import {module_name!r}: {type(error).__name__}: {error}"
             ) from None
@@ -60,20 +93,24 @@ class PythonTarget:
 
     async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
         """Call the function once."""
+        if self.is_async:
+            work = self.function(payload)
+        else:
+            work = asyncio.to_thread(self.function, payload)
         try:
-            if self.is_async:
-                returned = await asyncio.wait_for(self.function(payload), timeout_s)
-            else:
-                returned = await asyncio.wait_for(
-                    asyncio.to_thread(self.function, payload), timeout_s
-                )
+            returned = await asyncio.wait_for(_contained(work), timeout_s)
         except TimeoutError:
             raise TargetError(f"timed out after {timeout_s:g} s") from None
+        except _AgentExit as error:
+            raise TargetError(str(error)) from None
         except Exception as error:  # the agent's bug is a verdict of error, not our crash
             raise TargetError(f"{type(error).__name__}: {error}") from None
-        if isinstance(returned, TargetResponse):
-            return returned
-        return TargetResponse(output=returned)
+        response = returned if isinstance(returned, TargetResponse) else TargetResponse(returned)
+        if _too_deep(response.output, MAX_VALUE_NESTING):
+            raise TargetError(
+                f"returned a value nested deeper than {MAX_VALUE_NESTING} levels (or a cycle)"
+            )
+        return response
 
     async def aclose(self) -> None:
         """Nothing to release."""

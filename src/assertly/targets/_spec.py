@@ -6,6 +6,9 @@ mapping.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from ._fixtures import FixtureTarget
 from ._http import HttpTarget
 from ._python import PythonTarget
 
-__all__ = ["make_target"]
+__all__ = ["make_target", "secret_values"]
 
 
 def make_target(
@@ -60,6 +63,7 @@ def make_target(
         )
     command = getattr(spec, "command", None)
     if command is not None:
+        secrets.update(secret_values(spec.pass_env))
         return CommandTarget(
             command,
             shell=spec.shell,
@@ -68,6 +72,22 @@ def make_target(
             cwd=_within(base_dir, spec.cwd),
         )
     raise TargetError(f"cannot make a target from {spec!r}")
+
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+def secret_values(names: Iterable[str]) -> set[str]:
+    """The values of the named environment variables whose names say they are secrets.
+
+    ``OPENAI_API_KEY`` or ``GITHUB_TOKEN`` passed to a command agent is redacted from every
+    report; ``MODEL_NAME`` is not (its value may rightly appear in expectations).
+    """
+    return {
+        value
+        for name in names
+        if _SECRET_NAME.search(name) and len(value := os.environ.get(name, "")) >= 4
+    }
 
 
 def _within(base_dir: Path | None, cwd: str | None) -> str | None:

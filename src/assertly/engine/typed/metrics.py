@@ -13,13 +13,23 @@ from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
 from .._registry import typed_assertion
-from .._result import PASSED, AssertionResult, failed, passed
+from .._result import PASSED, AssertionResult, errored, failed, passed
 from .._values import fmt
 from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:
     from .._context import CheckContext
     from .._response import Response
+
+
+# Bounds that keep a hostile (50 MB) output from costing minutes or gigabytes:
+# - the exact edit distance is computed when len(output) * len(reference) is at most this
+#   (~2 s with rapidfuzz's bit-parallel algorithm); beyond, the length gap bounds it;
+_EXACT_EDIT_CELLS = 20_000_000_000
+# - BLEU and ROUGE tokenise the whole output into Python objects: ~1 GB per 50 MB;
+MAX_METRIC_CHARS = 1_000_000
+# - ROUGE-L fills a table of output tokens x reference tokens in Python.
+_MAX_LCS_CHAR_PAIRS = 500_000_000
 
 
 def _reference(spec: TypedSpec, ctx: BuildContext) -> str | None:
@@ -58,7 +68,21 @@ class Levenshtein(Checker):
         return f"output within edit distance {self.threshold:g} of {fmt(self.reference)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        distance = self.distance(response.text, self.reference)
+        text = response.text
+        if len(text) * len(self.reference) > _EXACT_EDIT_CELLS:
+            gap = abs(len(text) - len(self.reference))  # no edit script is shorter
+            if gap > self.threshold:
+                return failed(
+                    self.key,
+                    f"Edit distance exceeds {self.threshold:g} (the lengths differ by {gap})",
+                    expected=self.reference,
+                    actual=text,
+                    details={"distance_at_least": gap},
+                )
+            # Banded: the cost grows with the threshold, not with the reference.
+            distance = self.distance(text, self.reference, score_cutoff=int(self.threshold))
+        else:
+            distance = self.distance(text, self.reference)
         if distance <= self.threshold:
             return AssertionResult(self.key, PASSED, 1.0, details={"distance": distance})
         return failed(
@@ -114,20 +138,46 @@ def bleu_score(candidate: str, reference: str) -> float:
 class Graded(Checker):
     """A score in [0, 1] that passes at or above the threshold."""
 
-    __slots__ = ("label", "reference", "scorer", "threshold")
+    __slots__ = ("label", "pairwise", "reference", "scorer", "threshold")
 
-    def __init__(self, key: str, label: str, reference: str, threshold: float, scorer: Any):
+    def __init__(
+        self,
+        key: str,
+        label: str,
+        reference: str,
+        threshold: float,
+        scorer: Any,
+        *,
+        pairwise: bool = False,
+    ):
         self.key = key
         self.label = label
         self.reference = reference
         self.threshold = threshold
         self.scorer = scorer
+        self.pairwise = pairwise  # cost grows with output x reference (ROUGE-L)
 
     def describe(self) -> str:
         return f"{self.label} >= {self.threshold:g} against {fmt(self.reference)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        score = float(self.scorer(response.text, self.reference))
+        text = response.text
+        if len(text) > MAX_METRIC_CHARS:
+            return errored(
+                self.key,
+                f"the output is {len(text):,} characters; {self.label} scores outputs of up to "
+                f"{MAX_METRIC_CHARS:,}",
+                expected=self.reference,
+            )
+        if self.pairwise and len(text) * len(self.reference) > _MAX_LCS_CHAR_PAIRS:
+            return errored(
+                self.key,
+                f"{self.label} of a {len(text):,}-character output against a "
+                f"{len(self.reference):,}-character reference is too costly to compute; "
+                "use a shorter reference or ROUGE-1/2",
+                expected=self.reference,
+            )
+        score = float(self.scorer(text, self.reference))
         if score >= self.threshold:
             return passed(self.key, score)
         return failed(
@@ -219,4 +269,5 @@ def build_rouge_n(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
         return None
     rouge_type = _ROUGE_TYPES[n]
     label = f"ROUGE-{n}"
-    return Graded("rouge-n", label, reference, threshold, RougeScorer(rouge_type))
+    scorer = RougeScorer(rouge_type)
+    return Graded("rouge-n", label, reference, threshold, scorer, pairwise=n in ("L", "Lsum"))

@@ -1,0 +1,1187 @@
+"""The benchmark suite behind `make bench`: assertly against its peers, in one run.
+
+Not a test, and never part of `make test`. Every figure of the table comes from this run, on
+inputs generated here from one seed, so every ratio compares the same work:
+
+* engine: responses judged per second, in-process, for engine_bench's mixes (a typed list and
+  an expect dict of 10 assertions each); the same typed-list workload through runsight-core
+  (`run_assertions_sync`, in its own venv), through promptfoo's `assertions.runAssertions`
+  (in-process, Node) and through `promptfoo eval` (echo provider, outputs as variables, CLI
+  start-up subtracted), and a hand-written Python baseline. The peers' verdicts are compared
+  with assertly's, assertion by assertion, on every response.
+* end to end: `assertly run` over a 5,000-case fixture suite (8 typed assertions each) against
+  `promptfoo eval` on the same cases: wall time and peak RSS.
+* runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
+  second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
+* start-up: `assertly --version` and `python -c "import assertly"`, median of 5.
+
+    .venv/bin/python bench/suite.py                  # the full run (about five minutes)
+    .venv/bin/python bench/suite.py --quick          # smaller inputs, about a minute and a half
+    .venv/bin/python bench/suite.py --update-docs    # also rewrite the table in docs/performance.md
+
+Peers are installed on demand into bench/.peers/ (bench/peers.py); one that cannot be installed
+is reported as such. Results: the table on stdout (progress on stderr), and
+bench/results/latest.json with every raw figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import math
+import os
+import platform
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import assertly
+import engine_bench as eb
+import peers as peer_install
+import workload as wl
+
+ROOT = Path(__file__).resolve().parent
+REPO = ROOT.parent
+RESULTS = ROOT / "results" / "latest.json"
+DOCS = REPO / "docs" / "performance.md"
+ASSERTLY = Path(sys.executable).parent / "assertly"
+GNU_TIME = Path("/usr/bin/time")
+CONCURRENCY = 64
+DELAY_S = 0.05
+IDEAL_PER_S = CONCURRENCY / DELAY_S  # 1,280 tests/s
+CHUNKS = 7  # each peer judges 1/7 of the outputs per engine round
+TYPED_NAMES = [entry["type"] for entry in eb.TYPED]
+RATIO_NOTE = (
+    "x assertly: the tool's time (or memory) for the same work divided by assertly's, measured "
+    "in this run on the same inputs; above 1, assertly is faster (or smaller)."
+)
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so that stdout is the table."""
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --- processes ---------------------------------------------------------------------------------
+
+
+def run_measured(
+    command: Sequence[str], *, cwd: Path, log_file: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run a command: wall time, peak RSS (GNU time -v, else wait4, its mechanism), exit code."""
+    full_env = {**os.environ, **(env or {})}
+    with log_file.open("w", encoding="utf-8") as out:
+        started = time.perf_counter()
+        if GNU_TIME.exists():
+            stats = log_file.with_suffix(".time")
+            completed = subprocess.run(
+                [str(GNU_TIME), "-v", "-o", str(stats), *command],
+                cwd=cwd,
+                env=full_env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+            wall = time.perf_counter() - started
+            text = stats.read_text(encoding="utf-8", errors="replace")
+            match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+            rss_kb = int(match.group(1)) if match else None
+            code, how = completed.returncode, "/usr/bin/time -v"
+        else:
+            process = subprocess.Popen(
+                command, cwd=cwd, env=full_env, stdout=out, stderr=subprocess.STDOUT
+            )
+            _, status, usage = os.wait4(process.pid, 0)
+            wall = time.perf_counter() - started
+            rss_kb, code, how = usage.ru_maxrss, os.waitstatus_to_exitcode(status), "wait4"
+    return {"wall_s": wall, "max_rss_kb": rss_kb, "exit_code": code, "measured_with": how}
+
+
+def wall_of(command: Sequence[str], env: dict[str, str] | None = None) -> float:
+    """Wall time of one run of ``command`` (output discarded; it must succeed)."""
+    started = time.perf_counter()
+    subprocess.run(
+        command,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.perf_counter() - started
+
+
+class Contention:
+    """CPU time other processes took while a section ran (/proc/stat minus our own usage).
+
+    The machine has two cores; anything else running inflates every figure. The result says
+    how much, per section, instead of leaving it unknown.
+    """
+
+    def __init__(self) -> None:
+        self.sections: dict[str, dict[str, float]] = {}
+
+    @staticmethod
+    def _sample() -> tuple[float, float, float, float] | None:
+        try:
+            fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        except (OSError, ValueError):
+            return None
+        tick = os.sysconf("SC_CLK_TCK")
+        user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+        own = sum(
+            getattr(resource.getrusage(who), name)
+            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+            for name in ("ru_utime", "ru_stime")
+        )
+        busy = (user + nice + system + irq + softirq) / tick
+        return time.perf_counter(), busy, own, steal / tick
+
+    def measure(self, name: str, section: Callable[[], None]) -> None:
+        """Run ``section`` and record what the rest of the machine did meanwhile."""
+        before = self._sample()
+        try:
+            section()
+        finally:
+            after = self._sample()
+            if before is not None and after is not None:
+                wall = after[0] - before[0]
+                others = max(0.0, (after[1] - before[1]) - (after[2] - before[2]))
+                self.sections[name] = {
+                    "wall_s": wall,
+                    "own_cpu_s": after[2] - before[2],
+                    "others_cpu_s": others,
+                    "others_cores": others / wall if wall else 0.0,
+                    "steal_s": after[3] - before[3],
+                }
+
+    def warnings(self, limit: float = 0.25) -> list[str]:
+        """Sections during which other processes used more than ``limit`` cores."""
+        return [
+            f"WARNING: other processes used {found['others_cores']:.2f} cores on average while "
+            f"the {name} section ran: its figures are inflated; rerun on a quiet machine"
+            for name, found in self.sections.items()
+            if found["others_cores"] > limit
+        ]
+
+    def line(self) -> str:
+        """One line for the output."""
+        parts = [f"{name} {found['others_cores']:.2f}" for name, found in self.sections.items()]
+        return (
+            "other processes' CPU use while each section ran, in cores (of "
+            f"{os.cpu_count()}): " + ", ".join(parts)
+        )
+
+
+def speed_probe(samples: int) -> dict[str, Any]:
+    """Time one fixed pure-Python loop again and again, pinned to the engine's core.
+
+    On a steady machine every sample takes the same time. The spread (and the share of samples
+    near the fastest) says how much the machine's own speed moved during the run.
+    """
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    core = eb._pin_to_one_core()
+    times = []
+    try:
+        for _ in range(samples):
+            started = time.perf_counter()
+            total = 0
+            for i in range(200_000):
+                total += i * i
+            times.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.05)
+    finally:
+        if affinity is not None:
+            os.sched_setaffinity(0, affinity)
+    fastest = min(times)
+    return {
+        "core": core,
+        "samples_ms": times,
+        "min_ms": fastest,
+        "median_ms": statistics.median(times),
+        "max_ms": max(times),
+        "share_within_25pct_of_min": sum(t <= 1.25 * fastest for t in times) / len(times),
+    }
+
+
+def speed_line(probe: dict[str, Any]) -> str:
+    """One line for the output."""
+    return (
+        f"speed probe (a fixed loop, {len(probe['samples_ms'])} samples on CPU {probe['core']}): "
+        f"min {probe['min_ms']:.1f} ms, median {probe['median_ms']:.1f} ms, max "
+        f"{probe['max_ms']:.1f} ms; {probe['share_within_25pct_of_min']:.0%} of samples within "
+        "25% of the fastest"
+    )
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+def _x(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:.2f}x" if value < 10 else f"{value:,.0f}x"
+
+
+def _rate(value: float, unit: str) -> str:
+    return f"{value:,.0f} {unit}" if value >= 100 else f"{value:,.1f} {unit}"
+
+
+@dataclass
+class Table:
+    """Rows of (section, workload, tool, result, x assertly, note)."""
+
+    rows: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    head: tuple[str, ...] = ("section", "workload", "tool", "result", "x assertly", "note")
+
+    def add(
+        self,
+        section: str,
+        workload: str,
+        tool: str,
+        result: str,
+        ratio: float | None = None,
+        note: str = "",
+    ) -> None:
+        """One row; ``ratio`` is the tool's figure over assertly's."""
+        self.rows.append((section, workload, tool, result, _x(ratio), note))
+
+    def text(self) -> str:
+        """Aligned columns; the note column is left ragged."""
+        rows = [self.head, *self.rows]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        lines = []
+        for row in rows:
+            cells = [
+                row[i].rjust(widths[i]) if i in (3, 4) else row[i].ljust(widths[i])
+                for i in range(5)
+            ]
+            lines.append(("  ".join(cells) + "  " + row[5]).rstrip())
+        lines.insert(1, "-" * max(len(line) for line in lines))
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        """A Markdown table."""
+        lines = ["| " + " | ".join(self.head) + " |", "|---|---|---|--:|--:|---|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.rows]
+        return "\n".join(lines)
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Sizes:
+    """How much work each section does."""
+
+    engine: int
+    rounds: int  # interleaved engine rounds, a multiple of CHUNKS
+    slot_s: float  # assertly's and the baseline's timed work per round
+    min_timed_s: float  # start-up: at least this long per command
+    e2e: int
+    e2e_runs: int
+    runner: int
+    startup_runs: int
+
+    @classmethod
+    def make(cls, quick: bool) -> Sizes:
+        """Full or --quick."""
+        if quick:
+            return cls(1_000, rounds=7, slot_s=0.2, min_timed_s=1.5, e2e=1_000, e2e_runs=1,
+                       runner=2_000, startup_runs=3)  # fmt: skip
+        return cls(5_000, rounds=14, slot_s=0.5, min_timed_s=5.0, e2e=5_000, e2e_runs=2,
+                   runner=2_000, startup_runs=5)  # fmt: skip
+
+
+@dataclass
+class Run:
+    """What the sections share: sizes, peers, a scratch directory, the table, the results."""
+
+    sizes: Sizes
+    peers: dict[str, peer_install.Peer]
+    work: Path
+    table: Table = field(default_factory=Table)
+    results: dict[str, Any] = field(default_factory=dict)
+    agreement: dict[str, Any] = field(default_factory=dict)
+
+    def peer(self, key: str) -> peer_install.Peer | None:
+        """The installed peer, or None."""
+        found = self.peers.get(key)
+        return found if found is not None and found.installed else None
+
+    def peer_name(self, key: str) -> str:
+        """Name and version, for the table."""
+        found = self.peer(key)
+        name = {"runsight": "runsight-core", "promptfoo": "promptfoo"}[key]
+        return f"{name} {found.version}" if found else name
+
+    def missing(self, key: str) -> str:
+        """Why a peer has no figure."""
+        found = self.peers.get(key)
+        return "not run (--no-peers)" if found is None else found.status
+
+
+# --- engine ------------------------------------------------------------------------------------
+
+# Why the engine figures interleave: this machine's vCPUs change speed by up to twofold for
+# seconds at a time (the speed probe shows it), so two tools timed one after the other can meet
+# different machines. Instead the suite times them in rounds: in every round, assertly, the
+# baseline, runsight-core and promptfoo each judge for a similar slice of time (the peers one
+# chunk of the outputs each, in turn), so every tool's figure is averaged over the same
+# stretch of time. A figure is total time over responses judged, in all its slots.
+
+
+def assertly_passes(typed: assertly.Expectation, outputs: Sequence[str]) -> list[str]:
+    """Per-assertion verdicts of mix (a), one '1'/'0' string per response."""
+    return ["".join("1" if r.passed else "0" for r in typed.check(t).results) for t in outputs]
+
+
+def compare(
+    ours: Sequence[str], theirs: Sequence[str | None], outputs: Sequence[str], limit: int = 3
+) -> dict[str, Any]:
+    """Where a peer's per-assertion verdicts differ from assertly's."""
+    by_type: Counter[str] = Counter()
+    examples = []
+    differing = missing = 0
+    for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
+        if other is None or len(other) != len(mine):
+            missing += 1
+            continue
+        diffs = [i for i, (a, b) in enumerate(zip(mine, other, strict=True)) if a != b]
+        if not diffs:
+            continue
+        differing += 1
+        by_type.update(TYPED_NAMES[i] for i in diffs)
+        if len(examples) < limit:
+            verdicts = {TYPED_NAMES[i]: {"assertly": mine[i], "peer": other[i]} for i in diffs}
+            examples.append({"response": index, "verdicts": verdicts, "output": outputs[index]})
+    return {
+        "responses_compared": len(ours) - missing,
+        "responses_without_verdicts": missing,
+        "responses_differing": differing,
+        "assertions_differing_by_type": dict(by_type),
+        "examples": examples,
+    }
+
+
+class Worker:
+    """A peer's engine in its own process, judging one chunk per `PASS k` (peer_*.py/.mjs)."""
+
+    def __init__(self, command: list[str], env: dict[str, str], verdicts: Path, log: Path):
+        self.verdicts_path = verdicts
+        self._log = log.open("w")
+        self.process = subprocess.Popen(
+            command,
+            env={**os.environ, **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+        )
+        self.slots: list[tuple[float, int]] = []
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the untimed pass; its verdicts."""
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if line.strip() != "READY":
+            self.close()
+            raise RuntimeError(f"peer worker failed: see {self._log.name}")
+        found: dict[str, Any] = json.loads(self.verdicts_path.read_text())
+        return found
+
+    def timed(self, chunk: int) -> None:
+        """One timed chunk."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"PASS {chunk}\n")
+        self.process.stdin.flush()
+        seconds, responses = self.process.stdout.readline().split()
+        self.slots.append((float(seconds), int(responses)))
+
+    def close(self) -> None:
+        """QUIT, and wait."""
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                assert self.process.stdin is not None
+                self.process.stdin.write("QUIT\n")
+                self.process.stdin.close()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+def start_workers(run: Run, outputs: list[str], chunks: int) -> dict[str, Worker]:
+    """The installed peers' engine workers, loaded and past their untimed pass."""
+    workers: dict[str, Worker] = {}
+    if (runsight := run.peer("runsight")) is not None:
+        assertions = [dict(entry) for entry in eb.TYPED]
+        for entry in assertions:
+            if entry["type"] == "is-json":
+                entry.setdefault("value", None)  # see wl.RUNSIGHT_SUBSTITUTIONS
+        spec = run.work / "runsight_in.json"
+        spec.write_text(
+            json.dumps({"assertions": assertions, "outputs": outputs, "chunks": chunks})
+        )
+        verdicts = run.work / "runsight_verdicts.json"
+        command = [
+            str(runsight.executable),
+            str(ROOT / "peer_runsight.py"),
+            str(spec),
+            str(verdicts),
+        ]
+        workers["runsight"] = Worker(
+            command, peer_install.PEER_ENV, verdicts, run.work / "runsight.log"
+        )
+    if (promptfoo := run.peer("promptfoo")) is not None:
+        asserts = [wl.promptfoo_assert(entry) for entry in eb.TYPED]
+        spec = run.work / "promptfoo_in.json"
+        spec.write_text(json.dumps({"assertions": asserts, "outputs": outputs, "chunks": chunks}))
+        verdicts = run.work / "promptfoo_verdicts.json"
+        command = [
+            "node",
+            str(ROOT / "peer_promptfoo.mjs"),
+            str(promptfoo.package_dir),
+            str(spec),
+            str(verdicts),
+        ]
+        env = {**peer_install.PEER_ENV, "PROMPTFOO_CONFIG_DIR": str(run.work / "pfhome")}
+        workers["promptfoo"] = Worker(command, env, verdicts, run.work / "promptfoo.log")
+    return workers
+
+
+def _pass_s(loop: Callable[[], object]) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    loop()
+    return time.perf_counter() - started
+
+
+def interleaved(run: Run, typed: assertly.Expectation, outputs: list[str]) -> dict[str, Any]:
+    """Mix (a) by assertly, the baseline and every installed peer, in interleaved rounds."""
+    sizes = run.sizes
+    rounds = sizes.rounds  # a multiple of CHUNKS: every chunk is timed as often as the others
+    log(f"engine: starting the peers' workers ({', '.join(run.peers) or 'none'})")
+    workers = start_workers(run, outputs, CHUNKS)
+    found: dict[str, Any] = {}
+    try:
+        ours = assertly_passes(typed, outputs)  # untimed: verdicts and warm-up
+        base = ["".join("1" if ok else "0" for ok in eb.baseline_typed(t)) for t in outputs]
+        run.agreement["hand-written baseline"] = compare(ours, base, outputs)
+        for key, worker in workers.items():
+            verdicts = worker.ready()
+            found[key] = {k: v for k, v in verdicts.items() if k != "passes"}
+            run.agreement[f"{key} in-process"] = compare(ours, verdicts["passes"], outputs)
+
+        def judge_all() -> None:
+            for text in outputs:
+                typed.check(text)
+
+        def baseline_all() -> None:
+            for text in outputs:
+                all(eb.baseline_typed(text))
+
+        # Each round gives assertly and the baseline about `slot_s` of passes over all outputs.
+        per_pass = {"assertly": _pass_s(judge_all), "baseline": _pass_s(baseline_all)}
+        loops = {"assertly": judge_all, "baseline": baseline_all}
+        repeats = {k: max(1, round(sizes.slot_s / v)) for k, v in per_pass.items()}
+        slots: dict[str, list[tuple[float, int]]] = {"assertly": [], "baseline": []}
+        log(
+            f"engine: {rounds} interleaved rounds; per round {repeats['assertly']} assertly "
+            f"passes, {repeats['baseline']} baseline passes, one chunk (1/{CHUNKS}) per peer"
+        )
+        affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        core = eb._pin_to_one_core()
+        try:
+            for number in range(rounds):
+                for key, loop in loops.items():
+                    for _ in range(repeats[key]):
+                        slots[key].append((_pass_s(loop), len(outputs)))
+                for worker in workers.values():
+                    worker.timed(number % CHUNKS)
+        finally:
+            if affinity is not None:
+                os.sched_setaffinity(0, affinity)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    for key, worker in workers.items():
+        slots[key] = worker.slots
+    for key, taken in slots.items():
+        seconds, responses = sum(s for s, _ in taken), sum(r for _, r in taken)
+        found.setdefault(key, {}).update(
+            slots=taken,
+            timed_s=seconds,
+            responses_judged=responses,
+            us_per_response=seconds / responses * 1e6,
+            responses_per_s=responses / seconds,
+        )
+    found["rounds"], found["chunks"], found["cpu_pinned"] = rounds, CHUNKS, core
+    return found
+
+
+def _timed(found: dict[str, Any]) -> str:
+    return f"{found['timed_s']:.1f} s timed, {found['responses_judged']:,} judged"
+
+
+def section_engine(run: Run) -> None:
+    """Responses judged per second: mix (a) against the baseline and the peers; (b), (c), (b')."""
+    sizes = run.sizes
+    n = sizes.engine
+    rng = random.Random(eb.SEED)
+    typed, expect = assertly.compile(eb.TYPED), assertly.compile(eb.EXPECT)
+    typed_items = eb.make_responses(rng, n, wl.TYPED_WEIGHTS)
+    expect_items = eb.make_responses(rng, n, {"json": 0.75, "fenced": 0.25})
+    assert typed_items == wl.typed_outputs(n), "the peers must get mix (a)'s exact outputs"
+    outputs = [text for _, text in typed_items]
+    found = interleaved(run, typed, outputs)
+    engine: dict[str, Any] = {"responses": n, "mix_a": found}
+    run.results["engine"] = engine
+    kinds = Counter(kind for kind, _ in typed_items)
+    engine["mix_a_kinds"] = dict(kinds)
+    engine["mix_a_mean_chars"] = sum(len(t) for t in outputs) / n
+
+    a = found["assertly"]
+    a_us = a["us_per_response"]
+    table = run.table
+    label = f"(a) typed list, 10 assertions, {n:,} responses"
+    table.add(
+        "engine",
+        label,
+        f"assertly {assertly.__version__}",
+        _rate(a["responses_per_s"], "resp/s"),
+        1.0,
+        f"{a_us:.1f} µs/response, one core; {_timed(a)}",
+    )
+    rows = [
+        ("baseline", "hand-written Python", "hand-written baseline", ""),
+        (
+            "runsight",
+            f"{run.peer_name('runsight')} in-process",
+            "runsight in-process",
+            ", one core",
+        ),
+        ("promptfoo", f"{run.peer_name('promptfoo')} in-process", "promptfoo in-process", ""),
+    ]
+    for key, tool, agreement, where in rows:
+        if key not in found:
+            table.add("engine", "(a)", tool, run.missing(key))
+            continue
+        us = found[key]["us_per_response"]
+        differ = run.agreement[agreement]["responses_differing"]
+        table.add(
+            "engine",
+            "(a)",
+            tool,
+            _rate(found[key]["responses_per_s"], "resp/s"),
+            us / a_us,
+            f"{us:,.1f} µs{where}; {_timed(found[key])}; {differ} of {n:,} responses judged "
+            "differently",
+        )
+    promptfoo_eval_row(run, outputs, a_us)
+
+    # (b), (c), (b'): assertly alone (no peer has the expect dict), one after the other.
+    dicts = [("dict", json.loads(text)) for kind, text in expect_items if kind == "json"]
+    plans = {
+        ("(b)", "expect dict, 10 assertions"): [(expect, *item) for item in expect_items],
+        ("(c)", "mixed, alternating (a)/(b)"): [
+            (typed, *typed_items[i]) if i % 2 == 0 else (expect, *expect_items[i]) for i in range(n)
+        ],
+        ("(b')", "expect dict on parsed dicts"): [(expect, *item) for item in dicts],
+    }
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    eb._pin_to_one_core()
+    mixes = []
+    try:
+        for (name, description), plan in plans.items():
+            seconds = _pass_s(lambda plan=plan: [e.check(r) for e, _, r in plan])
+            passes = max(3, math.ceil(sizes.rounds * sizes.slot_s / seconds))
+            mixes.append(eb.bench_engine(name, description, plan, passes))
+    finally:
+        if affinity is not None:
+            os.sched_setaffinity(0, affinity)
+    engine["mixes"] = [asdict(mix) for mix in mixes]
+    for mix in mixes:
+        us = sum(mix.runs_s) / len(mix.runs_s) / mix.responses * 1e6
+        note = f"{us:.1f} µs/response; {sum(mix.runs_s):.1f} s timed"
+        if mix.name == "(b)":
+            note += "; no peer has the expect-dict dialect"
+        table.add(
+            "engine",
+            f"{mix.name} {mix.description}",
+            "assertly",
+            _rate(1e6 / us, "resp/s"),
+            None,
+            note,
+        )
+
+
+def promptfoo_eval(
+    peer: peer_install.Peer, config: dict[str, Any], work: Path, name: str
+) -> tuple[dict[str, Any], Path]:
+    """`promptfoo eval` on a generated config: offline, a fresh config directory and database."""
+    directory = work / name
+    directory.mkdir()
+    config_path = directory / "promptfooconfig.yaml"
+    wl.write_promptfoo_config(config_path, config)
+    out = directory / "out.json"
+    env = {**peer_install.PEER_ENV, "PROMPTFOO_CONFIG_DIR": str(directory / "home")}
+    command = [
+        str(peer.executable), "eval", "-c", str(config_path),
+        "--no-cache", "--no-progress-bar", "-o", str(out),
+    ]  # fmt: skip
+    figures = run_measured(command, cwd=directory, log_file=directory / "eval.log", env=env)
+    # promptfoo exits 100 when a test failed, as assertly exits 1: both are a finished run.
+    figures["finished"] = out.exists() and figures["exit_code"] in (0, 100)
+    return figures, out
+
+
+def promptfoo_eval_row(run: Run, outputs: list[str], assertly_us: float) -> None:
+    """Mix (a) through `promptfoo eval`: the cost per response, start-up subtracted."""
+    promptfoo = run.peer("promptfoo")
+    if promptfoo is None:
+        run.table.add("engine", "(a)", "promptfoo eval", run.missing("promptfoo"))
+        return
+    n, name = len(outputs), run.peer_name("promptfoo")
+    log(f"engine: promptfoo eval, echo provider, on 10 and on {n:,} tests")
+    small, _ = promptfoo_eval(
+        promptfoo, wl.promptfoo_config(outputs[:10], eb.TYPED, "engine, 10"), run.work, "pf_10"
+    )
+    full, out = promptfoo_eval(
+        promptfoo, wl.promptfoo_config(outputs, eb.TYPED, "engine"), run.work, "pf_engine"
+    )
+    found: dict[str, Any] = {"tests_10": small, "tests_all": full}
+    run.results["engine"]["promptfoo_eval"] = found
+    if not (full["finished"] and small["finished"]):
+        code = full["exit_code"] if not full["finished"] else small["exit_code"]
+        run.table.add("engine", "(a)", f"{name} eval", f"failed: exit {code}", None, "see eval.log")
+        return
+    echoed, passes = wl.promptfoo_verdicts(out)
+    ours = assertly_passes(assertly.compile(eb.TYPED), outputs)
+    theirs = ["".join("1" if p else "0" for p in row) if row else None for row in passes]
+    agreement = compare(ours, theirs, outputs)
+    agreement["outputs_not_echoed_verbatim"] = sum(
+        e != o for e, o in zip(echoed, outputs, strict=True)
+    )
+    run.agreement["promptfoo eval"] = agreement
+    # Judging cost per response: the difference between the two runs (start-up, config
+    # loading and the fixed costs of an eval cancel out).
+    us = (full["wall_s"] - small["wall_s"]) / (n - 10) * 1e6
+    found.update(us_per_response=us, responses_per_s=1e6 / us)
+    run.table.add(
+        "engine",
+        "(a)",
+        f"{name} eval (echo)",
+        _rate(1e6 / us, "resp/s"),
+        us / assertly_us,
+        f"{us:,.0f} µs = ({full['wall_s']:.1f} s - {small['wall_s']:.1f} s for 10) / {n - 10:,}; "
+        f"{agreement['responses_differing']} of {n:,} responses judged differently",
+    )
+
+
+# --- end to end --------------------------------------------------------------------------------
+
+
+def assertly_run(directory: Path, name: str, test_file: Path, target: str, *extra: str) -> Any:
+    """`assertly run FILE --target … --plain --store NAME.sqlite`, measured."""
+    command = [
+        str(ASSERTLY), "run", str(test_file), "--target", target, "--plain",
+        "--store", str(directory / f"{name}.sqlite"), *extra,
+    ]  # fmt: skip
+    return run_measured(command, cwd=directory, log_file=directory / f"{name}.log")
+
+
+def _mean_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean wall time and the largest peak RSS of several measured runs."""
+    return {
+        "wall_s": sum(found["wall_s"] for found in runs) / len(runs),
+        "max_rss_kb": max(found["max_rss_kb"] or 0 for found in runs),
+        "exit_code": max(found["exit_code"] for found in runs),
+        "runs": runs,
+    }
+
+
+def section_end_to_end(run: Run) -> None:
+    """`assertly run` vs `promptfoo eval` over the same fixture cases: wall time, peak RSS.
+
+    The two tools' runs alternate (assertly, promptfoo, assertly, …), so that both meet the
+    same stretch of machine time (see the engine section on this machine's speed).
+    """
+    n, table, count = run.sizes.e2e, run.table, run.sizes.e2e_runs
+    log(f"end to end: {n:,} cases x 8 assertions, {count} run(s) of each tool, alternating")
+    directory = run.work / "e2e"
+    directory.mkdir()
+    outputs = [text for _, text in wl.typed_outputs(n, seed=eb.SEED + 1)]
+    test_file, fixtures = wl.write_test_suite(directory, outputs, wl.E2E_TYPES, "e2e")
+    target = f"fixtures:{fixtures}"
+    promptfoo = run.peer("promptfoo")
+    config = wl.promptfoo_config(outputs, wl.E2E_TYPES, "end to end")
+    ours_runs: list[dict[str, Any]] = []
+    theirs_runs: list[dict[str, Any]] = []
+    out: Path | None = None
+    for number in range(count):
+        ours_runs.append(assertly_run(directory, f"assertly_{number}", test_file, target))
+        if promptfoo is not None:
+            found, out = promptfoo_eval(promptfoo, config, run.work, f"pf_e2e_{number}")
+            theirs_runs.append(found)
+    plain = _mean_run(ours_runs)
+    report = directory / "report.json"
+    reported = assertly_run(directory, "assertly_report", test_file, target, "-o", str(report))
+    # Loading and compiling alone, to tell how much of the wall time precedes the first call.
+    validate = run_measured(
+        [str(ASSERTLY), "validate", str(test_file)],
+        cwd=directory,
+        log_file=directory / "validate.log",
+    )
+    e2e: dict[str, Any] = {
+        "cases": n,
+        "assertions": wl.E2E_TYPES,
+        "assertly": plain,
+        "assertly_with_json_report": reported,
+        "assertly_validate": validate,
+    }
+    run.results["end_to_end"] = e2e
+    label = f"{n:,} cases x 8 assertions"
+    if plain["exit_code"] not in (0, 1) or reported["exit_code"] not in (0, 1):
+        table.add("end to end", label, "assertly run", f"failed: exit {plain['exit_code']}")
+        return
+    table.add(
+        "end to end",
+        label,
+        "assertly run: wall",
+        f"{plain['wall_s']:.2f} s",
+        1.0,
+        f"fixtures target, --store tmp.sqlite; mean of {count}",
+    )
+    table.add(
+        "end to end", label, "assertly run: peak RSS", f"{plain['max_rss_kb'] / 1024:,.0f} MiB", 1.0
+    )
+    summary = json.loads(report.read_text())["summary"]
+    reported["summary"] = summary
+    table.add(
+        "end to end",
+        label,
+        "assertly run -o report.json: wall",
+        f"{reported['wall_s']:.2f} s",
+        reported["wall_s"] / plain["wall_s"],
+        "writes a JSON report too, as promptfoo's -o out.json does; the run itself (first "
+        f"call to last verdict) took {summary['duration_ms'] / 1000:.2f} s of it",
+    )
+    table.add(
+        "end to end",
+        label,
+        "assertly validate: wall",
+        f"{validate['wall_s']:.2f} s",
+        validate["wall_s"] / plain["wall_s"],
+        "loading and compiling the tests alone, no run",
+    )
+    if promptfoo is None:
+        table.add("end to end", label, "promptfoo", run.missing("promptfoo"))
+    else:
+        name = run.peer_name("promptfoo")
+        theirs = _mean_run(theirs_runs)
+        e2e["promptfoo"] = theirs
+        if not all(found["finished"] for found in theirs_runs) or out is None:
+            table.add("end to end", label, f"{name} eval", f"failed: exit {theirs['exit_code']}")
+        else:
+            ours = wl.assertly_report_verdicts(report)
+            _, verdicts = wl.promptfoo_verdicts(out)
+            differ = [
+                index
+                for index, row in enumerate(verdicts)
+                if row is None
+                or index not in ours
+                or ours[index][0] != all(row)
+                or abs(ours[index][1] - sum(row) / len(row)) > 1e-9
+            ]
+            e2e["cases_differing"] = len(differ)
+            e2e["cases_differing_first"] = differ[:10]
+            run.agreement["promptfoo end to end"] = {"cases": n, "cases_differing": len(differ)}
+            table.add(
+                "end to end",
+                label,
+                f"{name} eval: wall",
+                f"{theirs['wall_s']:.2f} s",
+                theirs["wall_s"] / plain["wall_s"],
+                f"echo provider, -o out.json; mean of {count}; {len(differ)} cases judged "
+                "differently",
+            )
+            table.add(
+                "end to end",
+                label,
+                f"{name} eval: peak RSS",
+                f"{theirs['max_rss_kb'] / 1024:,.0f} MiB",
+                theirs["max_rss_kb"] / plain["max_rss_kb"],
+            )
+    table.add(
+        "end to end",
+        label,
+        "runsight-core",
+        "no CLI",
+        None,
+        "runsight-core is a library; its command line is the separate runsight app",
+    )
+
+
+# --- runner ------------------------------------------------------------------------------------
+
+
+def section_runner(run: Run) -> None:
+    """2,000 tests at -j 64 against the 50 ms agent: tests/s and the fraction of 1,280/s."""
+    n = run.sizes.runner
+    log(f"runner: {n:,} tests against a 50 ms HTTP agent at -j {CONCURRENCY}")
+    directory = run.work / "runner"
+    directory.mkdir()
+    outputs = [text for _, text in wl.typed_outputs(n)]
+    test_file, _ = wl.write_test_suite(directory, outputs, eb.TYPED, "runner")
+    outputs_file = directory / "outputs.json"
+    outputs_file.write_text(json.dumps(outputs))
+    report = directory / "report.json"
+    agent = subprocess.Popen(
+        [
+            sys.executable, str(ROOT / "http_agent.py"), "--outputs", str(outputs_file),
+            "--delay-ms", str(DELAY_S * 1000), "--max-seconds", "600",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert agent.stdout is not None
+        port = int(agent.stdout.readline().split()[1])
+        target = f"http://127.0.0.1:{port}/"
+        figures = assertly_run(
+            directory, "runner", test_file, target, "-j", str(CONCURRENCY), "-o", str(report)
+        )
+    finally:
+        agent.terminate()
+        rest, _ = agent.communicate(timeout=30)
+    served = re.search(r"REQUESTS (\d+)", rest or "")
+    summary = json.loads(report.read_text())["summary"]
+    seconds = summary["duration_ms"] / 1000
+    found = {
+        **figures,
+        "tests": n,
+        "concurrency": CONCURRENCY,
+        "agent_delay_s": DELAY_S,
+        "requests_served": int(served.group(1)) if served else None,
+        "summary": summary,
+        "run_duration_s": seconds,
+        "tests_per_s": n / seconds,
+        "tests_per_s_wall": n / figures["wall_s"],
+        "ideal_per_s": IDEAL_PER_S,
+        "fraction_of_ideal": n / seconds / IDEAL_PER_S,
+        "fraction_of_ideal_wall": n / figures["wall_s"] / IDEAL_PER_S,
+    }
+    run.results["runner"] = found
+    label = f"{n:,} tests, 50 ms agent, -j {CONCURRENCY}"
+    run.table.add(
+        "runner",
+        label,
+        "assertly run: the run",
+        _rate(found["tests_per_s"], "tests/s"),
+        None,
+        f"{found['fraction_of_ideal']:.0%} of the ideal {IDEAL_PER_S:,.0f}/s; "
+        f"{seconds:.2f} s as the run reports it",
+    )
+    run.table.add(
+        "runner",
+        label,
+        "assertly run: the process",
+        _rate(found["tests_per_s_wall"], "tests/s"),
+        None,
+        f"{found['fraction_of_ideal_wall']:.0%} of the ideal; {figures['wall_s']:.2f} s wall, "
+        "with start-up, loading and reports",
+    )
+
+
+# --- start-up ----------------------------------------------------------------------------------
+
+
+def section_startup(run: Run) -> None:
+    """`assertly --version`, `import assertly`, the interpreter's floor; the peers' own.
+
+    In rounds, like the engine: every round runs every command, the short ones several times,
+    so that each command gets about `Sizes.min_timed_s` of runs spread over the same stretch of
+    time.
+    """
+    sizes = run.sizes
+    python = sys.executable
+    commands: list[tuple[str, str, str, list[str], dict[str, str] | None, str | None]] = [
+        ("assertly --version", "assertly --version", "assertly",
+         [str(ASSERTLY), "--version"], None, "assertly --version"),
+        ("import assertly", 'python -c "import assertly"', "assertly",
+         [python, "-c", "import assertly"], None, "import assertly"),
+        ("python -c pass", "python -c pass", "the interpreter alone",
+         [python, "-c", "pass"], None, None),
+    ]  # fmt: skip
+    if (promptfoo := run.peer("promptfoo")) is not None:
+        commands.append(
+            ("promptfoo --version", "CLI --version", run.peer_name("promptfoo"),
+             [str(promptfoo.executable), "--version"], peer_install.PEER_ENV,
+             "assertly --version")
+        )  # fmt: skip
+    if (runsight := run.peer("runsight")) is not None:
+        commands.append(
+            ("import runsight_core.assertions.deterministic", "import the assertion engine",
+             run.peer_name("runsight"),
+             [str(runsight.executable), "-c", "import runsight_core.assertions.deterministic"],
+             peer_install.PEER_ENV, "import assertly")
+        )  # fmt: skip
+    rounds = sizes.startup_runs
+    # One untimed run each (file cache, bytecode) also sizes the rounds.
+    first = {key: wall_of(command, env) for key, _, _, command, env, _ in commands}
+    repeats = {key: max(1, math.ceil(sizes.min_timed_s / (rounds * t))) for key, t in first.items()}
+    log(
+        f"start-up: {rounds} rounds of every command, short ones repeated "
+        f"(>= {sizes.min_timed_s:g} s per command)"
+    )
+    walls: dict[str, list[float]] = {key: [] for key in first}
+    for _ in range(rounds):
+        for key, _, _, command, env, _ in commands:
+            walls[key] += [wall_of(command, env) for _ in range(repeats[key])]
+    found: dict[str, Any] = {}
+    for key, workload, tool, _, _, versus in commands:
+        taken = walls[key]
+        mean, median = sum(taken) / len(taken), statistics.median(taken)
+        found[key] = {"mean_s": mean, "median_s": median, "walls_s": taken}
+        ratio = mean / found[versus]["mean_s"] if versus else None
+        note = f"mean of {len(taken)} runs (median {median * 1000:,.0f} ms)"
+        if key.startswith("import runsight"):
+            note += "; imports litellm"
+        run.table.add("start-up", workload, tool, f"{mean * 1000:,.0f} ms", ratio, note)
+    run.results["startup"] = found
+
+
+# --- main --------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    """nproc, CPU model, memory, Python and Node versions."""
+    cpu = memory = None
+    try:
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+        memory = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 2**20:.0f} GiB"
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    node = shutil.which("node")
+    node_version = None
+    if node:
+        completed = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+        node_version = completed.stdout.strip()
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "memory": memory,
+        "python": platform.python_version(),
+        "node": node_version,
+        "platform": platform.platform(),
+    }
+
+
+def print_agreement(agreement: dict[str, Any]) -> None:
+    """Every peer's verdicts against assertly's, with the first disagreements."""
+    if not agreement:
+        return
+    print("\nverdicts against assertly's on the same responses:")
+    for name, found in agreement.items():
+        if "cases" in found:
+            print(
+                f"  {name}: {found['cases_differing']} of {found['cases']:,} cases differ in "
+                "pass/fail or score"
+            )
+            continue
+        by_type = ", ".join(
+            f"{k} {v}" for k, v in sorted(found["assertions_differing_by_type"].items())
+        )
+        line = (
+            f"  {name}: {found['responses_differing']} of {found['responses_compared']:,} "
+            "responses differ, assertion by assertion"
+        )
+        if by_type:
+            line += f" ({by_type})"
+        if found["responses_without_verdicts"]:
+            line += f"; {found['responses_without_verdicts']} without verdicts"
+        if found.get("outputs_not_echoed_verbatim"):
+            line += f"; {found['outputs_not_echoed_verbatim']} outputs not echoed verbatim"
+        print(line)
+        for example in found["examples"]:
+            print(f"    response {example['response']}: {json.dumps(example['verdicts'])}")
+            print(f"      output: {example['output'][:120]!r}")
+
+
+def update_docs(run: Run, peers: dict[str, peer_install.Peer], created: datetime) -> None:
+    """Replace the measured part of docs/performance.md, between its markers."""
+    start, end = "<!-- bench:table:start -->", "<!-- bench:table:end -->"
+    text = DOCS.read_text(encoding="utf-8")
+    if start not in text or end not in text:
+        raise SystemExit(f"{DOCS}: markers {start} and {end} not found")
+    m, results = run.results["machine"], run.results
+    lines = [
+        start,
+        f"Measured on {created:%Y-%m-%d} at {created:%H:%M} UTC by `make bench"
+        + (" BENCH_ARGS=--quick" if results["quick"] else "")
+        + f"`, assertly {results['assertly']} at commit `{results['commit']}`, in "
+        + f"{results['total_s']:.0f} s.",
+        "",
+        f"- machine: {m['nproc']} CPUs (`nproc`), {m['cpu']} (/proc/cpuinfo), {m['memory']}",
+        f"- Python {m['python']}, Node {m['node']}, {m['platform']}",
+    ]
+    for peer in peers.values():
+        took = f", installed in {peer.install_s:.0f} s" if peer.install_s else ""
+        lines.append(f"- peer: {peer.status}{took}")
+    lines += ["", run.table.markdown(), "", RATIO_NOTE, ""]
+    lines += [f"- {results['contention_line']}", f"- {speed_line(results['speed_probe'])}"]
+    lines += [f"- {warning}" for warning in results["contention_warnings"]]
+    for name, found in run.agreement.items():
+        if "cases" in found:
+            lines.append(
+                f"- verdicts, {name}: {found['cases_differing']} of {found['cases']:,} cases "
+                "differ from assertly's in pass/fail or score"
+            )
+        else:
+            lines.append(
+                f"- verdicts, {name}: {found['responses_differing']} of "
+                f"{found['responses_compared']:,} responses differ from assertly's, assertion "
+                "by assertion"
+            )
+    lines.append(end)
+    before, rest = text.split(start, 1)
+    _, after = rest.split(end, 1)
+    DOCS.write_text(before + "\n".join(lines) + after, encoding="utf-8")
+    print(f"updated {DOCS.relative_to(REPO)}")
+
+
+def prepare_bytecode() -> None:
+    """Bytecode caches, as a normal (non-editable) installation has them.
+
+    This machine may set PYTHONDONTWRITEBYTECODE, which would make every timed `assertly`
+    start compile its source first.
+    """
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(Path(assertly.__file__).parent)],
+        check=False,
+    )
+
+
+def install_peers(skip: bool) -> dict[str, peer_install.Peer]:
+    """Peers first: a fresh clone installs them here, before anything is timed."""
+    if skip:
+        log("peers: skipped (--no-peers)")
+        return {}
+    log("peers: installing what is missing into bench/.peers/ (the first run: minutes)")
+    peers = peer_install.install_all()
+    for peer in peers.values():
+        log(f"peers: {peer.status}")
+    return peers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every section, print the table, write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller inputs, fewer repeats")
+    parser.add_argument("--no-peers", action="store_true", help="neither install nor run peers")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite docs/performance.md")
+    parser.add_argument("-o", "--output", type=Path, default=RESULTS, help="JSON results file")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    created = datetime.now(UTC)
+    sizes = Sizes.make(args.quick)
+    prepare_bytecode()
+    peers = install_peers(args.no_peers)
+
+    run = Run(sizes, peers, Path(tempfile.mkdtemp(prefix="assertly-bench-")))
+    run.results.update(
+        created=created.isoformat(timespec="seconds"),
+        commit=eb._git_commit(),
+        assertly=assertly.__version__,
+        machine=machine(),
+        quick=args.quick,
+        seed=eb.SEED,
+        sizes=asdict(sizes),
+        peers={key: {**asdict(peer), "status": peer.status} for key, peer in peers.items()},
+        substitutions={
+            "promptfoo": wl.PROMPTFOO_SUBSTITUTIONS,
+            "runsight-core": wl.RUNSIGHT_SUBSTITUTIONS,
+        },
+    )
+    log("speed probe")
+    run.results["speed_probe"] = speed_probe(40)
+    contention = Contention()
+    try:
+        contention.measure("engine", lambda: section_engine(run))
+        contention.measure("end to end", lambda: section_end_to_end(run))
+        contention.measure("runner", lambda: section_runner(run))
+        contention.measure("start-up", lambda: section_startup(run))
+    finally:
+        if os.environ.get("BENCH_KEEP_WORKDIR"):
+            log(f"kept {run.work}")
+        else:
+            shutil.rmtree(run.work, ignore_errors=True)
+    run.table.add(
+        "scale",
+        "1,000,000 cases",
+        "assertly run",
+        "not measured yet",
+        None,
+        "TODO: needs runner work that is not done yet",
+    )
+
+    m = run.results["machine"]
+    header = (
+        f"assertly {assertly.__version__} benchmark suite, {created:%Y-%m-%d %H:%M} UTC"
+        f"{' (--quick)' if args.quick else ''}, commit {run.results['commit']}; "
+        f"{m['nproc']} x {m['cpu']}, {m['memory']}, Python {m['python']}, Node {m['node']}"
+    )
+    peers_line = "peers: " + ("; ".join(p.status for p in peers.values()) or "none (--no-peers)")
+    print(header)
+    print(peers_line)
+    print()
+    print(run.table.text())
+    print()
+    print(RATIO_NOTE)
+    print(contention.line())
+    print(speed_line(run.results["speed_probe"]))
+    for warning in contention.warnings():
+        print(warning)
+    print_agreement(run.agreement)
+    run.results.update(
+        contention=contention.sections,
+        contention_line=contention.line(),
+        contention_warnings=contention.warnings(),
+        agreement=run.agreement,
+        table=run.table.rows,
+        table_markdown=run.table.markdown(),
+        total_s=time.perf_counter() - started,
+    )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(run.results, indent=2, default=str) + "\n", encoding="utf-8")
+    shown = args.output.relative_to(REPO) if args.output.is_relative_to(REPO) else args.output
+    print(f"\nwrote {shown} ({run.results['total_s']:.0f} s)")
+    if args.update_docs:
+        update_docs(run, peers, created)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
