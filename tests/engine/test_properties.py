@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import string
 from collections.abc import Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import AssertionResult, CheckResult, Expectation, Outcome
+from assertly.engine._values import to_json_bytes
 
 NOW = "2026-01-20T00:00:00Z"
 # 150 examples per property keeps the file under 30 s on an idle machine; raise it for a
@@ -510,10 +512,14 @@ def test_check_never_raises_and_results_are_well_formed(
 ) -> None:
     expectation = EXPECTATIONS[name]
     result = expectation.check(response, context=context, now=NOW)
-    assert_invariants(result, expectation)
+    # Text holding 19+ digits in a row may parse, exactly, into an integer beyond 64 bits:
+    # outside orjson's domain (found by `make fuzz`: the text "20000000000000000000").
+    text = response.decode("utf-8", "replace") if isinstance(response, bytes) else response
+    plain = not (isinstance(text, str) and re.search("[0-9]{19}", text))
+    assert_invariants(result, expectation, plain_orjson=plain)
     # Deterministic: compiled checkers keep no per-response state between checks.
     again = expectation.check(response, context=context, now=NOW)
-    assert orjson.dumps(again.to_dict()) == orjson.dumps(result.to_dict())
+    assert to_json_bytes(again.to_dict()) == to_json_bytes(result.to_dict())
 
 
 # `contains` may legitimately differ between a value and its (non-compact) JSON text.

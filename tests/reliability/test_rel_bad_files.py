@@ -205,13 +205,13 @@ def test_a_50_mb_test_file_is_refused_at_once_in_bounded_memory(project: Path) -
     validated = measure("validate", "huge.tests.yaml", cwd=project)
     assert_user_error(validated, "huge.tests.yaml: file is", "limited to 8 MiB")
     assert validated.seconds < 10, validated.seconds
-    assert validated.rss_mb < 300, validated.rss_mb
+    assert validated.rss_mb < 500, validated.rss_mb
     ran = measure(
         "run", "huge.tests.yaml", "good.tests.yaml", "--target", ECHO, "--plain", cwd=project
     )
     assert ran.code == 1, ran.output
     assert "PROBLEM huge.tests.yaml" in ran.stdout and "1 passed" in ran.stdout
-    assert ran.rss_mb < 300, ran.rss_mb
+    assert ran.rss_mb < 500, ran.rss_mb
 
 
 def test_a_50_mb_expect_file_and_a_response_over_64_mb_are_refused(project: Path) -> None:

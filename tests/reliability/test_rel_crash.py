@@ -15,8 +15,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from reliability_support import (
@@ -93,7 +95,12 @@ def test_ctrl_c_mid_run_then_resume_judges_every_test_exactly_once(
         assert time.monotonic() < deadline
         time.sleep(0.01)
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=30)  # no hang on the way out
+    try:
+        stdout, stderr = process.communicate(timeout=30)  # no hang on the way out
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     assert process.returncode == 130, stdout + stderr
     assert "Traceback" not in stderr
     assert "interrupted: every finished trial is stored" in stderr
@@ -285,7 +292,17 @@ def test_an_internal_error_in_one_trial_costs_only_that_verdict(
             for n in range(5)
         ],
     )
-    result = invoke("run", "a.tests.yaml", "--target", "cmd:cat", "--plain", "-o", "r.json")
+    results: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: results.append(
+            invoke("run", "a.tests.yaml", "--target", "cmd:cat", "--plain", "-o", "r.json")
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(60)  # before the fix, the run hung for ever in asyncio's clean-up
+    assert results, "the run hung after an internal error"
+    [result] = results
     assert result.exception is None and result.code == 1, result.output
     tests = {t["id"]: t for t in json.loads((project / "r.json").read_text())["tests"]}
     assert tests["t2"]["status"] == "error"
@@ -324,7 +341,12 @@ def test_kills_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
         if process.poll() is not None:
             break  # finished before this kill
         process.send_signal(signal.SIGKILL if kill % 2 == 0 else signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        try:
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
         assert "Traceback" not in stderr, stderr
         survived += 1
         command = [ASSERTLY, "run", "--resume", "last", "--plain"]

@@ -426,3 +426,17 @@ def test_inputs_that_orjson_cannot_write_still_reach_the_agent(project: Path) ->
     assert {t["status"] for t in json.loads((project / "r.json").read_text())["tests"]} == {
         "passed"
     }
+
+
+def test_recorded_responses_match_inputs_with_integers_beyond_64_bits(project: Path) -> None:
+    """Found by fuzzing's neighbour: orjson read 10**30 as 1e30, so the input never matched."""
+    (project / "recorded.jsonl").write_text(
+        json.dumps({"input": {"n": 10**30}, "output": {"status": "success"}}) + "\n",
+        encoding="utf-8",
+    )
+    write_tests(
+        project / "f.tests.yaml",
+        [{"id": "not-recorded-by-id", "input": {"n": 10**30}, "expect": {"status": "success"}}],
+    )
+    result = invoke("run", "f.tests.yaml", "--target", "fixtures:recorded.jsonl", "-o", "r.json")
+    assert result.code == 0, result.output

@@ -471,6 +471,7 @@ class Runner:
                         skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
                         self.store.save_trial(run_id, test.key, 1, skipped.to_dict())
                     continue
+                _raise_if_cancelled()
                 task = asyncio.ensure_future(self.run_test(test, done, pool))
                 pending.add(task)
                 if len(pending) >= self.concurrency * 2:
@@ -483,6 +484,7 @@ class Runner:
                             raise failure
             if pending:
                 await asyncio.gather(*pending)
+            _raise_if_cancelled()
         except BaseException:
             # Ctrl-C, or a store that cannot be written: stop every call in flight and wait for
             # it, so no agent is left running and no subprocess is left half-started (on one,
@@ -505,6 +507,17 @@ class Runner:
         )
         run.problems = problems
         return run
+
+
+def _raise_if_cancelled() -> None:
+    """Honour a Ctrl-C whose cancellation an inner ``wait_for`` swallowed.
+
+    On Python 3.11 ``asyncio.wait_for`` can lose a cancellation that races with the call it
+    waits for finishing; the cancel request is still counted on the task, so check it.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _meta(test: TestCase) -> dict[str, Any]:

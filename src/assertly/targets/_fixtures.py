@@ -7,12 +7,14 @@ Lines are indexed by offset, not loaded, so a million recorded responses stay on
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .._exceptions import TargetError
+from ..engine._values import loads
 from ._base import TargetResponse, metadata_from
 
 __all__ = ["FixtureTarget"]
@@ -34,11 +36,10 @@ class FixtureTarget:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     try:
-                        record = orjson.loads(line)
-                    except orjson.JSONDecodeError as error:
-                        raise TargetError(
-                            f"{self.path}:{number}: invalid JSON: {error.msg}"
-                        ) from None
+                        record = loads(line)  # exact: integers beyond 64 bits stay integers
+                    except ValueError as error:
+                        reason = getattr(error, "msg", str(error))
+                        raise TargetError(f"{self.path}:{number}: invalid JSON: {reason}") from None
                     if not isinstance(record, dict) or "output" not in record:
                         raise TargetError(f"{self.path}:{number}: expected an object with output")
                     key = self._key(record.get("id"), record.get("input"))
@@ -50,7 +51,13 @@ class FixtureTarget:
     def _key(test_id: Any, payload: Any) -> str:
         if test_id is not None:
             return f"id:{test_id}"
-        return "input:" + orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()
+        try:
+            return "input:" + orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()
+        except (TypeError, orjson.JSONEncodeError):  # beyond 64-bit integers or 255 levels
+            try:
+                return "input:" + json.dumps(payload, sort_keys=True, separators=(",", ":"))
+            except (TypeError, ValueError, RecursionError) as error:
+                raise TargetError(f"the input cannot be matched as JSON: {error}") from None
 
     def lookup(self, test_id: str | None, payload: Any) -> TargetResponse:
         """The recorded response for a test id or an input."""
@@ -60,7 +67,7 @@ class FixtureTarget:
         if offset is None:
             raise TargetError(f"no recorded response for test {test_id!r} in {self.path}")
         self._handle.seek(offset)
-        record = orjson.loads(self._handle.readline())
+        record = loads(self._handle.readline())
         return TargetResponse(output=record["output"], **metadata_from(record))
 
     async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
