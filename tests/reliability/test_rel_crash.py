@@ -88,6 +88,7 @@ def test_ctrl_c_mid_run_then_resume_judges_every_test_exactly_once(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - the test starts no threads
     )
     deadline = time.monotonic() + 30
     while _stored(tmp_path) < after_trials or not (tmp_path / "pids.log").exists():
@@ -135,6 +136,7 @@ def test_report_while_a_run_is_writing(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - the test starts no threads
     )
     deadline = time.monotonic() + 30
     while _stored(tmp_path) < 2:
@@ -310,6 +312,15 @@ def test_an_internal_error_in_one_trial_costs_only_that_verdict(
     assert [tests[f"t{n}"]["status"] for n in (0, 1, 3, 4)] == ["passed"] * 4
 
 
+def _default_sigint() -> None:
+    """Give the child the default Ctrl-C handling.
+
+    A shell starting a job in the background without job control (as CI harnesses often do)
+    leaves SIGINT ignored, and children inherit that; Ctrl-C tests need it delivered.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 KILLS = int(os.environ.get("ASSERTLY_KILLS", "3"))
 
 
@@ -357,6 +368,7 @@ def test_kills_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
         cwd=tmp_path,
         capture_output=True,
         text=True,
+        preexec_fn=_default_sigint,
         timeout=120,
         check=False,
     )

@@ -345,3 +345,22 @@ def test_test_files_hold_no_file_references(project: Path) -> None:
     assert {case["status"] for case in cases} == {"failed"}  # judged as the literal text
     assert "outside-secret.txt" in json.dumps(cases)
     assert "ultra-classified" not in (project / "r.json").read_text()
+
+
+def test_hostile_test_names_reach_the_console_as_text(project: Path) -> None:
+    """Rich markup in ids and suites is text: ``[/]`` used to crash the console."""
+    (project / "t.tests.yaml").write_text(
+        json.dumps(
+            {
+                "agent": "bot",
+                "test_suites": {
+                    "s[/]": {"tests": [{"id": "a[/]b[red]", "input": 1, "expect": {"status": 1}}]}
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    result = invoke("run", "t.tests.yaml", "--target", "cmd:cat", "--plain")
+    assert result.exception is None and result.code == 1, result.output
+    assert "FAILED  t.tests.yaml::s[/]::a[/]b[red]" in result.stdout
+    assert "FAILED s[/]::a[/]b[red]" in result.stdout
