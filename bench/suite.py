@@ -13,10 +13,15 @@ inputs generated here from one seed, so every ratio compares the same work:
   `promptfoo eval` on the same cases: wall time and peak RSS.
 * runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
   second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
-* start-up: `assertly --version` and `python -c "import assertly"`, median of 5.
+* start-up: `assertly --version` and `python -c "import assertly"`, and the peers' own, in
+  interleaved rounds (mean and median of every command's runs).
 
-    .venv/bin/python bench/suite.py                  # the full run (about five minutes)
-    .venv/bin/python bench/suite.py --quick          # smaller inputs, about a minute and a half
+This machine's speed moves by up to twofold for seconds at a time, so the tools are timed in
+interleaved rounds (see `interleaved`), and the suite reports how much CPU other processes took
+during each section, warning when that inflates the figures.
+
+    .venv/bin/python bench/suite.py                  # the full run (5 to 10 minutes)
+    .venv/bin/python bench/suite.py --quick          # smaller inputs, about 2 minutes
     .venv/bin/python bench/suite.py --update-docs    # also rewrite the table in docs/performance.md
 
 Peers are installed on demand into bench/.peers/ (bench/peers.py); one that cannot be installed

@@ -333,22 +333,31 @@ def test_kills_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
     """
     import random
 
-    count = 40
+    count = 40 + 50 * KILLS  # enough work that every kill lands mid-run
     target = _project(tmp_path, count, delay=0.05)
     rng = random.Random(KILLS)
+    pids = tmp_path / "pids.log"
     command = [ASSERTLY, "run", "many.tests.yaml", "--target", target, "-j", "4", "--plain"]
     survived = 0
     for kill in range(KILLS):
         process = subprocess.Popen(
-            command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            command,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_default_sigint,  # noqa: PLW1509 - the test starts no threads
         )
-        # Kill at a random moment after the run has begun (start-up is slow on a busy machine).
+        # Kill mid-run: once this process has called an agent (a Ctrl-C while Python is still
+        # importing gets Python's own traceback; start-up is slow on a busy machine), then at a
+        # random moment.
+        calls = len(pids.read_text().split()) if pids.exists() else 0
         deadline = time.monotonic() + 30
-        while not (tmp_path / STORE).exists() and time.monotonic() < deadline:
-            if process.poll() is not None:
+        while (len(pids.read_text().split()) if pids.exists() else 0) == calls:
+            if process.poll() is not None or time.monotonic() > deadline:
                 break
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0.05, 0.6))
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 0.6))
         if process.poll() is not None:
             break  # finished before this kill
         process.send_signal(signal.SIGKILL if kill % 2 == 0 else signal.SIGINT)
@@ -378,5 +387,6 @@ def test_kills_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
     rows = _trial_rows(tmp_path)
     assert len(rows) == count and set(rows.values()) == {1}
     # Agents that finished were never called again: at most one extra call per kill per slot.
-    calls = len((tmp_path / "pids.log").read_text().split())
+    calls = len(pids.read_text().split())
     assert calls <= count + survived * 4, (calls, survived)
+    assert survived == KILLS, f"only {survived} of {KILLS} kills landed mid-run"
