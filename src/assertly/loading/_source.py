@@ -2,22 +2,31 @@
 
 Every error the loader reports names ``file:line:col``. YAML is read with the safe C loader
 (never constructing arbitrary objects); positions come from the composed node tree. JSON is
-parsed by orjson; positions are taken from the same document composed as YAML (JSON is valid
-YAML in practice), and simply omitted when that fails.
+walked for positions as it is parsed (`_json_source`); a JSON file that needs a problem worded
+(invalid, duplicate keys, NaN, too deep) is parsed exactly and composed as YAML for positions
+(JSON is valid YAML in practice), which are simply omitted when that fails.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
+from ._json_source import UnusualJSON, parse_json_with_positions
 
 __all__ = ["MAX_FILE_BYTES", "Source", "parse_yaml", "read_source"]
 
 Key = tuple[str | int, ...]
+
+
+class Positions(Protocol):
+    """Where each key path was written: ``get(key) -> (line, column)`` or None."""
+
+    def get(self, key: Key, /) -> tuple[int, int] | None: ...
+
 
 # Test files are read whole and parsed into Python objects: ~10 s and ~1 GB per 8 MB of YAML
 # holding tiny tests. Anything bigger is refused at once (recorded responses belong in a
@@ -39,7 +48,7 @@ class Source:
 
     __slots__ = ("_positions", "data", "path")
 
-    def __init__(self, path: Path, data: Any, positions: dict[Key, tuple[int, int]]) -> None:
+    def __init__(self, path: Path, data: Any, positions: Positions) -> None:
         self.path = path
         self.data = data
         self._positions = positions
@@ -292,11 +301,19 @@ def parse_yaml(text: str, where: str) -> tuple[Any, dict[Key, tuple[int, int]]]:
     return data, composer.positions
 
 
-def _load_yaml(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
+def _load_yaml(text: str, path: Path) -> tuple[Any, Positions]:
     return parse_yaml(text, str(path))
 
 
-def _load_json(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
+def _load_json(text: str, path: Path) -> tuple[Any, Positions]:
+    try:
+        data, fast_positions = parse_json_with_positions(text)
+    except UnusualJSON:
+        pass
+    else:
+        if not _depth_exceeds(data, MAX_NESTING):
+            return data, fast_positions
+    # Something to word precisely (or refuse): parse exactly, and compose it for the positions.
     try:
         data = loads(text)
     except json.JSONDecodeError as error:
@@ -304,6 +321,7 @@ def _load_json(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
         raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
     except ValueError as error:  # NaN/Infinity or too deep, found by the exact decoder
         raise ConfigError([Problem(str(path), f"invalid JSON: {error}")]) from None
+    positions: Positions
     try:
         _, positions = _load_yaml(text, path)
     except ConfigError as error:
@@ -321,14 +339,13 @@ def _load_json(text: str, path: Path) -> tuple[Any, dict[Key, tuple[int, int]]]:
 
 def _depth_exceeds(data: Any, limit: int) -> bool:
     """True when lists and dicts nest more than ``limit`` deep (no recursion)."""
-    stack = [(data, 0)]
+    stack = [(data, 0)] if type(data) in (dict, list) else []
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth >= limit:
-                return True
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((child, depth + 1) for child in children)
+        if depth >= limit:
+            return True
+        children = value.values() if type(value) is dict else value
+        stack.extend((child, depth + 1) for child in children if type(child) in (dict, list))
     return False
 
 

@@ -1,0 +1,82 @@
+"""The fast JSON walk: the same data and the same key positions as composing the file as YAML."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assertly.loading._json_source import UnusualJSON, parse_json_with_positions
+from assertly.loading._source import parse_yaml
+
+_KEYS = st.text(alphabet='abc_é"\\ \n', min_size=1, max_size=4)
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(alphabet='xy"\\\n{}[],:\u00e9', max_size=6),
+)
+_DOCUMENTS = st.recursive(
+    _SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(_KEYS, children, max_size=4)
+    ),
+    max_leaves=40,
+)
+
+
+def _every_key(data: Any, key: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    keys = []
+    children = (
+        data.items()
+        if isinstance(data, dict)
+        else enumerate(data)
+        if isinstance(data, list)
+        else ()
+    )
+    for name, child in children:
+        keys.append((*key, name))
+        keys.extend(_every_key(child, (*key, name)))
+    return keys
+
+
+@given(_DOCUMENTS, st.sampled_from([None, 1, 2]))
+def test_walk_agrees_with_the_yaml_composer(document: Any, indent: int | None) -> None:
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    data, positions = parse_json_with_positions(text)
+    assert data == document
+    _, expected = parse_yaml(text, "f.json")
+    for key in _every_key(document):
+        assert positions.get(key) == expected.get(key), key
+
+
+def test_deep_keys_are_located_on_demand() -> None:
+    document = {"a": {"b": {"c": {"d": {"e": {"f": [1, {"g": 2}]}}}}}}
+    text = json.dumps(document, indent=2)
+    _, positions = parse_json_with_positions(text)
+    _, expected = parse_yaml(text, "f.json")
+    deep = ("a", "b", "c", "d", "e", "f", 1, "g")
+    assert positions.get(deep) == expected.get(deep) == (10, 17)
+    assert positions.get(("a", "b", "c", "d", "e", "nope")) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',
+        '{"a": {"b": {"c": {"d": {"e": {"f": 1, "f": 2}}}}}}',
+        '{"a": NaN}',
+        '{"a": [1, 2,]}',
+        '{"a": 1} x',
+        '{"a" 1}',
+        "",
+        '{"a": "unterminated}',
+    ],
+)
+def test_anything_unusual_is_left_to_the_exact_path(text: str) -> None:
+    with pytest.raises(UnusualJSON):
+        parse_json_with_positions(text)
