@@ -7,9 +7,8 @@ parser (markdown-it-py) to check that pipes, backticks and HTML in them cannot c
 
 from __future__ import annotations
 
-import json
 import re
-import sys
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -22,118 +21,23 @@ from assertly.reports._markdown import format_ms, md_code, md_text, percentile, 
 from assertly.runner import (
     EvalCaseRecord,
     EvalRecord,
-    RunOptions,
     RunRecord,
     StepRecord,
     TrialRecord,
     load_run,
-    run,
 )
 from assertly.runner import TestRecord as Record  # not "Test*": pytest would collect it
 
-AGENT = r"""
-import json, os, sys
-q = json.load(sys.stdin)
-if q.get("crash"):
-    sys.stderr.write("index unavailable\n")
-    sys.exit(3)
-if "text" in q:
-    sys.stdout.write(q["text"])
-    sys.exit(0)
-if q.get("flaky"):
-    # Trials may run concurrently: claim a trial number atomically; the second one fails.
-    here, n = os.path.dirname(os.path.abspath(__file__)), 0
-    while True:
-        try:
-            os.close(os.open(os.path.join(here, f"claim.{q['flaky']}.{n}"), os.O_CREAT | os.O_EXCL))
-            break
-        except FileExistsError:
-            n += 1
-    print(json.dumps({"status": "error" if n % 3 == 1 else "success", "results": []}))
-    sys.exit(0)
-results = [{"file": f"journal/{i}.md"} for i in range(q.get("n", 1))]
-print(json.dumps({"status": "success", "results": results}))
-"""
-
 INJECTED = "<script>alert(1)</script></textarea> a|b `tick` ``` done"
 
-TESTS = {
-    "agent": "notes",
-    "test_suites": {
-        "search": {
-            "tests": [
-                {"id": "ok", "input": {"n": 1}, "expect": {"status": "success", "results_min": 1}},
-                {
-                    "id": "too-many",
-                    "name": "Caps results",
-                    "input": {"n": 3},
-                    "expect": {"results_max": 1},
-                },
-                {"id": "crash", "input": {"crash": True}, "expect": {"status": "success"}},
-                {
-                    "id": "flaky",
-                    "trials": 3,
-                    "input": {"flaky": "a"},
-                    "expect": {"status": "success"},
-                },
-                {
-                    "id": "needs-prod",
-                    "skip_if": "prod_only",
-                    "input": {"n": 1},
-                    "expect": {"status": "success"},
-                },
-            ]
-        },
-        "summaries": {
-            "tests": [
-                {
-                    "id": "injected",
-                    "input": {"text": INJECTED},
-                    "assertions": [{"type": "contains", "value": "hello"}],
-                },
-                {
-                    "id": "plain",
-                    "input": {"text": "hello world"},
-                    "assertions": [{"type": "contains", "value": "hello"}],
-                },
-            ]
-        },
-    },
-}
 
-WORKFLOW = """\
-blocks:
-  writer:
-    assertions:
-      - {type: contains, value: done}
-eval:
-  threshold: 0.5
-  cases:
-    - {id: good, fixtures: {writer: all done}}
-    - {id: bad, description: writer forgets, fixtures: {writer: "nope | `x`"}}
-"""
+SampleRun = Callable[[str, str, str], tuple[RunRecord, Path]]  # the conftest fixture
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
-    """One real run: 7 tests in 2 suites (pass, fail, error, flaky, skip, injected output) and
-    an eval file whose suite passes with one failing case."""
-    tmp = tmp_path_factory.mktemp("md")
-    (tmp / "agent.py").write_text(AGENT)
-    (tmp / "notes.tests.json").write_text(json.dumps(TESTS))
-    (tmp / "writer.yaml").write_text(WORKFLOW)
-    store = tmp / "s.sqlite"
-    record = run(
-        RunOptions(
-            paths=[str(tmp / "notes.tests.json"), str(tmp / "writer.yaml")],
-            target=f"cmd:{sys.executable} {tmp / 'agent.py'}",
-            store_path=str(store),
-            facts={"prod_only": True},
-            pass_threshold="all",
-            concurrency=1,  # trials in order: the flaky agent fails its second call
-        )
-    )
-    return record, store
+def project(sample_run: SampleRun) -> tuple[RunRecord, Path]:
+    """The shared sample run (see conftest.py), with this report's injected output."""
+    return sample_run("md", INJECTED, "nope | `x`")
 
 
 @pytest.fixture(scope="module")

@@ -150,7 +150,7 @@ def test_build_run_from_stored_rows(store: RunStore) -> None:
             trial,
             _record("f::s::a", trial, status, score=1.0 if status == "passed" else 0.0),
         )
-    run = build_run("r", store.run_info("r"), store.tests("r"), store.trials("r"), store.evals("r"))
+    run = build_run(store, "r")
     a, b = run.tests
     assert a.status == "passed"  # 2 of 3 with majority
     assert a.score == pytest.approx(2 / 3)
@@ -162,6 +162,15 @@ def test_build_run_from_stored_rows(store: RunStore) -> None:
     data = run.to_dict()
     assert data["summary"]["total"] == 2
     assert json.loads(json.dumps(data)) == data
+    # The tests are read from the store as they are iterated: a later trial shows up, and
+    # the counts come from the status column alone.
+    assert len(run.tests) == 2
+    assert run.tests[-1].id == "b"
+    assert run.status_counts() == {"passed": 1, "failed": 0, "error": 1, "skipped": 0}
+    store.save_trial("r", "f::s::b", 1, _record("f::s::b", 1, "passed", score=1.0))
+    fresh = build_run(store, "r")
+    assert [test.status for test in fresh.tests] == ["passed", "passed"]
+    assert fresh.status_counts()["passed"] == 2
 
 
 def test_values_orjson_cannot_round_trip_are_kept(store: RunStore) -> None:

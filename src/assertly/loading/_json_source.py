@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from json.decoder import scanstring
 from typing import Any
 
 __all__ = ["UnusualJSON", "parse_json_with_positions"]
@@ -41,6 +40,8 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+# The C string scanner the stdlib decoder itself uses (not in the stub's public names).
+scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
 
 
@@ -69,7 +70,8 @@ class _Walk:
             raise UnusualJSON(str(error)) from None
 
     def _object(self, pos: int, key: Key) -> tuple[dict[str, Any], int]:
-        text, space, found = self.text, _SPACE, {}
+        text, space = self.text, _SPACE
+        found: dict[str, Any] = {}
         pos = space.match(text, pos).end()  # type: ignore[union-attr]
         if text[pos : pos + 1] == "}":
             return found, pos + 1
@@ -94,7 +96,8 @@ class _Walk:
             pos = space.match(text, pos + 1).end()  # type: ignore[union-attr]
 
     def _array(self, pos: int, key: Key) -> tuple[list[Any], int]:
-        text, space, found = self.text, _SPACE, []
+        text, space = self.text, _SPACE
+        found: list[Any] = []
         pos = space.match(text, pos).end()  # type: ignore[union-attr]
         if text[pos : pos + 1] == "]":
             return found, pos + 1

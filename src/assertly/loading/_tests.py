@@ -295,9 +295,7 @@ def _as_list(value: str | list[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _load_agent_file(
-    source: Source, result: LoadResult, compiler: _Compiler
-) -> None:
+def _load_agent_file(source: Source, result: LoadResult, compiler: _Compiler) -> None:
     model, problems = _validate(AgentTestFileModel, source.data, source, ())
     if model is None:
         # Without a valid frame (agent, test_suites) no test can be located reliably.
@@ -426,9 +424,7 @@ def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
     return value, {}
 
 
-def _load_workflow(
-    source: Source, result: LoadResult, compiler: _Compiler
-) -> None:
+def _load_workflow(source: Source, result: LoadResult, compiler: _Compiler) -> None:
     model, problems = _validate(WorkflowModel, source.data, source, ())
     if model is None:
         result.file_problems.extend(problems)

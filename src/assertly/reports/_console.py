@@ -24,11 +24,17 @@ class ConsoleReporter:
     """Progress while running, failures and a summary at the end."""
 
     def __init__(self, total: int = 0, *, stream: Any = None, force_plain: bool = False) -> None:
-        from rich.console import Console
-
         self.stream = stream or sys.stdout
-        self.console = Console(file=self.stream, highlight=False, soft_wrap=True)
-        self.interactive = self.console.is_terminal and not force_plain
+        # Plain output is written as is: rich would cost ~0.3 ms a line (a fifth of a run of
+        # 5,000 failing tests) and would turn ``:smile:`` in an agent's output into an emoji.
+        self.console: Any = None
+        if not force_plain:
+            from rich.console import Console
+
+            console = Console(file=self.stream, highlight=False, soft_wrap=True)
+            if console.is_terminal:
+                self.console = console
+        self.interactive = self.console is not None
         self.total = total
         self.counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
         self._progress: Any = None
@@ -71,16 +77,17 @@ class ConsoleReporter:
         if self._progress is not None:
             self._progress.update(self._task, advance=1, **self.counts)
         else:
-            line = f"{status.upper():7} {test.file}::{test.suite}::{test.id}"
-            self.console.print(_printable(line), markup=False)
+            self._print(f"{status.upper():7} {test.file}::{test.suite}::{test.id}", markup=False)
+
+    def _print(self, text: str, *, markup: bool) -> None:
+        if self.console is not None:
+            self.console.print(_printable(text), markup=markup)
+        else:
+            self.stream.write(_printable(text) + "\n")
 
     def summary(self, run: RunRecord) -> None:
         """Failing tests with their failing assertions, evals, then totals."""
-        from rich.markup import escape
-
-        def print_(text: str, *, markup: bool) -> None:
-            self.console.print(_printable(text), markup=markup)
-
+        print_ = self._print
         colour = self.interactive
         for test in run.tests:
             if test.status in ("passed", "skipped"):
@@ -88,7 +95,11 @@ class ConsoleReporter:
             style = "red" if test.status == "failed" else "magenta"
             where = f"{test.file}:{test.line}" if test.line else test.file
             header = f"{test.status.upper()} {test.suite}::{test.id}  ({where})"
-            print_(f"[{style}]{escape(header)}[/]" if colour else header, markup=colour)
+            if colour:
+                from rich.markup import escape
+
+                header = f"[{style}]{escape(header)}[/]"
+            print_(header, markup=colour)
             for line in test_failure_lines(test):
                 print_(line, markup=False)
         for suite in run.evals:

@@ -1,19 +1,71 @@
-"""The JSON report: the shape pinned in the runner spec (other tools parse it)."""
+"""The JSON report: the shape pinned in the runner spec (other tools parse it).
+
+Written test by test, so a run of a million tests never holds its report in memory; the bytes
+are those of the whole document serialised at once with two-space indentation.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import io
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 from ..engine._values import to_json_bytes
 from ..runner import RunRecord
 
-__all__ = ["render_json"]
+__all__ = ["render_json", "write_json"]
+
+_INDENT = b"  "
+
+
+def _member(name: str, value: Any, depth: int) -> bytes:
+    """``"name": value`` indented for ``depth`` as part of an object."""
+    text = _indented(to_json_bytes(value, indent=True), depth)
+    return _INDENT * depth + to_json_bytes(name) + b": " + text
+
+
+def _indented(text: bytes, depth: int) -> bytes:
+    # Strings in JSON escape their newlines, so every newline here is between tokens.
+    return text.replace(b"\n", b"\n" + _INDENT * depth)
+
+
+def _array(items: Iterable[Any], depth: int) -> Iterator[bytes]:
+    """A JSON array of ``items`` at ``depth``, one chunk per item."""
+    first = True
+    for item in items:
+        prefix = b"[\n" if first else b",\n"
+        first = False
+        yield (
+            prefix + _INDENT * (depth + 1) + _indented(to_json_bytes(item, indent=True), depth + 1)
+        )
+    yield b"[]" if first else b"\n" + _INDENT * depth + b"]"
+
+
+def _chunks(run: RunRecord) -> Iterator[bytes]:
+    yield b"{\n"
+    yield _member("run_id", run.run_id, 1) + b",\n"
+    yield _member("started_at", run.started_at, 1) + b",\n"
+    yield _member("summary", run.summary(), 1) + b",\n"
+    yield _INDENT + b'"tests": '
+    yield from _array((test.to_dict() for test in run.tests), 1)
+    yield b",\n" + _INDENT + b'"evals": '
+    yield from _array((suite.to_dict() for suite in run.evals), 1)
+    yield b",\n" + _member("problems", run.problems, 1)
+    yield b",\n" + _member("warnings", run.warnings, 1) + b"\n}\n"
+
+
+def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
+    """Write ``run -o report.json`` to ``handle``: run_id, summary, tests, evals, problems."""
+    secrets = [secret.encode() for secret in redact or () if secret]
+    for chunk in _chunks(run):
+        text = chunk
+        for secret in secrets:  # a secret lives inside one string, so inside one chunk
+            text = text.replace(secret, b"[REDACTED]")
+        handle.write(text)
 
 
 def render_json(run: RunRecord, redact: set[str] | None = None) -> bytes:
-    """``run -o report.json``: run_id, summary, tests, evals (plus problems and warnings)."""
-    data: Any = run.to_dict()
-    text = to_json_bytes(data, indent=True)
-    for secret in redact or ():
-        text = text.replace(secret.encode(), b"[REDACTED]")
-    return text + b"\n"
+    """``run -o report.json`` as bytes."""
+    buffer = io.BytesIO()
+    write_json(run, buffer, redact)
+    return buffer.getvalue()

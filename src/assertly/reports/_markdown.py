@@ -217,39 +217,54 @@ class ReportData:
     @classmethod
     def from_run(cls, run: RunRecord) -> ReportData:
         """Analyse ``run``."""
+        # One pass: a stored run's tests are read from the store each time they are iterated.
         suites: dict[tuple[str, str], SuiteRow] = {}
+        by_status: dict[str, list[TestRecord]] = {"failed": [], "error": [], "skipped": []}
+        flaky: list[TestRecord] = []
+        timed: list[TestRecord] = []  # the slowest so far, at most SLOWEST
+        latencies: list[float] = []
+        ran = 0
+        ran_ms = 0.0
+        multi_trial = False
         for test in run.tests:
             key = (test.file, test.suite)
             suites.setdefault(key, SuiteRow(test.file, test.suite)).add(test.status)
+            by_status.get(test.status, []).append(test)
+            if test.flaky:
+                flaky.append(test)
+            multi_trial = multi_trial or len(test.trials) > 1
+            latencies.extend(
+                step.latency_ms
+                for trial in test.trials
+                for step in trial.steps
+                if step.latency_ms is not None and math.isfinite(step.latency_ms)
+            )
+            if test.status != "skipped":
+                ran += 1
+                ran_ms += test.duration_ms
+                if test.duration_ms > 0:
+                    timed.append(test)
+                    if len(timed) > 4 * SLOWEST:
+                        timed = sorted(timed, key=lambda t: -t.duration_ms)[:SLOWEST]
         rows = list(suites.values())
         for suite in run.evals:
             row = SuiteRow(suite.file, "eval", is_eval=True)
             for case in suite.cases:
                 row.add(case.status)
             rows.append(row)
-        ran = [test for test in run.tests if test.status != "skipped"]
-        slowest = sorted(
-            (test for test in ran if test.duration_ms > 0), key=lambda t: -t.duration_ms
-        )[:SLOWEST]
-        latencies = sorted(
-            step.latency_ms
-            for test in run.tests
-            for trial in test.trials
-            for step in trial.steps
-            if step.latency_ms is not None and math.isfinite(step.latency_ms)
-        )
+        latencies.sort()
         return cls(
             run=run,
             summary=run.summary(),
             suites=rows,
-            failed=[test for test in run.tests if test.status == "failed"],
-            errored=[test for test in run.tests if test.status == "error"],
-            skipped=[test for test in run.tests if test.status == "skipped"],
-            flaky=[test for test in run.tests if test.flaky],
-            slowest=slowest,
+            failed=by_status["failed"],
+            errored=by_status["error"],
+            skipped=by_status["skipped"],
+            flaky=flaky,
+            slowest=sorted(timed, key=lambda t: -t.duration_ms)[:SLOWEST],
             latencies=latencies,
-            average_ms=sum(t.duration_ms for t in ran) / len(ran) if ran else None,
-            multi_trial=any(len(test.trials) > 1 for test in run.tests),
+            average_ms=ran_ms / ran if ran else None,
+            multi_trial=multi_trial,
         )
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..runner import RunRecord
-from ._json import render_json
+from ._json import write_json
 from ._junit import render_junit
 
 __all__ = ["FORMATS", "write_report"]
@@ -24,9 +24,12 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
     """
     target = Path(path)
     suffix = target.suffix.lower()
-    if suffix == ".json":
-        data = render_json(run, redact)
-    elif suffix == ".xml":
+    if suffix == ".json":  # streamed: a run of any size
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("wb") as handle:
+            write_json(run, handle, redact)
+        return
+    if suffix == ".xml":
         data = render_junit(run)
     elif suffix == ".md":
         from ._markdown import render_markdown

@@ -63,13 +63,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
         store.finish_run(new_id, _now_iso(), (time.perf_counter() - started) * 1000)
-        run = build_run(
-            new_id,
-            store.run_info(new_id),
-            store.tests(new_id),
-            store.trials(new_id),
-            store.evals(new_id),
-        )
+        run = build_run(store, new_id)
         run.problems = problems
         return run
     finally:

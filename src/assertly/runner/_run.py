@@ -498,13 +498,7 @@ class Runner:
             elapsed = (time.perf_counter() - started) * 1000
             previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
             self.store.finish_run(run_id, _now_iso(), previous + elapsed, self.warnings)
-        run = build_run(
-            run_id,
-            self.store.run_info(run_id),
-            self.store.tests(run_id),
-            self.store.trials(run_id),
-            self.store.evals(run_id),
-        )
+        run = build_run(self.store, run_id)
         run.problems = problems
         return run
 
@@ -636,13 +630,7 @@ def load_run(store_path: str, run_id: str) -> RunRecord:
     store = RunStore(store_path, must_exist=True)
     try:
         resolved = store.resolve_run_id(run_id)
-        return build_run(
-            resolved,
-            store.run_info(resolved),
-            store.tests(resolved),
-            store.trials(resolved),
-            store.evals(resolved),
-        )
+        return build_run(store, resolved)
     finally:
         store.close()
 

@@ -6,11 +6,15 @@ same stored rows, so a re-rendered report can never disagree with the run that m
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any, Literal, overload
 
+from ..store import RunStore
 from ._records import EvalCaseRecord, EvalRecord, RunRecord, Status, TestRecord, TrialRecord
 
-__all__ = ["PassThreshold", "build_run", "test_status"]
+__all__ = ["PassThreshold", "StoredTests", "build_run", "status_of", "test_status"]
 
 PassThreshold = Literal["any", "all", "majority"]
 
@@ -23,10 +27,15 @@ def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
     skipped is skipped. A test that did not pass is ``failed`` if any trial failed, else
     ``error`` (it could not be judged).
     """
-    run = [trial for trial in trials if trial.status != "skipped"]
+    return status_of([trial.status for trial in trials], threshold)
+
+
+def status_of(statuses: Sequence[str], threshold: PassThreshold) -> Status:
+    """`test_status` from the trials' statuses alone."""
+    run = [status for status in statuses if status != "skipped"]
     if not run:
-        return "skipped" if trials else "error"
-    passes = sum(1 for trial in run if trial.status == "passed")
+        return "skipped" if statuses else "error"
+    passes = run.count("passed")
     if threshold == "any":
         verdict = passes > 0
     elif threshold == "majority":
@@ -35,7 +44,7 @@ def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
         verdict = passes == len(run)
     if verdict:
         return "passed"
-    return "failed" if any(trial.status == "failed" for trial in run) else "error"
+    return "failed" if "failed" in run else "error"
 
 
 def _score(trials: list[TrialRecord]) -> float | None:
@@ -43,40 +52,102 @@ def _score(trials: list[TrialRecord]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-def build_run(
-    run_id: str,
-    info: dict[str, Any],
-    metas: list[dict[str, Any]],
-    stored_trials: dict[str, dict[int, dict[str, Any]]],
-    stored_evals: list[dict[str, Any]],
-) -> RunRecord:
-    """Assemble a run from stored rows (tests in run order, trials in trial order)."""
+def _test_record(
+    meta: dict[str, Any], by_trial: dict[int, dict[str, Any]], threshold: PassThreshold
+) -> TestRecord:
+    trials = [TrialRecord.from_dict(by_trial[number]) for number in sorted(by_trial)]
+    status: Status = test_status(trials, threshold) if trials else "error"
+    record = TestRecord(
+        key=meta["key"],
+        id=meta["id"],
+        name=meta["name"],
+        suite=meta["suite"],
+        file=meta["file"],
+        status=status,
+        score=_score(trials),
+        trials=trials,
+        line=meta.get("line"),
+        tags=meta.get("tags", []),
+        priority=meta.get("priority"),
+        description=meta.get("description"),
+    )
+    if not trials:
+        record.trials = [
+            TrialRecord(meta["key"], 1, "error", 0.0, error="not run (the run was interrupted)")
+        ]
+    return record
+
+
+class StoredTests(Sequence[TestRecord]):
+    """The tests of a stored run, read from the store each time they are iterated.
+
+    A run's records are never all in memory: a million-test run renders its console summary
+    and JSON report test by test, and counts its verdicts from the trials' status column.
+    Each iteration opens its own read-only connection, so the view outlives the store object
+    that built it (and works while a run is still writing).
+    """
+
+    def __init__(self, store_path: Path, run_id: str, threshold: PassThreshold) -> None:
+        self.store_path = store_path
+        self.run_id = run_id
+        self.threshold: PassThreshold = threshold
+        self._length: int | None = None
+        self._counts: dict[Status, int] | None = None
+
+    def _open(self) -> RunStore:
+        return RunStore(self.store_path, must_exist=True, read_only=True)
+
+    def __iter__(self) -> Iterator[TestRecord]:
+        store = self._open()
+        try:
+            for meta, by_trial in store.iter_tests(self.run_id):
+                yield _test_record(meta, by_trial, self.threshold)
+        finally:
+            store.close()
+
+    def __len__(self) -> int:
+        if self._length is None:
+            store = self._open()
+            try:
+                self._length = store.count_tests(self.run_id)
+            finally:
+                store.close()
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> TestRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TestRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> TestRecord | list[TestRecord]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError("test index out of range")
+        return next(islice(self, position, None))
+
+    def status_counts(self) -> dict[Status, int]:
+        """Tests by final status, from the trials' statuses (no record is parsed)."""
+        if self._counts is None:
+            counts: dict[Status, int] = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+            store = self._open()
+            try:
+                for _, by_trial in store.iter_tests(self.run_id, records=False):
+                    statuses = [by_trial[number] for number in sorted(by_trial)]
+                    counts[status_of(statuses, self.threshold) if statuses else "error"] += 1
+            finally:
+                store.close()
+            self._counts = counts
+        return self._counts
+
+
+def build_run(store: RunStore, run_id: str) -> RunRecord:
+    """The run as stored: tests in run order (read lazily), trials in trial order."""
+    info = store.run_info(run_id)
     options = info.get("options", {})
     threshold: PassThreshold = options.get("pass_threshold", "all")
-    tests: list[TestRecord] = []
-    for meta in metas:
-        by_trial = stored_trials.get(meta["key"], {})
-        trials = [TrialRecord.from_dict(by_trial[number]) for number in sorted(by_trial)]
-        status: Status = test_status(trials, threshold) if trials else "error"
-        record = TestRecord(
-            key=meta["key"],
-            id=meta["id"],
-            name=meta["name"],
-            suite=meta["suite"],
-            file=meta["file"],
-            status=status,
-            score=_score(trials),
-            trials=trials,
-            line=meta.get("line"),
-            tags=meta.get("tags", []),
-            priority=meta.get("priority"),
-            description=meta.get("description"),
-        )
-        if not trials:
-            record.trials = [
-                TrialRecord(meta["key"], 1, "error", 0.0, error="not run (the run was interrupted)")
-            ]
-        tests.append(record)
     evals = [
         EvalRecord(
             file=data["file"],
@@ -85,13 +156,13 @@ def build_run(
             passed=data["passed"],
             cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
         )
-        for data in stored_evals
+        for data in store.evals(run_id)
     ]
     return RunRecord(
         run_id=run_id,
         started_at=info.get("started_at", ""),
         duration_ms=info.get("duration_ms") or 0.0,
-        tests=tests,
+        tests=StoredTests(store.path.resolve(), run_id, threshold),
         evals=evals,
         problems=options.get("problems", []),
         warnings=options.get("warnings", []),

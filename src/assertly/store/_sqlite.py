@@ -8,7 +8,6 @@ run is writing to it.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import time
 import uuid
@@ -20,7 +19,7 @@ from typing import Any
 import orjson
 
 from .._exceptions import StoreError
-from ..engine._values import to_json_bytes
+from ..engine._values import loads, to_json_bytes
 
 __all__ = ["RunStore", "new_run_id"]
 
@@ -39,6 +38,7 @@ CREATE TABLE IF NOT EXISTS tests (
     meta     TEXT NOT NULL,
     PRIMARY KEY (run_id, test_key)
 );
+CREATE INDEX IF NOT EXISTS tests_in_order ON tests (run_id, position);
 CREATE TABLE IF NOT EXISTS trials (
     run_id   TEXT NOT NULL,
     test_key TEXT NOT NULL,
@@ -66,18 +66,13 @@ def _dumps(value: Any) -> str:
     return to_json_bytes(value).decode()
 
 
-# orjson reads integers beyond 64 bits as floats and refuses escaped lone surrogates; both can
-# be written (by the stdlib fallback of `to_json_bytes`) when an agent returns them.
-_LONG_NUMBER = re.compile(r"\d{19,}")
-
-
 def _loads(text: str) -> Any:
-    if _LONG_NUMBER.search(text) is None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
+    # Exact (integers beyond 64 bits stay integers); orjson refuses escaped lone surrogates,
+    # which the stdlib fallback of `to_json_bytes` writes when an agent returns them.
+    try:
+        return loads(text)
+    except ValueError:
+        return json.loads(text)
 
 
 class RunStore:
@@ -91,7 +86,12 @@ class RunStore:
     """
 
     def __init__(
-        self, path: str | Path, *, redact: set[str] | None = None, must_exist: bool = False
+        self,
+        path: str | Path,
+        *,
+        redact: set[str] | None = None,
+        must_exist: bool = False,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         if must_exist and not self.path.is_file():
@@ -100,6 +100,13 @@ class RunStore:
         # The caller's set itself, not a copy: targets register their secrets when they are
         # built, which is after the store was opened.
         self.redact = redact if redact is not None else set()
+        if read_only:
+            try:
+                uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            except (sqlite3.Error, OSError) as error:
+                raise StoreError(f"cannot read the run store {self.path}: {error}") from None
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -237,6 +244,45 @@ class RunStore:
             "SELECT meta FROM tests WHERE run_id = ? ORDER BY position", (run_id,)
         ).fetchall()
         return [_loads(row[0]) for row in rows]
+
+    def count_tests(self, run_id: str) -> int:
+        """How many tests the run is made of."""
+        row = self._db.execute("SELECT COUNT(*) FROM tests WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0])
+
+    def iter_tests(
+        self, run_id: str, *, records: bool = True
+    ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
+        """Each test's metadata with its trials, in run order, streamed (memory stays flat).
+
+        Args:
+            run_id: The run.
+            records: Trials as whole records; False gives only each trial's status (no JSON to
+                parse: enough for counting verdicts).
+
+        Yields:
+            ``(meta, {trial: record or status})``; a test that never ran has no trials.
+        """
+        column = "r.record" if records else "r.status"  # one of two fixed names
+        cursor = self._db.execute(
+            f"SELECT t.test_key, t.meta, r.trial, {column} FROM tests t "
+            "LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
+            "WHERE t.run_id = ? ORDER BY t.position, r.trial",
+            (run_id,),
+        )
+        current: str | None = None
+        meta: Any = None
+        trials: dict[int, Any] = {}
+        for test_key, meta_text, trial, value in cursor:
+            if test_key != current:
+                if current is not None:
+                    yield meta, trials
+                current, trials = test_key, {}
+                meta = _loads(meta_text) if records else {"key": test_key}
+            if trial is not None:
+                trials[trial] = _loads(value) if records else value
+        if current is not None:
+            yield meta, trials
 
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""
