@@ -313,16 +313,26 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
         config = load_config(config_file)
         load_config_plugins(config)
-    loaded = load_paths(paths, sensitive_prefixes=config.sensitive_prefixes)
+    loaded = load_paths(
+        paths,
+        sensitive_prefixes=config.sensitive_prefixes,
+        project_dir=config.directory or Path.cwd(),
+    )
     config_problems, warnings = check_against_config(loaded.tests, config)
     problems = [*loaded.problems, *config_problems]
     cases = sum(len(suite.cases) for suite in loaded.evals)
+    dataset_cases = 0
+    for dataset in loaded.datasets:  # every line read, one at a time
+        for case in dataset.cases():
+            dataset_cases += 1
+            problems.extend(case.problems)
     for problem in problems:
         click.echo(f"{problem}", err=True)
     for warning in warnings:
         click.echo(f"warning: {warning}")
     counts = [
         _count(len(loaded.tests), "test"),
+        *([_count(dataset_cases, "dataset case")] if loaded.datasets else []),
         _count(cases, "eval case"),
         _count(len(problems), "problem"),
     ]

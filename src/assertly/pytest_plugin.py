@@ -405,7 +405,12 @@ class _State:
         """Load one test or workflow file with the project's settings."""
         from .loading import load_paths
 
-        return load_paths([_relative(path)], sensitive_prefixes=self.project().sensitive_prefixes)
+        project = self.project()
+        return load_paths(
+            [_relative(path)],
+            sensitive_prefixes=project.sensitive_prefixes,
+            project_dir=project.directory or Path(self.config.rootpath),
+        )
 
     # -- what items ask for ----------------------------------------------------------------------
     def register_marker(self, name: str, description: str) -> None:
@@ -656,6 +661,8 @@ class AssertlyFile(pytest.File):
         suites: dict[str, list[TestCase]] = {}
         for test in loaded.tests:
             suites.setdefault(test.suite, []).append(test)
+        for dataset in loaded.datasets:  # pytest-sized datasets: every line is an item
+            suites.setdefault(dataset.suite, []).extend(dataset.cases())
         for name, tests in suites.items():
             yield AssertlySection.from_parent(self, name=name, tests=tests, starts=starts)
         for suite in loaded.evals:
@@ -679,8 +686,14 @@ class AssertlySection(pytest.Collector):
         self.starts = starts
 
     def collect(self) -> Iterator[pytest.Item]:
-        """One item per test, or per eval case."""
+        """One item per test (or dataset line), or per eval case."""
+        names: set[str] = set()
         for test in self.tests:
+            if test.case_key is not None:  # a dataset line; two lines may share an id
+                name = test.id if test.id not in names else f"{test.id}@{test.line}"
+                names.add(name)
+                yield AssertlyDatasetItem.from_parent(self, name=name, test=test)
+                continue
             yield AssertlyTestItem.from_parent(
                 self, name=test.id, test=test, end=_next_start(self.starts, test.line)
             )
@@ -1001,6 +1014,31 @@ def _trial_lines(record: TrialRecord, *, single_step: bool) -> list[str]:
         if step.checks or step.response is not None:
             lines.append(f"{pad}response: {_short(step.response)}")
     return lines
+
+
+class AssertlyDatasetItem(AssertlyTestItem):
+    """One line of a dataset suite; its failures show that line of the JSON Lines file."""
+
+    def source(self) -> list[str]:
+        """The dataset line, numbered (long lines cut)."""
+        import linecache
+
+        line = self.test.line or 0
+        text = linecache.getline(self.test.file, line).rstrip("\n")
+        if not text:
+            return []
+        return [f"{line} | {text[:500]}{'…' if len(text) > 500 else ''}"]
+
+    def _with_source(self, lines: list[str]) -> str:
+        source = self.source()
+        if source:
+            lines = [*lines, "", f"{self.test.file}:{self.test.line}: declared here", *source]
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the case is: the dataset file and line."""
+        line = self.test.line - 1 if self.test.line else None
+        return Path(self.test.file), line, f"{self.test.suite}::{self.test.id}"
 
 
 class AssertlyEvalItem(_AssertlyItem):

@@ -510,3 +510,40 @@ def test_assertly_items_mix_with_python_tests(pytester: pytest.Pytester) -> None
     result = run(pytester, "-q")
     result.assert_outcomes(passed=4, failed=2)
     assert re.search(r"2 failed, 4 passed", result.stdout.str())
+
+
+DATASET_SUITE = """\
+agent: bot
+test_suites:
+  recorded:
+    dataset: data/answers.jsonl
+    assertions:
+      - {type: contains, value: security}
+"""
+
+
+def test_dataset_lines_are_items_showing_their_line(pytester: pytest.Pytester) -> None:
+    make_project(pytester, {"answers.tests.yaml": DATASET_SUITE})
+    write(
+        pytester.path,
+        "data/answers.jsonl",
+        '{"id": "good", "output": "a security note"}\n'
+        '{"id": "bad", "output": "nothing to see"}\n'
+        '{"id": "bad", "output": "security again"}\n',
+    )
+    result = run(pytester, "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "answers.tests.yaml::recorded::good PASSED*",
+            "answers.tests.yaml::recorded::bad FAILED*",
+            "answers.tests.yaml::recorded::bad@3 PASSED*",
+        ]
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*contains*Output does not contain 'security'*",
+            "data/answers.jsonl:2: declared here",
+            '2 | {"id": "bad", "output": "nothing to see"}',
+        ]
+    )

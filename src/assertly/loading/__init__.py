@@ -7,10 +7,11 @@ from ._config import check_against_config, find_config, load_config, load_config
 from ._files import load_data_argument, read_text_argument
 from ._models import ConfigModel
 from ._schema import json_schemas
-from ._tests import EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
+from ._tests import Dataset, EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
 
 __all__ = [
     "ConfigModel",
+    "Dataset",
     "EvalCase",
     "EvalSuite",
     "LoadResult",

@@ -58,7 +58,23 @@ class SuiteModel(FileModel):
     description: str | None = None
     priority: str | int | None = None
     tags: list[str] = Field(default_factory=list)
-    tests: list[Any] = Field(description="The tests (validated one by one).")
+    tests: list[Any] | None = Field(
+        default=None, description="The tests (validated one by one); or a dataset instead."
+    )
+    dataset: str | None = Field(
+        default=None,
+        description="A JSON Lines file of cases (id, input, output, ...), relative to this file: "
+        "one test per line, judged by this suite's expect/assertions.",
+    )
+    expect: dict[str, Any] | None = Field(
+        default=None, description="A dataset suite's expect dict, for every case."
+    )
+    assertions: list[Any] | None = Field(
+        default=None, description="A dataset suite's typed assertions, for every case."
+    )
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    trials: int | None = Field(default=None, ge=1, le=10_000)
+    timeout_s: float | None = Field(default=None, gt=0)
 
 
 class AgentTestFileModel(FileModel):

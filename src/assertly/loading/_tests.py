@@ -18,83 +18,31 @@ from pydantic import BaseModel, ValidationError
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
+from ._cases import EvalCase, EvalSuite, Step, TestCase
+from ._datasets import Dataset, inside_project
 from ._models import (
     AgentTestFileModel,
     EvalCaseModel,
     StepModel,
+    SuiteModel,
     TestModel,
     WorkflowModel,
 )
 from ._source import Key, Source, read_source
 
-__all__ = ["EvalCase", "EvalSuite", "LoadResult", "Step", "TestCase", "discover", "load_paths"]
+__all__ = [
+    "Dataset",
+    "EvalCase",
+    "EvalSuite",
+    "LoadResult",
+    "Step",
+    "TestCase",
+    "discover",
+    "load_paths",
+]
 
 TEST_FILE_SUFFIXES = (".tests.json", ".tests.yaml", ".tests.yml")
 WORKFLOW_SUFFIXES = (".yaml", ".yml")
-
-
-@dataclass(slots=True)
-class Step:
-    """One call to the agent and what its response must satisfy."""
-
-    name: str
-    input: Any
-    checks: list[Expectation]
-    store: str | None = None
-
-
-@dataclass(slots=True)
-class TestCase:
-    """A runnable test from an agent test file."""
-
-    id: str
-    name: str
-    suite: str
-    file: str
-    agent: str
-    steps: list[Step]
-    line: int | None = None
-    end_line: int | None = None
-    description: str | None = None
-    skip_if: str | None = None
-    setup: list[str] = field(default_factory=list)
-    cleanup: list[str] = field(default_factory=list)
-    trials: int | None = None
-    timeout_s: float | None = None
-    tags: list[str] = field(default_factory=list)
-    priority: str | int | None = None
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        """Unique key within a run: ``file::suite::id``."""
-        return f"{self.file}::{self.suite}::{self.id}"
-
-
-@dataclass(slots=True)
-class EvalCase:
-    """One case of a workflow eval section: recorded block outputs and their checks."""
-
-    id: str
-    file: str
-    blocks: dict[str, tuple[Any, dict[str, Any], Expectation]]
-    description: str | None = None
-    line: int | None = None
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        """Unique key within a run: ``file::eval::id``."""
-        return f"{self.file}::eval::{self.id}"
-
-
-@dataclass(slots=True)
-class EvalSuite:
-    """A workflow file's eval section."""
-
-    file: str
-    threshold: float
-    cases: list[EvalCase]
 
 
 @dataclass(slots=True)
@@ -103,11 +51,15 @@ class LoadResult:
 
     tests: list[TestCase] = field(default_factory=list)
     evals: list[EvalSuite] = field(default_factory=list)
+    datasets: list[Dataset] = field(default_factory=list)
     file_problems: list[Problem] = field(default_factory=list)
 
     @property
     def problems(self) -> list[Problem]:
-        """File problems and the problems of every test and eval case."""
+        """File problems and the problems of every test and eval case.
+
+        A dataset's lines are not read here (they are read as they run); see `Dataset.cases`.
+        """
         found = list(self.file_problems)
         for test in self.tests:
             found.extend(test.problems)
@@ -213,15 +165,16 @@ def _validate(
         return None, _validation_problems(source, base, error, label)
 
 
-class _Compiler:
-    """Compiles expectations, each distinct one once.
+class _LoadContext:
+    """What every file of one load shares: the project directory and compiled expectations.
 
     Generated suites repeat one assertion list in thousands of tests; an `Expectation` is
     immutable, so equal specs share one (compiling a 10-assertion list costs ~0.3 ms).
     """
 
-    def __init__(self, sensitive_prefixes: Sequence[str] | None) -> None:
+    def __init__(self, sensitive_prefixes: Sequence[str] | None, project_dir: Path) -> None:
         self.sensitive_prefixes = sensitive_prefixes
+        self.project_dir = project_dir
         self._compiled: dict[bytes, Expectation] = {}
 
     def compile(self, spec: Any, *, threshold: float | None, location: str) -> Expectation:
@@ -254,7 +207,7 @@ def _compile_checks(
     threshold: float | None,
     source: Source,
     key: Key,
-    compiler: _Compiler,
+    context: _LoadContext,
     *,
     label: Label | None = None,
 ) -> tuple[list[Expectation], list[Problem]]:
@@ -265,7 +218,7 @@ def _compile_checks(
             continue
         try:
             checks.append(
-                compiler.compile(
+                context.compile(
                     spec, threshold=threshold if name == "assertions" else None, location=name
                 )
             )
@@ -295,7 +248,7 @@ def _as_list(value: str | list[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _load_agent_file(source: Source, result: LoadResult, compiler: _Compiler) -> None:
+def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) -> None:
     model, problems = _validate(AgentTestFileModel, source.data, source, ())
     if model is None:
         # Without a valid frame (agent, test_suites) no test can be located reliably.
@@ -304,7 +257,12 @@ def _load_agent_file(source: Source, result: LoadResult, compiler: _Compiler) ->
     file = str(source.path)
     seen: dict[str, str] = {}
     for suite_key, suite in model.test_suites.items():
-        for index, raw in enumerate(suite.tests):
+        if not _suite_shape_ok(source, suite_key, suite, result):
+            continue
+        if suite.dataset is not None:
+            _add_dataset(source, model.agent, suite_key, suite, result, context)
+            continue
+        for index, raw in enumerate(suite.tests or []):
             key: Key = ("test_suites", suite_key, "tests", index)
             raw_id = raw.get("id") if isinstance(raw, dict) else None
             test_id = str(raw_id) if raw_id else f"{suite_key}[{index}]"
@@ -331,8 +289,63 @@ def _load_agent_file(source: Source, result: LoadResult, compiler: _Compiler) ->
                 )
             seen.setdefault(test_id, suite_key)
             if test_model is not None:
-                _fill_test(test, test_model, source, key, compiler)
+                _fill_test(test, test_model, source, key, context)
             result.tests.append(test)
+
+
+def _suite_shape_ok(source: Source, suite_key: str, suite: SuiteModel, result: LoadResult) -> bool:
+    """A suite lists ``tests`` or names a ``dataset`` with checks for it, not both."""
+    key: Key = ("test_suites", suite_key)
+    message = None
+    if suite.dataset is None and suite.tests is None:
+        message = "a suite needs tests (a list) or a dataset (a JSON Lines file)"
+    elif suite.dataset is not None and suite.tests is not None:
+        message = "a suite has tests or a dataset, not both"
+    elif suite.dataset is not None and suite.expect is None and suite.assertions is None:
+        message = "a dataset suite needs expect and/or assertions to judge its cases by"
+    elif suite.dataset is None:
+        for name in ("expect", "assertions", "threshold", "trials", "timeout_s"):
+            if getattr(suite, name) is not None:
+                key, message = (*key, name), f"'{name}' belongs to a dataset suite or to a test"
+                break
+    if message is None:
+        return True
+    result.file_problems.append(Problem(_located(source, key, None), message))
+    return False
+
+
+def _add_dataset(
+    source: Source,
+    agent: str,
+    suite_key: str,
+    suite: SuiteModel,
+    result: LoadResult,
+    context: _LoadContext,
+) -> None:
+    key: Key = ("test_suites", suite_key)
+    path, reason = inside_project(str(suite.dataset), source.path.parent, context.project_dir)
+    if path is None:
+        result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), str(reason)))
+        return
+    checks, problems = _compile_checks(
+        suite.expect, suite.assertions, suite.threshold, source, key, context
+    )
+    if problems:
+        result.file_problems.extend(problems)
+        return
+    result.datasets.append(
+        Dataset(
+            file=str(source.path),
+            suite=suite_key,
+            agent=agent,
+            path=path,
+            checks=checks,
+            priority=suite.priority,
+            tags=list(suite.tags),
+            trials=suite.trials,
+            timeout_s=suite.timeout_s,
+        )
+    )
 
 
 def _fill_test(
@@ -340,7 +353,7 @@ def _fill_test(
     model: TestModel,
     source: Source,
     key: Key,
-    compiler: _Compiler,
+    context: _LoadContext,
 ) -> None:
     test.description = model.description
     test.skip_if = model.skip_if
@@ -365,7 +378,7 @@ def _fill_test(
                 step_model,
                 source,
                 (*key, "multi_step", number),
-                compiler,
+                context,
                 label=(test.id, len(key)),
             )
         return
@@ -383,7 +396,7 @@ def _fill_test(
         model.threshold,
         source,
         key,
-        compiler,
+        context,
         label=(test.id, len(key)),
     )
     test.problems.extend(problems)
@@ -395,19 +408,19 @@ def _add_step(
     model: StepModel,
     source: Source,
     key: Key,
-    compiler: _Compiler,
+    context: _LoadContext,
     *,
     label: Label | None = None,
 ) -> None:
     checks, problems = _compile_checks(
-        model.expect, model.assertions, None, source, key, compiler, label=label
+        model.expect, model.assertions, None, source, key, context, label=label
     )
     test.problems.extend(problems)
     test.steps.append(Step(str(model.step), model.input, checks, model.store))
 
 
 def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
-    """``output`` or ``{output, cost_usd, latency_ms, model}`` → (output, context)."""
+    """``output`` or ``{output, cost_usd, latency_ms, model}`` → (output, metadata)."""
     if (
         isinstance(value, dict)
         and "output" in value
@@ -419,12 +432,12 @@ def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
             "model",
         }
     ):
-        context = {k: v for k, v in value.items() if k != "output"}
-        return value["output"], context
+        metadata = {k: v for k, v in value.items() if k != "output"}
+        return value["output"], metadata
     return value, {}
 
 
-def _load_workflow(source: Source, result: LoadResult, compiler: _Compiler) -> None:
+def _load_workflow(source: Source, result: LoadResult, context: _LoadContext) -> None:
     model, problems = _validate(WorkflowModel, source.data, source, ())
     if model is None:
         result.file_problems.extend(problems)
@@ -468,10 +481,10 @@ def _load_workflow(source: Source, result: LoadResult, compiler: _Compiler) -> N
             ]
             if not specs:
                 continue
-            output, context = _fixture(fixture)
+            output, metadata = _fixture(fixture)
             where: Key = (*key, "expected", block_id)
             try:
-                expectation = compiler.compile(specs, threshold=None, location=block_id)
+                expectation = context.compile(specs, threshold=None, location=block_id)
             except ConfigError as error:
                 for problem in error.problems:
                     case.problems.append(
@@ -480,16 +493,26 @@ def _load_workflow(source: Source, result: LoadResult, compiler: _Compiler) -> N
                         )
                     )
                 continue
-            case.blocks[block_id] = (output, context, expectation)
+            case.blocks[block_id] = (output, metadata, expectation)
     result.evals.append(suite)
 
 
 def load_paths(
-    paths: Iterable[str | Path], *, sensitive_prefixes: Sequence[str] | None = None
+    paths: Iterable[str | Path],
+    *,
+    sensitive_prefixes: Sequence[str] | None = None,
+    project_dir: Path | None = None,
 ) -> LoadResult:
-    """Load every test file and workflow eval section under ``paths``."""
+    """Load every test file and workflow eval section under ``paths``.
+
+    Args:
+        paths: Files and directories.
+        sensitive_prefixes: Passed to the engine (paths that must not appear in results).
+        project_dir: Files named in test files (datasets) must be inside it; default: the
+            working directory.
+    """
     result = LoadResult()
-    compiler = _Compiler(sensitive_prefixes)
+    context = _LoadContext(sensitive_prefixes, project_dir or Path.cwd())
     files, problems = discover(paths)
     result.file_problems.extend(problems)
     for path in files:
@@ -500,9 +523,9 @@ def load_paths(
             continue
         data = source.data
         if isinstance(data, dict) and "eval" in data and "test_suites" not in data:
-            _load_workflow(source, result, compiler)
+            _load_workflow(source, result, context)
         elif isinstance(data, dict):
-            _load_agent_file(source, result, compiler)
+            _load_agent_file(source, result, context)
         else:
             result.file_problems.append(
                 Problem(

@@ -13,7 +13,7 @@ import os
 import shlex
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from .._exceptions import ConfigError, Problem, TargetError
 from ..engine import CheckContext, CheckResult, Outcome
 from ..loading import (
     ConfigModel,
+    Dataset,
     EvalSuite,
     TestCase,
     find_config,
@@ -32,6 +33,7 @@ from ..loading import (
 )
 from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
+from ..targets._base import metadata_from
 from ..targets._command import _kill_group
 from ._records import (
     EvalCaseRecord,
@@ -94,22 +96,56 @@ def _matches_keyword(test: TestCase, expression: str) -> bool:
         raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
 
 
-def select_tests(tests: list[TestCase], options: RunOptions) -> list[TestCase]:
+def select_tests(tests: Iterable[TestCase], options: RunOptions) -> list[TestCase]:
     """Apply the combined filters (every given filter must match)."""
-    selected = []
-    for test in tests:
-        if options.agents and test.agent not in options.agents:
-            continue
-        if options.suites and test.suite not in options.suites:
-            continue
-        if options.test_ids and not any(fnmatch.fnmatchcase(test.id, p) for p in options.test_ids):
-            continue
-        if options.tags and not set(options.tags) & set(test.tags):
-            continue
-        if options.keyword and not _matches_keyword(test, options.keyword):
-            continue
-        selected.append(test)
-    return selected
+    return [test for test in tests if selected(test, options)]
+
+
+def selected(test: TestCase, options: RunOptions) -> bool:
+    """Whether ``test`` passes every filter given (--agent, --suite, --test, --tag, -k)."""
+    if options.agents and test.agent not in options.agents:
+        return False
+    if options.suites and test.suite not in options.suites:
+        return False
+    if options.test_ids and not any(fnmatch.fnmatchcase(test.id, p) for p in options.test_ids):
+        return False
+    if options.tags and not set(options.tags) & set(test.tags):
+        return False
+    return not (options.keyword and not _matches_keyword(test, options.keyword))
+
+
+class TestPlan:
+    """The tests of a run, in order: the listed tests, then each dataset's cases, streamed.
+
+    Dataset lines are read as the run reaches them, never all at once.
+    """
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, tests: list[TestCase], datasets: list[Dataset], options: RunOptions):
+        self.tests = tests
+        self.datasets = [
+            dataset
+            for dataset in datasets
+            if (not options.agents or dataset.agent in options.agents)
+            and (not options.suites or dataset.suite in options.suites)
+        ]
+        self.options = options
+
+    def __iter__(self) -> Iterator[TestCase]:
+        yield from self.tests
+        case_filters = _filtered(self.options)
+        for dataset in self.datasets:
+            for case in dataset.cases():
+                if not case_filters or selected(case, self.options):
+                    yield case
+
+    def __bool__(self) -> bool:
+        return bool(self.tests or self.datasets)
+
+    def count(self) -> int:
+        """How many tests will run (an upper bound when filters apply to dataset cases)."""
+        return len(self.tests) + sum(dataset.count() for dataset in self.datasets)
 
 
 def _filtered(options: RunOptions) -> bool:
@@ -278,7 +314,9 @@ class Runner:
         return record
 
     async def _run_steps(self, test: TestCase, record: TrialRecord) -> None:
-        target = self.target_for(test.agent)
+        # Recorded responses (dataset lines with an output) need no target at all.
+        recorded = all(step.recorded is not None for step in test.steps)
+        target = None if recorded else self.target_for(test.agent)
         if isinstance(target, TargetError):
             record.status, record.error = "error", str(target)
             return
@@ -294,10 +332,16 @@ class Runner:
         for step in test.steps:
             await self._limiter.wait()
             call_started = time.perf_counter()
+            response: TargetResponse
             try:
-                if isinstance(target, FixtureTarget):
+                if step.recorded is not None:
+                    output, metadata = step.recorded
+                    response = TargetResponse(output=output, **metadata_from(metadata))
+                elif target is None:
+                    raise TargetError(f"no target for agent '{test.agent}'")
+                elif isinstance(target, FixtureTarget):
                     key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
-                    response: TargetResponse = target.lookup(key, step.input)
+                    response = target.lookup(key, step.input)
                 else:
                     response = await target.call(step.input, timeout)
             except TargetError as error:
@@ -445,43 +489,56 @@ class Runner:
     run_id: str
 
     async def run(
-        self, tests: list[TestCase], evals: list[EvalSuite], run_id: str, problems: list[str]
+        self,
+        tests: Iterable[TestCase],
+        evals: list[EvalSuite],
+        run_id: str,
+        problems: list[str],
+        total: int | None = None,
     ) -> RunRecord:
-        """Run everything; return the run as rebuilt from the store."""
+        """Run everything; return the run as rebuilt from the store.
+
+        ``tests`` is iterated once, as the run goes (a dataset's lines are read as they are
+        reached); ``total`` is for progress only (default: ``len(tests)``).
+        """
         self.run_id = run_id
-        self.listener("start", len(tests))
+        self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
         started = time.perf_counter()
         resumed = self.store.trials(run_id)
-        self.store.save_tests(run_id, [_meta(test) for test in tests])
         pool = asyncio.Semaphore(self.concurrency)
         pending: set[asyncio.Task[Status]] = set()
+        position = 0
         try:
             for suite in evals:
                 record = self.run_eval(suite)
                 self.store.save_eval(run_id, suite.file, asdict(record))
-            for test in tests:
-                # Trials that --fail-fast never ran have no verdict: a resumed run runs them.
-                done = {
-                    number: trial
-                    for number, trial in resumed.get(test.key, {}).items()
-                    if trial.get("reason") != _NOT_RUN
-                }
-                if self._stop.is_set():
-                    if 1 not in done:
-                        skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
-                        self.store.save_trial(run_id, test.key, 1, skipped.to_dict())
-                    continue
-                _raise_if_cancelled()
-                task = asyncio.ensure_future(self.run_test(test, done, pool))
-                pending.add(task)
-                if len(pending) >= self.concurrency * 2:
-                    finished, pending = await asyncio.wait(
-                        pending, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    failures = [task.exception() for task in finished if not task.cancelled()]
-                    for failure in failures:
-                        if failure is not None:  # a store that cannot be written: stop here
-                            raise failure
+            for batch in _batches(tests, _META_BATCH):
+                # A test's metadata is stored before any of its trials: reports join on it.
+                self.store.save_tests(run_id, [_meta(test) for test in batch], start=position)
+                position += len(batch)
+                for test in batch:
+                    # Trials that --fail-fast never ran have no verdict: a resumed run runs them.
+                    done = {
+                        number: trial
+                        for number, trial in resumed.get(test.key, {}).items()
+                        if trial.get("reason") != _NOT_RUN
+                    }
+                    if self._stop.is_set():
+                        if 1 not in done:
+                            skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
+                            self.store.save_trial(run_id, test.key, 1, skipped.to_dict())
+                        continue
+                    _raise_if_cancelled()
+                    task = asyncio.ensure_future(self.run_test(test, done, pool))
+                    pending.add(task)
+                    if len(pending) >= self.concurrency * 2:
+                        finished, pending = await asyncio.wait(
+                            pending, return_when=asyncio.FIRST_COMPLETED
+                        )
+                        failures = [task.exception() for task in finished if not task.cancelled()]
+                        for failure in failures:
+                            if failure is not None:  # a store that cannot be written: stop here
+                                raise failure
             if pending:
                 await asyncio.gather(*pending)
             _raise_if_cancelled()
@@ -501,6 +558,21 @@ class Runner:
         run = build_run(self.store, run_id)
         run.problems = problems
         return run
+
+
+# Tests whose metadata is written in one transaction, just before they are scheduled.
+_META_BATCH = 256
+
+
+def _batches(tests: Iterable[TestCase], size: int) -> Iterator[list[TestCase]]:
+    batch: list[TestCase] = []
+    for test in tests:
+        batch.append(test)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _raise_if_cancelled() -> None:
@@ -562,7 +634,7 @@ def _options_dict(options: RunOptions, threshold: str, problems: list[str]) -> d
     return data
 
 
-def prepare(options: RunOptions) -> tuple[ConfigModel, list[TestCase], list[EvalSuite], list[str]]:
+def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
     """Load config, plugins and files; select tests.
 
     Raises:
@@ -581,9 +653,13 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, list[TestCase], list[Eval
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     config = load_config(config_file)
     load_config_plugins(config)
-    loaded = load_paths(options.paths, sensitive_prefixes=config.sensitive_prefixes)
+    loaded = load_paths(
+        options.paths,
+        sensitive_prefixes=config.sensitive_prefixes,
+        project_dir=config.directory or Path.cwd(),
+    )
     problems = [str(problem) for problem in loaded.file_problems]
-    tests = select_tests(loaded.tests, options)
+    tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out.
     evals = [] if _filtered(options) else loaded.evals
     if not tests and not evals:
@@ -620,7 +696,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         threshold = options.pass_threshold or config.pass_threshold
         store.start_run(run_id, _now_iso(), _options_dict(options, threshold, problems))
         runner = Runner(options, config, store, secrets, listener)
-        return asyncio.run(runner.run(tests, evals, run_id, problems))
+        return asyncio.run(runner.run(tests, evals, run_id, problems, total=tests.count()))
     finally:
         store.close()
 

@@ -169,15 +169,15 @@ class RunStore:
                         (self._clean(_dumps(options)), run_id),
                     )
 
-    def save_tests(self, run_id: str, metas: list[dict[str, Any]]) -> None:
-        """Record the tests a run is made of (metadata for reports)."""
+    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
+        """Record tests of a run (metadata for reports), at positions from ``start`` on."""
         with self._write() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
                 "VALUES (?, ?, ?, ?)",
                 [
                     (run_id, meta["key"], position, self._clean(_dumps(meta)))
-                    for position, meta in enumerate(metas)
+                    for position, meta in enumerate(metas, start=start)
                 ],
             )
 

@@ -1,0 +1,78 @@
+"""What loading produces: runnable tests, their steps, and workflow eval cases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._exceptions import Problem
+from ..engine import Expectation
+
+__all__ = ["EvalCase", "EvalSuite", "Step", "TestCase"]
+
+
+@dataclass(slots=True)
+class Step:
+    """One call to the agent and what its response must satisfy."""
+
+    name: str
+    input: Any
+    checks: list[Expectation]
+    store: str | None = None
+    # A dataset line's recorded response: (output, {model, cost_usd, latency_ms}); no call.
+    recorded: tuple[Any, dict[str, Any]] | None = None
+
+
+@dataclass(slots=True)
+class TestCase:
+    """A runnable test from an agent test file."""
+
+    id: str
+    name: str
+    suite: str
+    file: str
+    agent: str
+    steps: list[Step]
+    line: int | None = None
+    end_line: int | None = None
+    description: str | None = None
+    skip_if: str | None = None
+    setup: list[str] = field(default_factory=list)
+    cleanup: list[str] = field(default_factory=list)
+    trials: int | None = None
+    timeout_s: float | None = None
+    tags: list[str] = field(default_factory=list)
+    priority: str | int | None = None
+    problems: list[Problem] = field(default_factory=list)
+    case_key: str | None = None  # a dataset case's key (its line), ids there need not be unique
+
+    @property
+    def key(self) -> str:
+        """Unique key within a run: ``file::suite::id`` (a dataset case: ``…::dataset:line``)."""
+        return self.case_key or f"{self.file}::{self.suite}::{self.id}"
+
+
+@dataclass(slots=True)
+class EvalCase:
+    """One case of a workflow eval section: recorded block outputs and their checks."""
+
+    id: str
+    file: str
+    blocks: dict[str, tuple[Any, dict[str, Any], Expectation]]
+    description: str | None = None
+    line: int | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """Unique key within a run: ``file::eval::id``."""
+        return f"{self.file}::eval::{self.id}"
+
+
+@dataclass(slots=True)
+class EvalSuite:
+    """A workflow file's eval section."""
+
+    file: str
+    threshold: float
+    cases: list[EvalCase]

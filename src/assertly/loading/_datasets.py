@@ -1,0 +1,142 @@
+"""Dataset suites: one expectation judged over every line of a JSON Lines file.
+
+A suite that names a ``dataset`` instead of listing ``tests`` runs one test per line::
+
+    test_suites:
+      recorded:
+        dataset: data/answers.jsonl      # relative to this file; inside the project
+        assertions: [{type: contains, value: security}]
+
+A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "name", "tags",
+"description"}``, every key optional. A line with ``output`` is judged as recorded (no call); one
+without is sent to the agent as ``input``. The file is read line by line when the run gets to it
+and never held in memory, so a million cases judge in flat memory. A case is keyed by its line
+(``file:line``), which stays unique even when two lines share an ``id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import Problem
+from ..engine import Expectation
+from ..engine._values import loads
+from ._cases import Step, TestCase
+
+__all__ = ["CASE_KEYS", "Dataset", "inside_project"]
+
+CASE_KEYS = frozenset(
+    {"id", "input", "output", "model", "cost_usd", "latency_ms", "name", "tags", "description"}
+)
+_METADATA = ("model", "cost_usd", "latency_ms")
+
+
+def inside_project(reference: str, base: Path, project: Path) -> tuple[Path | None, str | None]:
+    """Resolve a file named in a test file; refuse one outside the project directory.
+
+    Args:
+        reference: The path as written (relative to ``base``, or absolute).
+        base: The directory of the test file that names it.
+        project: The project directory (the config file's, else the working directory).
+
+    Returns:
+        The resolved path, or None and what is wrong.
+    """
+    resolved = (base / reference).resolve()  # symlinks followed: a link out of the project is out
+    root = project.resolve()
+    if not resolved.is_relative_to(root):
+        return None, (
+            f"'{reference}' resolves to {resolved}, outside the project directory {root}; "
+            "test files may only name files inside the project"
+        )
+    if not resolved.is_file():
+        return None, f"'{reference}' is not a file ({resolved})"
+    return resolved, None
+
+
+@dataclass(slots=True)
+class Dataset:
+    """A dataset suite, loaded: its settings and compiled checks; cases are read when iterated."""
+
+    file: str
+    suite: str
+    agent: str
+    path: Path
+    checks: list[Expectation]
+    priority: str | int | None = None
+    tags: list[str] = field(default_factory=list)
+    trials: int | None = None
+    timeout_s: float | None = None
+
+    def count(self) -> int:
+        """Cases in the file (non-blank lines), counted without parsing them."""
+        lines = 0
+        with self.path.open("rb") as handle:
+            for line in handle:
+                if not line.isspace():
+                    lines += 1
+        return lines
+
+    def cases(self) -> Iterator[TestCase]:
+        """Each line as a test; a line that cannot be read is a test with a problem."""
+        shown = shown_path(self.path)
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if raw.isspace():
+                    continue
+                yield self._case(raw, number, shown)
+
+    def _case(self, raw: bytes, number: int, shown: str) -> TestCase:
+        where = f"{shown}:{number}"
+        problems: list[Problem] = []
+        line: Any = None
+        try:
+            line = loads(raw)
+        except ValueError as error:
+            problems.append(Problem(where, f"invalid JSON: {getattr(error, 'msg', error)}"))
+        if line is not None and not isinstance(line, dict):
+            problems.append(Problem(where, "expected a JSON object with input and/or output"))
+            line = None
+        line = line or {}
+        unknown = sorted(set(line) - CASE_KEYS)
+        if unknown:
+            known = ", ".join(sorted(CASE_KEYS))
+            problems.append(Problem(where, f"unknown key '{unknown[0]}' (a line may have {known})"))
+        case_id = str(line["id"]) if line.get("id") not in (None, "") else f"line-{number}"
+        tags = line.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            problems.append(Problem(where, "tags must be a list of strings"))
+            tags = []
+        recorded = None
+        if "output" in line:
+            recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
+        elif line and "input" not in line:
+            problems.append(Problem(where, "a line needs output (recorded) or input (to send)"))
+        test = TestCase(
+            id=case_id,
+            name=str(line.get("name") or case_id),
+            suite=self.suite,
+            file=shown,
+            agent=self.agent,
+            steps=[Step(case_id, line.get("input"), self.checks, recorded=recorded)],
+            line=number,
+            description=line.get("description"),
+            trials=self.trials,
+            timeout_s=self.timeout_s,
+            tags=sorted({*self.tags, *tags}),
+            priority=self.priority,
+            problems=[Problem(f"{p.location}: {case_id}", p.message) for p in problems],
+            case_key=f"{self.file}::{self.suite}::{where}",
+        )
+        return test
+
+
+def shown_path(path: Path) -> str:
+    """A dataset file as reports name it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
