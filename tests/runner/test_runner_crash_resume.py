@@ -327,3 +327,44 @@ def test_store_location_from_config_and_option(project: Project) -> None:
     assert other.exit_code == 0
     assert project.sql("SELECT COUNT(*) FROM runs", store="elsewhere.sqlite") == [(1,)]
     assert project.run("report", "last", "--store", "elsewhere.sqlite").exit_code == 0
+
+
+def test_sigkill_during_a_dataset_run_then_resume(tmp_path: Path) -> None:
+    """Recorded verdicts are committed in batches: a kill loses at most the last batch, which
+    the resumed run judges again; every line ends with exactly one verdict."""
+    count = 20_000
+    lines = (json.dumps({"id": f"c{n}", "output": f"security note {n}"}) for n in range(count))
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    suite = {"dataset": "cases.jsonl", "assertions": [{"type": "contains", "value": "security"}]}
+    (tmp_path / "d.tests.json").write_text(
+        json.dumps({"agent": "bot", "test_suites": {"recorded": suite}})
+    )
+    process = subprocess.Popen(
+        [ASSERTLY, "run", "d.tests.json", "--plain"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _stored_trials(tmp_path) < 1_000:
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no trial reached the store"
+            time.sleep(0.01)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=10)
+    assert process.returncode == -signal.SIGKILL
+    stored = _stored_trials(tmp_path)
+    assert 1_000 <= stored < count, "the kill must land mid-run"
+
+    resumed = _cli(tmp_path, "run", "--resume", "last", "-o", "resumed.json", timeout=300)
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert report["summary"]["total"] == count
+    assert report["summary"]["passed"] == count
+    with sqlite3.connect(tmp_path / STORE) as db:
+        rows = db.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT test_key), MIN(status), MAX(status) FROM trials"
+        ).fetchone()
+    assert rows == (count, count, "passed", "passed"), "one verdict per line, all passed"

@@ -430,7 +430,9 @@ class Runner:
                     except Exception as error:  # a bug costs this verdict, never the run
                         message = f"internal error: {type(error).__name__}: {error}"
                         record = TrialRecord(test.key, number, "error", 0.0, error=message)
-                self.store.save_trial(self.run_id, test.key, number, record.to_dict())
+                self.store.save_trial(
+                    self.run_id, test.key, number, record.to_dict(), batch=self._no_call(test)
+                )
                 records.append(record)
                 self.listener("trial", (test, record))
                 # Decide --fail-fast while still holding the pool slot: once it is released,
@@ -447,6 +449,12 @@ class Runner:
         if self.options.fail_fast and status in ("failed", "error"):
             self._stop.set()
         return status
+
+    def _no_call(self, test: TestCase) -> bool:
+        """Whether a trial of ``test`` costs no agent call (recorded responses, a problem)."""
+        if test.problems or all(step.recorded is not None for step in test.steps):
+            return True
+        return isinstance(self._targets.get(test.agent), FixtureTarget)
 
     # -- evals -----------------------------------------------------------------------------
     def run_eval(self, suite: EvalSuite) -> EvalRecord:

@@ -75,6 +75,14 @@ def _loads(text: str) -> Any:
         return json.loads(text)
 
 
+_SAVE_TRIAL = (
+    "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+# Trials saved with batch=True that may share one commit.
+BATCH_TRIALS = 256
+
+
 class RunStore:
     """A SQLite file holding every run of a project.
 
@@ -100,6 +108,7 @@ class RunStore:
         # The caller's set itself, not a copy: targets register their secrets when they are
         # built, which is after the store was opened.
         self.redact = redact if redact is not None else set()
+        self._pending = 0  # batched trials written but not committed
         if read_only:
             try:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
@@ -117,8 +126,23 @@ class RunStore:
             raise StoreError(f"cannot open the run store {self.path}: {error}") from None
 
     def close(self) -> None:
-        """Close the connection."""
-        self._db.close()
+        """Commit what is pending and close the connection."""
+        try:
+            self.flush()
+        finally:
+            self._db.close()
+
+    def flush(self) -> None:
+        """Commit the trials saved with ``batch=True`` that are not committed yet."""
+        if not self._pending:
+            return
+        self._pending = 0
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
 
     def _clean(self, text: str) -> str:
         for secret in sorted(self.redact, key=len, reverse=True):
@@ -132,6 +156,7 @@ class RunStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        self.flush()
         try:
             self._db.execute("BEGIN IMMEDIATE")
             yield self._db
@@ -181,21 +206,51 @@ class RunStore:
                 ],
             )
 
-    def save_trial(self, run_id: str, test_key: str, trial: int, record: dict[str, Any]) -> None:
-        """Commit one finished trial, durably, before anything else happens."""
-        with self._write() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    test_key,
-                    trial,
-                    record["status"],
-                    self._clean(_dumps(record)),
-                    time.time(),
-                ),
-            )
+    def save_trial(
+        self,
+        run_id: str,
+        test_key: str,
+        trial: int,
+        record: dict[str, Any],
+        *,
+        batch: bool = False,
+    ) -> None:
+        """Commit one finished trial, durably, before anything else happens.
+
+        Args:
+            run_id: The run.
+            test_key: The test.
+            trial: The trial number.
+            record: The trial record.
+            batch: Commit with the next ones (at most `BATCH_TRIALS` of them, and before any
+                other write): for verdicts that cost no agent call (recorded responses), where
+                a commit per trial would take longer than the judging. A crash loses at most
+                those uncommitted verdicts, which a resumed run judges again.
+        """
+        row = (
+            run_id,
+            test_key,
+            trial,
+            record["status"],
+            self._clean(_dumps(record)),
+            time.time(),
+        )
+        if not batch:
+            with self._write() as db:
+                db.execute(_SAVE_TRIAL, row)
+            return
+        try:
+            if not self._pending:
+                self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(_SAVE_TRIAL, row)
+        except sqlite3.Error as error:
+            self._pending = 0
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
+        self._pending += 1
+        if self._pending >= BATCH_TRIALS:
+            self.flush()
 
     def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:
         """Commit one eval suite's verdict."""
