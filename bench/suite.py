@@ -300,13 +300,14 @@ class Sizes:
     e2e_runs: int
     runner: int
     startup_runs: int
+    scale: tuple[int, ...] = (100_000, 1_000_000)
 
     @classmethod
     def make(cls, quick: bool) -> Sizes:
         """Full or --quick."""
         if quick:
             return cls(1_000, rounds=7, slot_s=0.2, min_timed_s=1.5, e2e=1_000, e2e_runs=1,
-                       runner=2_000, startup_runs=3)  # fmt: skip
+                       runner=2_000, startup_runs=3, scale=(20_000, 100_000))  # fmt: skip
         return cls(5_000, rounds=14, slot_s=0.5, min_timed_s=5.0, e2e=5_000, e2e_runs=2,
                    runner=2_000, startup_runs=5)  # fmt: skip
 
@@ -702,10 +703,13 @@ def promptfoo_eval_row(run: Run, outputs: list[str], assertly_us: float) -> None
 # --- end to end --------------------------------------------------------------------------------
 
 
-def assertly_run(directory: Path, name: str, test_file: Path, target: str, *extra: str) -> Any:
-    """`assertly run FILE --target … --plain --store NAME.sqlite`, measured."""
+def assertly_run(
+    directory: Path, name: str, test_file: Path, target: str | None, *extra: str
+) -> Any:
+    """`assertly run FILE [--target …] --plain --store NAME.sqlite`, measured."""
+    targeting = ["--target", target] if target else []
     command = [
-        str(ASSERTLY), "run", str(test_file), "--target", target, "--plain",
+        str(ASSERTLY), "run", str(test_file), *targeting, "--plain",
         "--store", str(directory / f"{name}.sqlite"), *extra,
     ]  # fmt: skip
     return run_measured(command, cwd=directory, log_file=directory / f"{name}.log")
@@ -841,6 +845,78 @@ def section_end_to_end(run: Run) -> None:
         None,
         "runsight-core is a library; its command line is the separate runsight app",
     )
+
+
+# --- scale -------------------------------------------------------------------------------------
+
+
+def write_dataset(directory: Path, outputs: list[str], count: int) -> Path:
+    """A dataset suite over ``count`` recorded responses (the outputs, cycled)."""
+    with (directory / "cases.jsonl").open("w", encoding="utf-8") as handle:
+        for index in range(count):
+            record = {"id": f"case_{index:07d}", "output": outputs[index % len(outputs)]}
+            handle.write(json.dumps(record) + "\n")
+    suite = {"dataset": "cases.jsonl", "assertions": wl.E2E_TYPES}
+    test_file = directory / "scale.tests.json"
+    test_file.write_text(json.dumps({"agent": "bench", "test_suites": {"scale": {**suite}}}))
+    return test_file
+
+
+def section_scale(run: Run) -> None:
+    """A dataset suite of recorded responses through `assertly run` at two sizes: wall, RSS.
+
+    The same command at 10x the cases shows whether memory grows with the number of cases.
+    """
+    outputs = [text for _, text in wl.typed_outputs(5_000, seed=eb.SEED + 2)]
+    found: list[dict[str, Any]] = []
+    for count in run.sizes.scale:
+        log(f"scale: {count:,} recorded cases x 8 assertions through assertly run")
+        directory = run.work / f"scale_{count}"
+        directory.mkdir()
+        test_file = write_dataset(directory, outputs, count)
+        report = directory / "report.json"
+        measured = assertly_run(directory, "scale", test_file, None, "-o", str(report))
+        measured.update(
+            cases=count,
+            dataset_mb=(directory / "cases.jsonl").stat().st_size / 2**20,
+            store_mb=(directory / "scale.sqlite").stat().st_size / 2**20,
+            report_mb=report.stat().st_size / 2**20 if report.exists() else None,
+        )
+        if report.exists():
+            with report.open("rb") as handle:  # the summary is at the top of the report
+                head = handle.read(4096).decode("utf-8", errors="replace")
+            total = re.search(r'"total": (\d+)', head)
+            measured["reported_total"] = int(total.group(1)) if total else None
+        found.append(measured)
+        for name in ("cases.jsonl", "scale.sqlite", "report.json", "scale.log"):
+            (directory / name).unlink(missing_ok=True)  # gigabytes at a million cases
+    run.results["scale"] = found
+    for measured in found:
+        label = f"{measured['cases']:,} recorded cases x 8 assertions"
+        if (
+            measured["exit_code"] not in (0, 1)
+            or measured.get("reported_total") != measured["cases"]
+        ):
+            run.table.add("scale", label, "assertly run", f"failed: exit {measured['exit_code']}")
+            continue
+        rate = measured["cases"] / measured["wall_s"]
+        run.table.add(
+            "scale",
+            label,
+            "assertly run -o report.json: wall",
+            f"{measured['wall_s']:.1f} s",
+            1.0,
+            f"{rate:,.0f} cases/s end to end; dataset {measured['dataset_mb']:,.0f} MiB, "
+            f"store {measured['store_mb']:,.0f} MiB, report {measured['report_mb']:,.0f} MiB",
+        )
+        run.table.add(
+            "scale",
+            label,
+            "assertly run: peak RSS",
+            f"{measured['max_rss_kb'] / 1024:,.0f} MiB",
+            1.0,
+            "a dataset suite: lines read as they run, verdicts streamed to the store and report",
+        )
 
 
 # --- runner ------------------------------------------------------------------------------------
@@ -1100,6 +1176,15 @@ def install_peers(skip: bool) -> dict[str, peer_install.Peer]:
     return peers
 
 
+SECTIONS: dict[str, Callable[[Run], None]] = {
+    "engine": section_engine,
+    "end to end": section_end_to_end,
+    "runner": section_runner,
+    "start-up": section_startup,
+    "scale": section_scale,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every section, print the table, write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1107,6 +1192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-peers", action="store_true", help="neither install nor run peers")
     parser.add_argument("--update-docs", action="store_true", help="rewrite docs/performance.md")
     parser.add_argument("-o", "--output", type=Path, default=RESULTS, help="JSON results file")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=SECTIONS,
+        help="run only this section (repeatable; the docs are not updated)",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -1134,23 +1225,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.results["speed_probe"] = speed_probe(40)
     contention = Contention()
     try:
-        contention.measure("engine", lambda: section_engine(run))
-        contention.measure("end to end", lambda: section_end_to_end(run))
-        contention.measure("runner", lambda: section_runner(run))
-        contention.measure("start-up", lambda: section_startup(run))
+        for name, section in SECTIONS.items():
+            if not args.only or name in args.only:
+                contention.measure(name, lambda section=section: section(run))
     finally:
         if os.environ.get("BENCH_KEEP_WORKDIR"):
             log(f"kept {run.work}")
         else:
             shutil.rmtree(run.work, ignore_errors=True)
-    run.table.add(
-        "scale",
-        "1,000,000 cases",
-        "assertly run",
-        "not measured yet",
-        None,
-        "TODO: needs runner work that is not done yet",
-    )
 
     m = run.results["machine"]
     header = (
@@ -1183,7 +1265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.output.write_text(json.dumps(run.results, indent=2, default=str) + "\n", encoding="utf-8")
     shown = args.output.relative_to(REPO) if args.output.is_relative_to(REPO) else args.output
     print(f"\nwrote {shown} ({run.results['total_s']:.0f} s)")
-    if args.update_docs:
+    if args.update_docs and not args.only:
         update_docs(run, peers, created)
     return 0
 
