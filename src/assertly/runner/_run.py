@@ -450,6 +450,20 @@ class Runner:
             self._stop.set()
         return status
 
+    async def _finish(self, run_id: str, started: float) -> None:
+        """Close the targets; record the run's duration (added to a resumed run's)."""
+        await self.close()
+        elapsed = (time.perf_counter() - started) * 1000
+        previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
+        self.store.finish_run(run_id, _now_iso(), previous + elapsed, self.warnings)
+
+    async def _start_targets(self, agents: Iterable[str]) -> None:
+        for agent in sorted(set(agents)):
+            target = self.target_for(agent)
+            start = getattr(target, "start", None)
+            if start is not None:
+                await start()
+
     def _no_call(self, test: TestCase) -> bool:
         """Whether a trial of ``test`` costs no agent call (recorded responses, a problem)."""
         if test.problems or all(step.recorded is not None for step in test.steps):
@@ -503,18 +517,32 @@ class Runner:
         run_id: str,
         problems: list[str],
         total: int | None = None,
+        agents: Iterable[str] = (),
     ) -> RunRecord:
         """Run everything; return the run as rebuilt from the store.
 
         ``tests`` is iterated once, as the run goes (a dataset's lines are read as they are
-        reached); ``total`` is for progress only (default: ``len(tests)``).
+        reached); ``total`` is for progress only (default: ``len(tests)``). The targets of
+        ``agents`` are set up (clients made, libraries imported) before the run's clock starts.
         """
         self.run_id = run_id
         self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
+        await self._start_targets(agents)
         started = time.perf_counter()
         resumed = self.store.trials(run_id)
         pool = asyncio.Semaphore(self.concurrency)
+        # At most twice the concurrency of tests scheduled at once: tests are streamed, and a
+        # semaphore released by each finished task keeps scheduling O(1) per test.
+        slots = asyncio.Semaphore(self.concurrency * 2)
         pending: set[asyncio.Task[Status]] = set()
+        failures: list[BaseException] = []
+
+        def finished(task: asyncio.Task[Status]) -> None:
+            pending.discard(task)
+            slots.release()
+            if not task.cancelled() and task.exception() is not None:
+                failures.append(task.exception())  # type: ignore[arg-type]
+
         position = 0
         try:
             for suite in evals:
@@ -525,30 +553,23 @@ class Runner:
                 self.store.save_tests(run_id, [_meta(test) for test in batch], start=position)
                 position += len(batch)
                 for test in batch:
-                    # Trials that --fail-fast never ran have no verdict: a resumed run runs them.
-                    done = {
-                        number: trial
-                        for number, trial in resumed.get(test.key, {}).items()
-                        if trial.get("reason") != _NOT_RUN
-                    }
+                    done = _kept_trials(resumed.get(test.key, {}))
                     if self._stop.is_set():
                         if 1 not in done:
                             skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
                             self.store.save_trial(run_id, test.key, 1, skipped.to_dict())
                         continue
                     _raise_if_cancelled()
+                    await slots.acquire()
+                    if failures:  # a store that cannot be written: stop here
+                        raise failures[0]
                     task = asyncio.ensure_future(self.run_test(test, done, pool))
                     pending.add(task)
-                    if len(pending) >= self.concurrency * 2:
-                        finished, pending = await asyncio.wait(
-                            pending, return_when=asyncio.FIRST_COMPLETED
-                        )
-                        failures = [task.exception() for task in finished if not task.cancelled()]
-                        for failure in failures:
-                            if failure is not None:  # a store that cannot be written: stop here
-                                raise failure
+                    task.add_done_callback(finished)
             if pending:
                 await asyncio.gather(*pending)
+            if failures:
+                raise failures[0]
             _raise_if_cancelled()
         except BaseException:
             # Ctrl-C, or a store that cannot be written: stop every call in flight and wait for
@@ -559,13 +580,15 @@ class Runner:
             await asyncio.gather(*pending, return_exceptions=True)
             raise
         finally:
-            await self.close()
-            elapsed = (time.perf_counter() - started) * 1000
-            previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
-            self.store.finish_run(run_id, _now_iso(), previous + elapsed, self.warnings)
+            await self._finish(run_id, started)
         run = build_run(self.store, run_id)
         run.problems = problems
         return run
+
+
+def _kept_trials(stored: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """A resumed test's stored trials that count: those --fail-fast never ran do not."""
+    return {number: trial for number, trial in stored.items() if trial.get("reason") != _NOT_RUN}
 
 
 # Tests whose metadata is written in one transaction, just before they are scheduled.
@@ -704,7 +727,9 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         threshold = options.pass_threshold or config.pass_threshold
         store.start_run(run_id, _now_iso(), _options_dict(options, threshold, problems))
         runner = Runner(options, config, store, secrets, listener)
-        return asyncio.run(runner.run(tests, evals, run_id, problems, total=tests.count()))
+        agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
+        work = runner.run(tests, evals, run_id, problems, total=tests.count(), agents=agents)
+        return asyncio.run(work)
     finally:
         store.close()
 
