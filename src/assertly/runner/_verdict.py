@@ -78,6 +78,11 @@ def _test_record(
     return record
 
 
+# A stored run is kept in memory after its first pass when it is at most this big.
+KEEP_TESTS = 20_000
+KEEP_BYTES = 16 * 2**20
+
+
 class StoredTests(Sequence[TestRecord]):
     """The tests of a stored run, read from the store each time they are iterated.
 
@@ -93,17 +98,33 @@ class StoredTests(Sequence[TestRecord]):
         self.threshold: PassThreshold = threshold
         self._length: int | None = None
         self._counts: dict[Status, int] | None = None
+        self._kept: list[TestRecord] | None = None
 
     def _open(self) -> RunStore:
         return RunStore(self.store_path, must_exist=True, read_only=True)
 
     def __iter__(self) -> Iterator[TestRecord]:
+        if self._kept is not None:
+            yield from self._kept
+            return
         store = self._open()
         try:
+            # A small run is kept after its first full pass: the console summary and each
+            # report read it again, and parsing every record once more cost a tenth of a run.
+            kept: list[TestRecord] | None = [] if self._small(store) else None
             for meta, by_trial in store.iter_tests(self.run_id):
-                yield _test_record(meta, by_trial, self.threshold)
+                record = _test_record(meta, by_trial, self.threshold)
+                if kept is not None:
+                    kept.append(record)
+                yield record
         finally:
             store.close()
+        self._kept = kept
+
+    def _small(self, store: RunStore) -> bool:
+        if len(self) > KEEP_TESTS:
+            return False
+        return store.stored_bytes(self.run_id) <= KEEP_BYTES
 
     def __len__(self) -> int:
         if self._length is None:

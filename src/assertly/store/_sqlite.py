@@ -300,6 +300,13 @@ class RunStore:
         ).fetchall()
         return [_loads(row[0]) for row in rows]
 
+    def stored_bytes(self, run_id: str) -> int:
+        """The size of a run's trial records as stored."""
+        row = self._db.execute(
+            "SELECT TOTAL(LENGTH(CAST(record AS BLOB))) FROM trials WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return int(row[0])
+
     def count_tests(self, run_id: str) -> int:
         """How many tests the run is made of."""
         row = self._db.execute("SELECT COUNT(*) FROM tests WHERE run_id = ?", (run_id,)).fetchone()
