@@ -327,6 +327,40 @@ def test_json_extraction_from_prose_never_raises(text: str) -> None:
         to_json_bytes(found)
 
 
+_DATASET_LINES = st.lists(
+    st.one_of(
+        st.binary(max_size=80),
+        st.dictionaries(
+            st.sampled_from(["id", "input", "output", "tags", "model", "cost_usd", "other"]),
+            st.one_of(st.none(), st.integers(), st.text(max_size=10), st.lists(st.text())),
+            max_size=4,
+        ).map(lambda line: json.dumps(line).encode()),
+    ),
+    max_size=6,
+)
+
+
+@FUZZ
+@given(lines=_DATASET_LINES)
+def test_any_dataset_line_is_a_case_or_a_case_with_a_problem(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes]
+) -> None:
+    directory = tmp_path_factory.mktemp("dataset")
+    (directory / "cases.jsonl").write_bytes(b"\n".join(line.replace(b"\n", b" ") for line in lines))
+    suite = {"dataset": "cases.jsonl", "assertions": [{"type": "contains", "value": "x"}]}
+    (directory / "d.tests.json").write_text(json.dumps({"agent": "a", "test_suites": {"s": suite}}))
+    result = load_paths([directory / "d.tests.json"], project_dir=directory)
+    assert not result.file_problems
+    [dataset] = result.datasets
+    cases = list(dataset.cases())  # never raises
+    assert len(cases) == dataset.count()
+    for case in cases:
+        assert case.line is not None and case.key.endswith(f":{case.line}")
+        if not case.problems:
+            [step] = case.steps
+            step.checks[0].check(step.recorded[0] if step.recorded else "")
+
+
 def test_the_fuzz_surfaces_are_wired(tmp_path: Path) -> None:
     """A smoke check that the strategies above reach real code paths (not only errors)."""
     assert len(EXPECT_NAMES) >= 30 and len(TYPED_NAMES) >= 15
