@@ -159,3 +159,15 @@ def test_a_dataset_outside_the_project_is_refused(
     )  # file:line of the dataset key
     run = project.run("run", "d.tests.yaml", report=False)
     assert run.exit_code == 2  # nothing else to run: a configuration error
+
+
+def test_a_dataset_removed_after_loading_is_an_error_not_a_crash(project: Project) -> None:
+    from assertly.loading import load_paths
+
+    path = _dataset(project, [{"id": "a", "output": "security ok"}])
+    _suite(project, assertions=CHECKS)
+    [dataset] = load_paths([project.root / "d.tests.yaml"], project_dir=project.root).datasets
+    path.unlink()
+    assert dataset.count() == 1
+    [case] = list(dataset.cases())
+    assert "cannot read the dataset" in str(case.problems[0])

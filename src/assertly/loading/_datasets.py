@@ -32,6 +32,8 @@ CASE_KEYS = frozenset(
     {"id", "input", "output", "model", "cost_usd", "latency_ms", "name", "tags", "description"}
 )
 _METADATA = ("model", "cost_usd", "latency_ms")
+# A line is a recorded response: the limit of a response read from an agent (64 MiB).
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 def inside_project(reference: str, base: Path, project: Path) -> tuple[Path | None, str | None]:
@@ -74,27 +76,39 @@ class Dataset:
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
         lines = 0
-        with self.path.open("rb") as handle:
-            for line in handle:
-                if not line.isspace():
-                    lines += 1
+        try:
+            with self.path.open("rb") as handle:
+                for line in handle:
+                    if not line.isspace():
+                        lines += 1
+        except OSError:
+            return 1  # `cases` yields one case that says why
         return lines
 
     def cases(self) -> Iterator[TestCase]:
         """Each line as a test; a line that cannot be read is a test with a problem."""
         shown = shown_path(self.path)
-        with self.path.open("rb") as handle:
+        try:
+            handle = self.path.open("rb")
+        except OSError as error:  # gone or unreadable since it was loaded
+            yield self._case(b"{}", 0, shown, f"cannot read the dataset: {error.strerror}")
+            return
+        with handle:
             for number, raw in enumerate(handle, start=1):
                 if raw.isspace():
                     continue
                 yield self._case(raw, number, shown)
 
-    def _case(self, raw: bytes, number: int, shown: str) -> TestCase:
+    def _case(self, raw: bytes, number: int, shown: str, failure: str | None = None) -> TestCase:
         where = f"{shown}:{number}"
-        problems: list[Problem] = []
+        problems: list[Problem] = [Problem(where, failure)] if failure else []
         line: Any = None
         try:
-            line = loads(raw)
+            if len(raw) > MAX_LINE_BYTES:
+                size = f"{len(raw):,} bytes; lines are limited to {MAX_LINE_BYTES // 2**20} MiB"
+                problems.append(Problem(where, f"the line is {size}"))
+            else:
+                line = loads(raw)
         except ValueError as error:
             problems.append(Problem(where, f"invalid JSON: {getattr(error, 'msg', error)}"))
         if line is not None and not isinstance(line, dict):
