@@ -41,6 +41,23 @@ def _stored_trials(root: Path) -> int:
         return 0
 
 
+def _kill_run_after(root: Path, stored: int, *args: str) -> None:
+    """Start ``assertly ARGS`` in ``root``; SIGKILL it once ``stored`` trials are in the store."""
+    process = subprocess.Popen(
+        [ASSERTLY, *args], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _stored_trials(root) < stored:
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no trial reached the store"
+            time.sleep(0.01)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=10)
+    assert process.returncode == -signal.SIGKILL
+
+
 def _write_project(root: Path, count: int) -> str:
     (root / "agent.py").write_text(AGENT, encoding="utf-8")
     log = root / "calls.log"
@@ -58,22 +75,7 @@ def _write_project(root: Path, count: int) -> str:
 def test_sigkill_mid_run_then_resume_last(tmp_path: Path) -> None:
     count = 30
     target = _write_project(tmp_path, count)
-    process = subprocess.Popen(
-        [ASSERTLY, "run", ".", "--target", target, "-j", "2", "--plain"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while _stored_trials(tmp_path) < 6:
-            assert process.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline, "no trial reached the store"
-            time.sleep(0.02)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait(timeout=10)
-    assert process.returncode == -signal.SIGKILL
+    _kill_run_after(tmp_path, 6, "run", ".", "--target", target, "-j", "2", "--plain")
 
     with sqlite3.connect(tmp_path / STORE) as db:
         [(run_id, finished)] = db.execute("SELECT run_id, finished_at FROM runs").fetchall()
@@ -339,22 +341,7 @@ def test_sigkill_during_a_dataset_run_then_resume(tmp_path: Path) -> None:
     (tmp_path / "d.tests.json").write_text(
         json.dumps({"agent": "bot", "test_suites": {"recorded": suite}})
     )
-    process = subprocess.Popen(
-        [ASSERTLY, "run", "d.tests.json", "--plain"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while _stored_trials(tmp_path) < 1_000:
-            assert process.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline, "no trial reached the store"
-            time.sleep(0.01)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait(timeout=10)
-    assert process.returncode == -signal.SIGKILL
+    _kill_run_after(tmp_path, 1_000, "run", "d.tests.json", "--plain")
     stored = _stored_trials(tmp_path)
     assert 1_000 <= stored < count, "the kill must land mid-run"
 
