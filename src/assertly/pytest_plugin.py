@@ -758,12 +758,14 @@ class _AssertlyItem(pytest.Item):
             shown.append(f"{'':>{width}} | … {more} more lines")
         return shown
 
+    def _declared_at(self) -> str:
+        node = self._file()
+        return f"{node.nodeid if node is not None else self.path.name}:{self.declared_line}"
+
     def _with_source(self, lines: list[str]) -> str:
         source = self.source()
         if source:
-            node = self._file()
-            where = node.nodeid if node is not None else self.path.name
-            lines = [*lines, "", f"{where}:{self.declared_line}: declared here", *source]
+            lines = [*lines, "", f"{self._declared_at()}: declared here", *source]
         return "\n".join(lines)
 
     def _fail_setup(self, problems: list[str]) -> NoReturn:
@@ -1029,11 +1031,8 @@ class AssertlyDatasetItem(AssertlyTestItem):
             return []
         return [f"{line} | {text[:500]}{'…' if len(text) > 500 else ''}"]
 
-    def _with_source(self, lines: list[str]) -> str:
-        source = self.source()
-        if source:
-            lines = [*lines, "", f"{self.test.file}:{self.test.line}: declared here", *source]
-        return "\n".join(lines)
+    def _declared_at(self) -> str:
+        return f"{self.test.file}:{self.test.line}"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Where the case is: the dataset file and line."""

@@ -350,6 +350,9 @@ def test_any_dataset_line_is_a_case_or_a_case_with_a_problem(
     suite = {"dataset": "cases.jsonl", "assertions": [{"type": "contains", "value": "x"}]}
     (directory / "d.tests.json").write_text(json.dumps({"agent": "a", "test_suites": {"s": suite}}))
     result = load_paths([directory / "d.tests.json"], project_dir=directory)
+    if all(line.replace(b"\n", b" ").isspace() or not line for line in lines):
+        assert "has no lines" in str(result.file_problems[0])  # never a silent pass
+        return
     assert not result.file_problems
     [dataset] = result.datasets
     cases = list(dataset.cases())  # never raises

@@ -12,15 +12,14 @@ import json
 import math
 import os
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import invoke, measure, write_tests
+from reliability_support import invoke, measure, serve_http, write_tests
 
 import assertly
 from assertly import Outcome
@@ -387,16 +386,8 @@ class _BigBody(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def big_body_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _BigBody)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    for url in serve_http(_BigBody):
+        yield url + "/"
 
 
 def test_an_http_body_over_64_mb_is_an_error(project: Path, big_body_server: str) -> None:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from reliability_support import assert_user_error, invoke, write_tests
+from reliability_support import assert_user_error, invoke, serve_http, write_tests
 
 STORE = ".assertly/runs.sqlite"
 TOKEN = "tok-9f8e7d6c5b4a39281706"
@@ -223,16 +222,7 @@ class _EchoAuth(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def echo_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoAuth)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve_http(_EchoAuth)
 
 
 def test_header_secrets_are_redacted_from_the_console_too(

@@ -171,3 +171,16 @@ def test_a_dataset_removed_after_loading_is_an_error_not_a_crash(project: Projec
     assert dataset.count() == 1
     [case] = list(dataset.cases())
     assert "cannot read the dataset" in str(case.problems[0])
+
+
+def test_an_empty_dataset_or_filters_leaving_no_line_are_not_a_pass(project: Project) -> None:
+    _dataset(project, ["", "  "])
+    _suite(project, assertions=CHECKS)
+    validate = project.run("validate", "d.tests.yaml")
+    assert validate.exit_code == 2
+    assert "has no lines, so nothing would be judged" in validate.stderr
+    assert project.run("run", "d.tests.yaml", report=False).exit_code == 2
+    _dataset(project, [{"id": "a", "output": "security ok"}])
+    result = project.run("run", "d.tests.yaml", "--test", "nothing-like-this", report=False)
+    assert result.exit_code == 2
+    assert "no tests found (after filters)" in result.stderr

@@ -26,7 +26,7 @@ from ..engine import Expectation
 from ..engine._values import loads
 from ._cases import Step, TestCase
 
-__all__ = ["CASE_KEYS", "Dataset", "inside_project"]
+__all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
 
 CASE_KEYS = frozenset(
     {"id", "input", "output", "model", "cost_usd", "latency_ms", "name", "tags", "description"}
@@ -34,6 +34,12 @@ CASE_KEYS = frozenset(
 _METADATA = ("model", "cost_usd", "latency_ms")
 # A line is a recorded response: the limit of a response read from an agent (64 MiB).
 MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def has_lines(path: Path) -> bool:
+    """Whether a JSON Lines file has a non-blank line (reads up to the first one)."""
+    with path.open("rb") as handle:
+        return any(not line.isspace() for line in handle)
 
 
 def inside_project(reference: str, base: Path, project: Path) -> tuple[Path | None, str | None]:

@@ -19,7 +19,7 @@ from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
 from ._cases import EvalCase, EvalSuite, Step, TestCase
-from ._datasets import Dataset, inside_project
+from ._datasets import Dataset, has_lines, inside_project
 from ._models import (
     AgentTestFileModel,
     EvalCaseModel,
@@ -326,6 +326,14 @@ def _add_dataset(
     path, reason = inside_project(str(suite.dataset), source.path.parent, context.project_dir)
     if path is None:
         result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), str(reason)))
+        return
+    try:
+        empty = not has_lines(path)
+        message = f"the dataset {suite.dataset} has no lines, so nothing would be judged"
+    except OSError as error:
+        empty, message = True, f"cannot read the dataset {suite.dataset}: {error.strerror}"
+    if empty:  # nothing would be judged: never a silent pass
+        result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), message))
         return
     checks, problems = _compile_checks(
         suite.expect, suite.assertions, suite.threshold, source, key, context

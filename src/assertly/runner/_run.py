@@ -733,9 +733,13 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         runner = Runner(options, config, store, secrets, listener)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         work = runner.run(tests, evals, run_id, problems, total=tests.count(), agents=agents)
-        return asyncio.run(work)
+        record = asyncio.run(work)
     finally:
         store.close()
+    if not evals and not record.tests:
+        # Filters can leave no line of a dataset, which is only known once it has been read.
+        raise ConfigError([Problem("paths", "no tests found (after filters)")])
+    return record
 
 
 def load_run(store_path: str, run_id: str) -> RunRecord:

@@ -140,9 +140,7 @@ class RunStore:
         try:
             self._db.execute("COMMIT")
         except sqlite3.Error as error:
-            with suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
+            raise self._write_failed(error) from None
 
     def _clean(self, text: str) -> str:
         for secret in sorted(self.redact, key=len, reverse=True):
@@ -154,6 +152,12 @@ class RunStore:
                 text = text.replace(escaped, "[REDACTED]")
         return text
 
+    def _write_failed(self, error: sqlite3.Error) -> StoreError:
+        """Roll back the open transaction; the error to raise."""
+        with suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+        return StoreError(f"cannot write to the run store {self.path}: {error}")
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         self.flush()
@@ -162,9 +166,7 @@ class RunStore:
             yield self._db
             self._db.execute("COMMIT")
         except sqlite3.Error as error:
-            with suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
+            raise self._write_failed(error) from None
 
     def start_run(self, run_id: str, started_at: str, options: dict[str, Any]) -> None:
         """Record a new run (or keep the existing row when resuming)."""
@@ -245,9 +247,7 @@ class RunStore:
             self._db.execute(_SAVE_TRIAL, row)
         except sqlite3.Error as error:
             self._pending = 0
-            with suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the run store {self.path}: {error}") from None
+            raise self._write_failed(error) from None
         self._pending += 1
         if self._pending >= BATCH_TRIALS:
             self.flush()
