@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 class FileModel(BaseModel):
     """Base of every file model: strict types, unknown keys rejected."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, defer_build=True)
 
 
 class StepModel(FileModel):
@@ -107,7 +107,7 @@ class EvalSectionModel(FileModel):
 class BlockModel(BaseModel):
     """A workflow block: only ``assertions`` is interpreted; everything else is kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     assertions: list[Any] | None = None
 
@@ -115,7 +115,7 @@ class BlockModel(BaseModel):
 class WorkflowModel(BaseModel):
     """A workflow file with an ``eval:`` section; other keys are kept, not interpreted."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     blocks: dict[str, BlockModel] = Field(default_factory=dict)
     eval: EvalSectionModel

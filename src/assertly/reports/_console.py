@@ -6,6 +6,7 @@ per failing test with its failing assertions, and a summary.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -20,6 +21,21 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+# Variables with which rich treats any stream as a terminal.
+_FORCE_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def _may_be_terminal(stream: Any) -> bool:
+    """Whether rich could see a terminal: no need to import it (25 ms) to learn it cannot."""
+    if any(os.environ.get(name) for name in _FORCE_TERMINAL):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except ValueError:  # a closed stream
+        return False
+
+
 class ConsoleReporter:
     """Progress while running, failures and a summary at the end."""
 
@@ -28,7 +44,7 @@ class ConsoleReporter:
         # Plain output is written as is: rich would cost ~0.3 ms a line (a fifth of a run of
         # 5,000 failing tests) and would turn ``:smile:`` in an agent's output into an emoji.
         self.console: Any = None
-        if not force_plain:
+        if not force_plain and _may_be_terminal(self.stream):
             from rich.console import Console
 
             console = Console(file=self.stream, highlight=False, soft_wrap=True)

@@ -222,6 +222,7 @@ class Runner:
         self._targets: dict[str, Target | TargetError] = {}
         self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
+        self._inline_count = 0
 
     # -- targets ---------------------------------------------------------------------------
     def target_for(self, agent: str) -> Target | TargetError:
@@ -330,7 +331,8 @@ class Runner:
             or self.config.timeout_s
         )
         for step in test.steps:
-            await self._limiter.wait()
+            if target is not None and not isinstance(target, FixtureTarget):
+                await self._limiter.wait()
             call_started = time.perf_counter()
             response: TargetResponse
             try:
@@ -474,6 +476,33 @@ class Runner:
             return True
         return isinstance(self._targets.get(test.agent), FixtureTarget)
 
+    def _save_not_run(self, test: TestCase, done: dict[int, dict[str, Any]]) -> None:
+        """After --fail-fast stopped the run: store a test it did not reach as skipped."""
+        if 1 not in done:
+            skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
+            self.store.save_trial(self.run_id, test.key, 1, skipped.to_dict())
+
+    async def _run_inline(
+        self, test: TestCase, done: dict[int, dict[str, Any]], pool: asyncio.Semaphore
+    ) -> None:
+        """Judge a test that never waits without a task: a task would cost more than judging.
+
+        The event loop gets a turn every `_YIELD_EVERY` tests (Ctrl-C, calls in flight).
+        """
+        await self.run_test(test, done, pool)
+        self._inline_count += 1
+        if self._inline_count % _YIELD_EVERY == 0:
+            await asyncio.sleep(0)
+
+    def _judged_inline(self, test: TestCase) -> bool:
+        """Whether ``test`` never waits: no agent call, no hook, one trial."""
+        return (
+            not test.setup
+            and not test.cleanup
+            and (test.trials or self.default_trials) == 1
+            and self._no_call(test)
+        )
+
     # -- evals -----------------------------------------------------------------------------
     def run_eval(self, suite: EvalSuite) -> EvalRecord:
         """Judge a workflow eval section (recorded fixtures; no calls)."""
@@ -559,11 +588,12 @@ class Runner:
                 for test in batch:
                     done = _kept_trials(resumed.get(test.key, {}))
                     if self._stop.is_set():
-                        if 1 not in done:
-                            skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
-                            self.store.save_trial(run_id, test.key, 1, skipped.to_dict())
+                        self._save_not_run(test, done)
                         continue
                     _raise_if_cancelled()
+                    if self._judged_inline(test):
+                        await self._run_inline(test, done, pool)
+                        continue
                     await slots.acquire()
                     if failures:  # a store that cannot be written: stop here
                         raise failures[0]
@@ -594,6 +624,9 @@ def _kept_trials(stored: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]
     """A resumed test's stored trials that count: those --fail-fast never ran do not."""
     return {number: trial for number, trial in stored.items() if trial.get("reason") != _NOT_RUN}
 
+
+# Tests judged inline between two yields to the event loop.
+_YIELD_EVERY = 64
 
 # Tests whose metadata is written in one transaction, just before they are scheduled.
 _META_BATCH = 256

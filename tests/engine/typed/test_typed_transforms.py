@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import assertly
 from assertly import AssertionResult, ConfigError, Outcome
@@ -198,3 +200,78 @@ def test_simple_and_general_paths_select_the_same_first_match(
         [{"type": "equals", "value": expected, "transform": f"json_path:{expression}"}], document
     )
     assert result.passed, result.results[0].message
+
+
+@pytest.mark.parametrize(
+    "expression", ["$[01]", "$[1234567890123456789012]", "$['a\nb']", "$['a\\'b']", "$.a.b"]
+)
+def test_singular_fast_path_admits_only_what_rfc9535_admits(expression: str) -> None:
+    """The fast path must not accept what the library rejects, nor reject what it accepts."""
+    from jsonpath import JSONPathEnvironment, JSONPathError
+
+    from assertly.engine.typed._wrapper import _singular_steps
+
+    try:
+        JSONPathEnvironment(strict=True).compile(expression)
+        valid = True
+    except JSONPathError:
+        valid = False
+    if _singular_steps(expression) is not None:
+        assert valid, f"fast path admits {expression!r}, which RFC 9535 rejects"
+    compiled = problems_or_none(expression)
+    assert (compiled is None) == valid
+
+
+def problems_or_none(expression: str) -> list[str] | None:
+    """The compile problems of a transform with ``expression``, or None when it compiles."""
+    try:
+        assertly.compile(
+            [{"type": "contains", "value": "x", "transform": f"json_path:{expression}"}]
+        )
+    except ConfigError as error:
+        return [str(problem) for problem in error.problems]
+    return None
+
+
+_names = st.text(alphabet="ab_ 'é0", min_size=0, max_size=3)
+_documents = st.recursive(
+    st.none() | st.integers(-3, 3) | st.text(alphabet="xy", max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _singular_paths(draw: st.DrawFn) -> str:
+    steps = []
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["dot", "single", "double", "index"]))
+        name = draw(_names)
+        if kind == "index":
+            steps.append(f"[{draw(st.integers(0, 4))}]")
+        elif kind == "dot":
+            steps.append("." + (name if name.isidentifier() and name.isascii() else "a"))
+        elif kind == "single":
+            steps.append("['" + name.replace("'", "") + "']")
+        else:
+            steps.append('["' + name + '"]')
+    return "$" + "".join(steps)
+
+
+@settings(max_examples=400, deadline=None)
+@given(document=_documents, expression=_singular_paths())
+def test_singular_fast_path_selects_what_the_library_selects(
+    document: Any, expression: str
+) -> None:
+    from jsonpath import JSONPathEnvironment
+
+    from assertly.engine.typed._wrapper import _NOT_FOUND, _singular_steps, _walk
+
+    steps = _singular_steps(expression)
+    assert steps is not None, expression
+    match = JSONPathEnvironment(strict=True).compile(expression).match(document)
+    found = _walk(document, steps)
+    if match is None:
+        assert found is _NOT_FOUND
+    else:
+        assert found is not _NOT_FOUND and found == match.obj

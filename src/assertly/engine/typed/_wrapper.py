@@ -46,9 +46,15 @@ class TypedSpec(BaseModel):
 
 # `$.a.b`, `$['a'][0]`: singular queries of names and non-negative indexes. They select at most
 # one node, exactly as RFC 9535 says, so they are walked directly instead of through the
-# general (and ten times slower) JSONPath machinery.
-_SINGULAR = re.compile(r"\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\]|\['[^'\\]*'\]|\[\"[^\"\\]*\"\])*")
-_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+# general (and ten times slower) JSONPath machinery, whose import alone costs more than half
+# of assertly's start-up. The pattern admits only valid RFC 9535 syntax (no leading zeros,
+# indexes within I-JSON's range, no control characters or escapes inside quotes); anything
+# else goes to the library, which also reports syntax errors.
+_INDEX = r"0|[1-9][0-9]{0,14}"
+_SINGULAR = re.compile(
+    rf"\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:{_INDEX})\]|\['[^'\\\x00-\x1f]*'\]|\[\"[^\"\\\x00-\x1f]*\"\])*"
+)
+_STEP = re.compile(rf"\.([A-Za-z_][A-Za-z0-9_]*)|\[({_INDEX})\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 _NOT_FOUND: Any = object()
 
 
@@ -81,10 +87,19 @@ class JsonPathTransform:
 
     __slots__ = ("expression", "path", "steps")
 
-    def __init__(self, expression: str, path: Any) -> None:
+    def __init__(self, expression: str) -> None:
+        """Compile ``expression``.
+
+        Raises:
+            ValueError: The expression is not RFC 9535 JSONPath.
+        """
         self.expression = expression
-        self.path = path
         self.steps = _singular_steps(expression)
+        self.path: Any = None
+        if self.steps is None:
+            from .._paths import compile_jsonpath  # heavy: only for non-singular queries
+
+            self.path = compile_jsonpath(expression)
 
     def apply(self, response: Response) -> Response | str:
         """The transformed output, or the reason the transform failed."""
@@ -188,8 +203,6 @@ def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | bool |
             "e.g. json_path:$.status"
         )
         return False
-    from .._paths import compile_jsonpath
-
     expression = expression.strip()
     if not expression:
         ctx.at("transform").problem(
@@ -197,7 +210,7 @@ def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | bool |
         )
         return False
     try:
-        return JsonPathTransform(expression, compile_jsonpath(expression))
+        return JsonPathTransform(expression)
     except ValueError as error:
         ctx.at("transform").problem(f"invalid JSONPath {expression!r}: {error}")
         return False
