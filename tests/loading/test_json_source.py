@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assertly.loading._json_source import UnusualJSON, parse_json_with_positions
+from assertly.loading._json_source import UnusualJSON, depth_exceeds, parse_json_with_positions
 from assertly.loading._source import parse_yaml
 
 _KEYS = st.text(alphabet='abc_é"\\ \n', min_size=1, max_size=4)
@@ -80,3 +80,29 @@ def test_deep_keys_are_located_on_demand() -> None:
 def test_anything_unusual_is_left_to_the_exact_path(text: str) -> None:
     with pytest.raises(UnusualJSON):
         parse_json_with_positions(text)
+
+
+def _nested(depth: int) -> str:
+    """A test file whose assertions hold lists ``depth`` deep below the walked levels."""
+    deep = "[" * depth + "1" + "]" * depth
+    return '{"test_suites": {"s": {"tests": [{"id": "t", "expect": {"a": ' + deep + "}}]}}}"
+
+
+def test_the_nesting_limit_is_the_one_the_whole_document_check_applies() -> None:
+    # The outermost list sits at depth 6 (test_suites.s.tests.0.expect.a): 194 lists reach
+    # depth 199, the deepest allowed under a limit of 200; 195 lists go beyond it.
+    fits, too_deep = _nested(194), _nested(195)
+    assert not depth_exceeds(json.loads(fits), 200)
+    assert depth_exceeds(json.loads(too_deep), 200)
+    data, _ = parse_json_with_positions(fits, max_nesting=200)
+    assert data == json.loads(fits)
+    with pytest.raises(UnusualJSON, match="nested too deeply"):
+        parse_json_with_positions(too_deep, max_nesting=200)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = (
+        '{"test_suites": {"s": {"tests": [{"id": "t", "expect": {"a": ["' + "[" * 500 + '"]}}]}}}'
+    )
+    data, _ = parse_json_with_positions(text, max_nesting=200)
+    assert data["test_suites"]["s"]["tests"][0]["expect"]["a"] == ["[" * 500]

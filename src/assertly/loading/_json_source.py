@@ -1,9 +1,9 @@
 """Parse a JSON test file with the position of every key, in about the time of a plain parse.
 
 Composing JSON as YAML for positions took ~10 s for a 3 MB file of 5,000 tests. Here the top
-levels of the document (down to the keys inside each test or case) are walked by hand, every
-subtree below them is parsed by the stdlib's C scanner in one call, and the positions inside a
-subtree are found only when a problem there needs one. Anything unusual (invalid JSON,
+levels of the document (down to each test or case) are walked by hand, every subtree below them
+is parsed by the stdlib's C scanner in one call, and the positions inside a subtree are found
+only when a problem there needs one. Anything unusual (invalid JSON,
 duplicate keys, NaN, deep nesting) is left to the slower exact path, which words the problem.
 """
 
@@ -14,14 +14,15 @@ import re
 from bisect import bisect_right
 from typing import Any
 
-__all__ = ["UnusualJSON", "parse_json_with_positions"]
+__all__ = ["UnusualJSON", "depth_exceeds", "parse_json_with_positions"]
 
 Key = tuple[str | int, ...]
 
-# Keys this deep are walked by hand (``test_suites.S.tests.N.assertions``); deeper ones are
-# located on demand. Five covers every test and eval case key, so a file without problems never
-# walks further.
-_WALKED_DEPTH = 5
+# Keys this deep are walked by hand (``test_suites.S.tests.N``, ``eval.cases.N``); deeper ones
+# are located when a problem needs them. Four reaches every test and eval case (whose lines
+# every run reports), so a file without problems never walks further, and each test is parsed
+# by the C scanner in one call.
+_WALKED_DEPTH = 4
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -45,12 +46,25 @@ scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
 
 
+def depth_exceeds(data: Any, limit: int) -> bool:
+    """True when lists and dicts nest more than ``limit`` deep (no recursion)."""
+    stack = [(data, 0)] if type(data) in (dict, list) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth >= limit:
+            return True
+        children = value.values() if type(value) is dict else value
+        stack.extend((child, depth + 1) for child in children if type(child) in (dict, list))
+    return False
+
+
 class _Walk:
     """One walk over ``text``: key path → offset, and the spans parsed whole below the limit."""
 
-    def __init__(self, text: str, limit: int) -> None:
+    def __init__(self, text: str, limit: int, max_nesting: int = 1_000) -> None:
         self.text = text
         self.limit = limit
+        self.max_nesting = max_nesting
         self.offsets: dict[Key, int] = {}
         self.spans: dict[Key, int] = {}
 
@@ -62,12 +76,19 @@ class _Walk:
             return self._object(pos + 1, key)
         if opening == "[" and len(key) < self.limit:
             return self._array(pos + 1, key)
-        if opening in ("{", "["):
-            self.spans[key] = pos
         try:
-            return _DECODER.raw_decode(text, pos)
+            found, end = _DECODER.raw_decode(text, pos)
         except (ValueError, RecursionError) as error:
             raise UnusualJSON(str(error)) from None
+        if opening in ("{", "["):
+            self.spans[key] = pos
+            # A subtree nests no deeper than it has brackets: only one with more brackets than
+            # the nesting left needs its depth measured (a few subtrees in a file, if any).
+            room = self.max_nesting - len(key)
+            brackets = text.count("{", pos, end) + text.count("[", pos, end)
+            if brackets > room and depth_exceeds(found, room):
+                raise UnusualJSON("nested too deeply")
+        return found, end
 
     def _object(self, pos: int, key: Key) -> tuple[dict[str, Any], int]:
         text, space = self.text, _SPACE
@@ -149,13 +170,14 @@ class JSONPositions:
         return self._offsets.get(key)
 
 
-def parse_json_with_positions(text: str) -> tuple[Any, JSONPositions]:
+def parse_json_with_positions(text: str, max_nesting: int = 1_000) -> tuple[Any, JSONPositions]:
     """The data of a JSON document and where each key was written.
 
     Raises:
-        UnusualJSON: Invalid JSON, a duplicate key or NaN/Infinity: parse it the exact way.
+        UnusualJSON: Invalid JSON, a duplicate key, NaN/Infinity, or lists and dicts nested
+            more than ``max_nesting`` deep: parse it the exact way.
     """
-    walk = _Walk(text, _WALKED_DEPTH)
+    walk = _Walk(text, _WALKED_DEPTH, max_nesting)
     try:
         data, end = walk.value(0, ())
     except (ValueError, IndexError, RecursionError) as error:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
-from ._json_source import UnusualJSON, parse_json_with_positions
+from ._json_source import UnusualJSON, depth_exceeds, parse_json_with_positions
 
 __all__ = ["MAX_FILE_BYTES", "Source", "parse_yaml", "read_source"]
 
@@ -307,12 +307,9 @@ def _load_yaml(text: str, path: Path) -> tuple[Any, Positions]:
 
 def _load_json(text: str, path: Path) -> tuple[Any, Positions]:
     try:
-        data, fast_positions = parse_json_with_positions(text)
+        return parse_json_with_positions(text, MAX_NESTING)
     except UnusualJSON:
         pass
-    else:
-        if not _depth_exceeds(data, MAX_NESTING):
-            return data, fast_positions
     # Something to word precisely (or refuse): parse exactly, and compose it for the positions.
     try:
         data = loads(text)
@@ -329,24 +326,12 @@ def _load_json(text: str, path: Path) -> tuple[Any, Positions]:
         # quibbles (rare in JSON text) cost the positions and nothing else.
         if not all(problem.message.startswith("invalid YAML") for problem in error.problems):
             raise
-        if _depth_exceeds(data, MAX_NESTING):
+        if depth_exceeds(data, MAX_NESTING):
             raise ConfigError(
                 [Problem(str(path), f"nesting deeper than {MAX_NESTING} levels")]
             ) from None
         positions = {}
     return data, positions
-
-
-def _depth_exceeds(data: Any, limit: int) -> bool:
-    """True when lists and dicts nest more than ``limit`` deep (no recursion)."""
-    stack = [(data, 0)] if type(data) in (dict, list) else []
-    while stack:
-        value, depth = stack.pop()
-        if depth >= limit:
-            return True
-        children = value.values() if type(value) is dict else value
-        stack.extend((child, depth + 1) for child in children if type(child) in (dict, list))
-    return False
 
 
 def read_source(path: Path) -> Source:
