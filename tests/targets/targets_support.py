@@ -46,7 +46,12 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             index = len(self.server.requests)
             self.server.requests.append(
-                {"time": time.monotonic(), "headers": dict(self.headers.items()), "body": raw}
+                {
+                    "time": time.monotonic(),
+                    "headers": dict(self.headers.items()),
+                    "content_types": self.headers.get_all("Content-Type") or [],
+                    "body": raw,
+                }
             )
             status, body, headers = self.server.script[min(index, len(self.server.script) - 1)]
         data = body if isinstance(body, bytes) else json.dumps(body).encode()

@@ -122,6 +122,16 @@ def test_header_secrets_are_expanded_and_registered(
     assert secrets == {"very-secret-value"}
 
 
+def test_the_body_is_always_sent_as_json_whatever_content_type_config_sets(
+    server: ScriptedServer,
+) -> None:
+    _call(HttpTarget(server.url, headers={"content-type": "text/plain", "X-Plain": "p"}))
+    _call(HttpTarget(server.url))
+    for request in server.requests:
+        assert request["content_types"] == ["application/json"]
+    assert server.requests[0]["headers"]["X-Plain"] == "p"
+
+
 def test_missing_secret_variable_is_a_target_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
     with pytest.raises(TargetError, match="NOT_SET_ANYWHERE is not set"):

@@ -97,14 +97,13 @@ def _rejudge(
             steps=stored_responses,
             now=now,
         )
-        judged = runner._judge(step.name, step.checks, old_step.response, context)
+        judged, failures = runner._judge(step.name, step.checks, old_step.response, context)
         judged.latency_ms, judged.cost_usd, judged.model = (
             old_step.latency_ms,
             old_step.cost_usd,
             old_step.model,
         )
-        for check in judged.checks:
-            new.failures.extend(check.pop("_failures", []))
+        new.failures.extend(failures)
         new.steps.append(judged)
         scores.append(judged.score or 0.0)
         if step.store:

@@ -361,18 +361,14 @@ class Runner:
                 steps=stored,
                 now=self.options.now,
             )
-            step_record = self._judge(step.name, step.checks, response.output, context)
+            step_record, failures = self._judge(step.name, step.checks, response.output, context)
             step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
             step_record.model = response.model
             record.steps.append(step_record)
             scores.append(step_record.score if step_record.score is not None else 0.0)
             if step.store:
                 stored[step.store] = response.output
-            record.failures.extend(
-                failure for check in step_record.checks for failure in check.get("_failures", [])
-            )
-            for check in step_record.checks:
-                check.pop("_failures", None)
+            record.failures.extend(failures)
             if step_record.status != "passed":
                 # Later steps build on this one; a failed or errored step ends the trial.
                 record.status = step_record.status
@@ -380,7 +376,10 @@ class Runner:
         record.score = sum(scores) / len(scores) if scores else 0.0
 
     @staticmethod
-    def _judge(name: str, checks: Sequence[Any], output: Any, context: CheckContext) -> StepRecord:
+    def _judge(
+        name: str, checks: Sequence[Any], output: Any, context: CheckContext
+    ) -> tuple[StepRecord, list[dict[str, Any]]]:
+        """The step's record, and its failing assertions (for the trial's ``failures``)."""
         results = [expectation.check(output, context=context) for expectation in checks]
         outcomes = [result.outcome for result in results]
         status: Status
@@ -391,12 +390,9 @@ class Runner:
         else:
             status = "passed"
         score = sum(r.score for r in results) / len(results) if results else 1.0
-        data = []
-        for result in results:
-            item = result.to_dict()
-            item["_failures"] = _failures(name, result)
-            data.append(item)
-        return StepRecord(name, status, response=output, checks=data, score=score)
+        failures = [failure for result in results for failure in _failures(name, result)]
+        data = [result.to_dict() for result in results]
+        return StepRecord(name, status, response=output, checks=data, score=score), failures
 
     def _fact(self, name: str) -> bool | None:
         """A fact's value, or None when no source declares it (false, with a warning).

@@ -238,8 +238,13 @@ class RunStore:
             time.time(),
         )
         if not batch:
-            with self._write() as db:
-                db.execute(_SAVE_TRIAL, row)
+            # One statement is its own transaction: committed when execute returns, with no
+            # BEGIN and COMMIT round trips (a fifth of the cost of a trial's write).
+            self.flush()
+            try:
+                self._db.execute(_SAVE_TRIAL, row)
+            except sqlite3.Error as error:
+                raise self._write_failed(error) from None
             return
         try:
             if not self._pending:

@@ -71,6 +71,7 @@ class HttpTarget:
         self.headers = expand_secrets(headers or {}, self.secrets)
         self.concurrency = concurrency
         self._session: Any = None  # made on first call, inside the running event loop
+        self._timeouts: dict[float, Any] = {}
 
     def _client(self) -> Any:
         import aiohttp
@@ -79,8 +80,10 @@ class HttpTarget:
             # Plain http needs no TLS context (loading the CA certificates takes ~40 ms).
             plain = self.url.lower().startswith("http://")
             connector = aiohttp.TCPConnector(limit=self.concurrency, ssl=not plain)
+            # The body is always JSON: a Content-Type from config gives way, as it always did.
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "content-type"}
             self._session = aiohttp.ClientSession(
-                headers=self.headers, connector=connector, trust_env=False
+                headers={**headers, **_JSON}, connector=connector, trust_env=False
             )
         return self._session
 
@@ -94,13 +97,13 @@ class HttpTarget:
 
         session = self._client()
         body = encode_input(payload)
-        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:
+            timeout = self._timeouts[timeout_s] = aiohttp.ClientTimeout(total=timeout_s)
         attempt = 0
         while True:
             try:
-                async with session.post(
-                    self.url, data=body, headers=_JSON, timeout=timeout
-                ) as response:
+                async with session.post(self.url, data=body, timeout=timeout) as response:
                     status = response.status
                     raw = await _read_capped(response)
                     headers = response.headers
