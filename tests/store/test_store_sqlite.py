@@ -173,6 +173,37 @@ def test_build_run_from_stored_rows(store: RunStore) -> None:
     assert fresh.status_counts()["passed"] == 2
 
 
+@pytest.mark.parametrize("threshold", ["all", "any", "majority"])
+def test_not_passed_reads_exactly_the_failing_and_errored_tests(
+    store: RunStore, threshold: str
+) -> None:
+    trials = {
+        "pass": ["passed"],
+        "fail": ["failed"],
+        "mixed": ["passed", "failed", "failed"],
+        "mostly": ["passed", "passed", "failed"],
+        "error": ["error"],
+        "skipped": ["skipped"],
+        "never_ran": [],
+    }
+    store.start_run("r", "t0", {"pass_threshold": threshold})
+    store.save_tests(
+        "r", [{"key": k, "id": k, "name": k, "suite": "s", "file": "f"} for k in trials]
+    )
+    for key, statuses in trials.items():
+        for number, status in enumerate(statuses, start=1):
+            store.save_trial("r", key, number, _record(key, number, status))
+    expected = [t.id for t in build_run(store, "r").tests if t.status in ("failed", "error")]
+    assert "never_ran" in expected and "pass" not in expected and "skipped" not in expected
+    assert ("mostly" in expected) == (threshold == "all")
+    lazy = build_run(store, "r")
+    selected = list(lazy.not_passed())
+    assert [t.id for t in selected] == expected
+    assert all(t.trials for t in selected)  # records parsed, not just statuses
+    list(lazy.tests)  # a small run is kept after its first pass; the kept copy agrees
+    assert [t.id for t in lazy.not_passed()] == expected
+
+
 def test_values_orjson_cannot_round_trip_are_kept(store: RunStore) -> None:
     store.start_run("r", "t", {})
     record = _record(

@@ -105,9 +105,7 @@ class ConsoleReporter:
         """Failing tests with their failing assertions, evals, then totals."""
         print_ = self._print
         colour = self.interactive
-        for test in run.tests:
-            if test.status in ("passed", "skipped"):
-                continue
+        for test in run.not_passed():
             style = "red" if test.status == "failed" else "magenta"
             where = f"{test.file}:{test.line}" if test.line else test.file
             header = f"{test.status.upper()} {test.suite}::{test.id}  ({where})"

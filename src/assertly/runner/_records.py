@@ -7,9 +7,9 @@ reports can be rendered from a stored run exactly as from a live one.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 __all__ = [
     "EvalCaseRecord",
@@ -243,6 +243,13 @@ class RunRecord:
         for test in self.tests:
             counts[test.status] += 1
         return counts
+
+    def not_passed(self) -> Iterator[TestRecord]:
+        """The tests that failed or errored, in run order (a stored run parses only those)."""
+        select = getattr(self.tests, "not_passed", None)
+        if select is not None:
+            return cast(Iterator[TestRecord], select())
+        return (test for test in self.tests if test.status in ("failed", "error"))
 
     def summary(self) -> dict[str, Any]:
         """Totals for the pinned ``summary`` object: tests only.

@@ -78,6 +78,8 @@ def _test_record(
     return record
 
 
+_NOT_PASSED = ("failed", "error")
+
 # A stored run is kept in memory after its first pass when it is at most this big.
 KEEP_TESTS = 20_000
 KEEP_BYTES = 16 * 2**20
@@ -120,6 +122,26 @@ class StoredTests(Sequence[TestRecord]):
         finally:
             store.close()
         self._kept = kept
+
+    def not_passed(self) -> Iterator[TestRecord]:
+        """The tests that failed or errored, in run order; no other record is parsed.
+
+        The console summary shows only these: on a run that mostly passes, reading back every
+        record would cost more than the rest of the summary.
+        """
+        if self._kept is not None:
+            yield from (test for test in self._kept if test.status in _NOT_PASSED)
+            return
+
+        def failing(statuses: list[str]) -> bool:
+            return status_of(statuses, self.threshold) in _NOT_PASSED
+
+        store = self._open()
+        try:
+            for meta, by_trial in store.iter_tests(self.run_id, keep=failing):
+                yield _test_record(meta, by_trial, self.threshold)
+        finally:
+            store.close()
 
     def _small(self, store: RunStore) -> bool:
         if len(self) > KEEP_TESTS:

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -318,7 +318,11 @@ class RunStore:
         return int(row[0])
 
     def iter_tests(
-        self, run_id: str, *, records: bool = True
+        self,
+        run_id: str,
+        *,
+        records: bool = True,
+        keep: Callable[[list[str]], bool] | None = None,
     ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
         """Each test's metadata with its trials, in run order, streamed (memory stays flat).
 
@@ -326,30 +330,49 @@ class RunStore:
             run_id: The run.
             records: Trials as whole records; False gives only each trial's status (no JSON to
                 parse: enough for counting verdicts).
+            keep: Given a test's trial statuses in trial order, whether to yield the test;
+                the records of the tests it leaves out are never parsed.
 
         Yields:
             ``(meta, {trial: record or status})``; a test that never ran has no trials.
         """
-        column = "r.record" if records else "r.status"  # one of two fixed names
+        column = "r.record" if records else "NULL"  # one of two fixed expressions
         cursor = self._db.execute(
-            f"SELECT t.test_key, t.meta, r.trial, {column} FROM tests t "
+            f"SELECT t.test_key, t.meta, r.trial, r.status, {column} FROM tests t "
             "LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
             "WHERE t.run_id = ? ORDER BY t.position, r.trial",
             (run_id,),
         )
         current: str | None = None
-        meta: Any = None
-        trials: dict[int, Any] = {}
-        for test_key, meta_text, trial, value in cursor:
+        meta_text = ""
+        rows: list[tuple[int, str, str]] = []
+        for test_key, meta, trial, status, record in cursor:
             if test_key != current:
                 if current is not None:
-                    yield meta, trials
-                current, trials = test_key, {}
-                meta = _loads(meta_text) if records else {"key": test_key}
+                    found = self._test_rows(current, meta_text, rows, records, keep)
+                    if found is not None:
+                        yield found
+                current, meta_text, rows = test_key, meta, []
             if trial is not None:
-                trials[trial] = _loads(value) if records else value
+                rows.append((trial, status, record))
         if current is not None:
-            yield meta, trials
+            found = self._test_rows(current, meta_text, rows, records, keep)
+            if found is not None:
+                yield found
+
+    @staticmethod
+    def _test_rows(
+        test_key: str,
+        meta_text: str,
+        rows: list[tuple[int, str, str]],
+        records: bool,
+        keep: Callable[[list[str]], bool] | None,
+    ) -> tuple[dict[str, Any], dict[int, Any]] | None:
+        if keep is not None and not keep([status for _, status, _ in rows]):
+            return None
+        if not records:
+            return {"key": test_key}, {trial: status for trial, status, _ in rows}
+        return _loads(meta_text), {trial: _loads(record) for trial, _, record in rows}
 
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""
