@@ -6,6 +6,7 @@ Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or confi
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
+_GC_THRESHOLD = 20_000
 
 
 def _print_problems(error: ConfigError) -> None:
@@ -60,6 +62,11 @@ class _Main(click.Group):
 )
 def main(debug: bool) -> None:
     """Exact, fast verdicts on AI agent and LLM responses."""
+    # A command allocates records by the thousand, almost all freed by reference counting:
+    # Python's default of a collection every 700 allocations spent ~5 % of a 5,000-test run
+    # scanning objects that live until exit (the loaded tests). Cycles are still collected.
+    # Only the command line does this; the library leaves its host's collector alone.
+    gc.set_threshold(_GC_THRESHOLD, 20, 20)
 
 
 @main.command("check")

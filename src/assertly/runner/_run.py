@@ -472,6 +472,34 @@ class Runner:
             return True
         return isinstance(self._targets.get(test.agent), FixtureTarget)
 
+    def _planned(
+        self, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]
+    ) -> Iterator[tuple[TestCase, dict[int, dict[str, Any]]]]:
+        """Each test with its stored trials that count, metadata saved a batch ahead."""
+        position = 0
+        for batch in _batches(tests, _META_BATCH):
+            # A test's metadata is stored before any of its trials: reports join on it.
+            self.store.save_tests(self.run_id, [_meta(test) for test in batch], start=position)
+            position += len(batch)
+            for test in batch:
+                yield test, _kept_trials(resumed.get(test.key, {}))
+
+    async def _work(
+        self,
+        plan: Iterator[tuple[TestCase, dict[int, dict[str, Any]]]],
+        pool: asyncio.Semaphore,
+    ) -> None:
+        """One worker: run the plan's next test until the plan is exhausted."""
+        for test, done in plan:
+            if self._stop.is_set():
+                self._save_not_run(test, done)
+                continue
+            _raise_if_cancelled()
+            if self._judged_inline(test):
+                await self._run_inline(test, done, pool)
+            else:
+                await self.run_test(test, done, pool)
+
     def _save_not_run(self, test: TestCase, done: dict[int, dict[str, Any]]) -> None:
         """After --fail-fast stopped the run: store a test it did not reach as skipped."""
         if 1 not in done:
@@ -481,9 +509,10 @@ class Runner:
     async def _run_inline(
         self, test: TestCase, done: dict[int, dict[str, Any]], pool: asyncio.Semaphore
     ) -> None:
-        """Judge a test that never waits without a task: a task would cost more than judging.
+        """Judge a test that never waits; give the event loop a turn every `_YIELD_EVERY`.
 
-        The event loop gets a turn every `_YIELD_EVERY` tests (Ctrl-C, calls in flight).
+        A worker judging recorded responses back to back never suspends on its own: without
+        these turns, Ctrl-C and the calls of other tests would wait for the whole dataset.
         """
         await self.run_test(test, done, pool)
         self._inline_count += 1
@@ -559,55 +588,27 @@ class Runner:
         await self._start_targets(agents)
         started = time.perf_counter()
         resumed = self.store.trials(run_id)
-        pool = asyncio.Semaphore(self.concurrency)
-        # At most twice the concurrency of tests scheduled at once: tests are streamed, and a
-        # semaphore released by each finished task keeps scheduling O(1) per test.
-        slots = asyncio.Semaphore(self.concurrency * 2)
-        pending: set[asyncio.Task[Status]] = set()
-        failures: list[BaseException] = []
-
-        def finished(task: asyncio.Task[Status]) -> None:
-            pending.discard(task)
-            slots.release()
-            if not task.cancelled() and task.exception() is not None:
-                failures.append(task.exception())  # type: ignore[arg-type]
-
-        position = 0
+        pool = asyncio.Semaphore(self.concurrency)  # trials in flight (a test may run several)
+        workers: list[asyncio.Future[None]] = []
         try:
             for suite in evals:
                 record = self.run_eval(suite)
                 self.store.save_eval(run_id, suite.file, asdict(record))
-            for batch in _batches(tests, _META_BATCH):
-                # A test's metadata is stored before any of its trials: reports join on it.
-                self.store.save_tests(run_id, [_meta(test) for test in batch], start=position)
-                position += len(batch)
-                for test in batch:
-                    done = _kept_trials(resumed.get(test.key, {}))
-                    if self._stop.is_set():
-                        self._save_not_run(test, done)
-                        continue
-                    _raise_if_cancelled()
-                    if self._judged_inline(test):
-                        await self._run_inline(test, done, pool)
-                        continue
-                    await slots.acquire()
-                    if failures:  # a store that cannot be written: stop here
-                        raise failures[0]
-                    task = asyncio.ensure_future(self.run_test(test, done, pool))
-                    pending.add(task)
-                    task.add_done_callback(finished)
-            if pending:
-                await asyncio.gather(*pending)
-            if failures:
-                raise failures[0]
+            # As many workers as tests may be in flight, each taking the next test from one
+            # shared plan: no task, callback or semaphore per test, and tests stream in order.
+            plan = self._planned(tests, resumed)
+            workers = [
+                asyncio.ensure_future(self._work(plan, pool)) for _ in range(self.concurrency)
+            ]
+            await asyncio.gather(*workers)
             _raise_if_cancelled()
         except BaseException:
             # Ctrl-C, or a store that cannot be written: stop every call in flight and wait for
             # it, so no agent is left running and no subprocess is left half-started (on one,
             # asyncio.run's own clean-up hangs for ever: CPython gh-103847).
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
             raise
         finally:
             await self._finish(run_id, started)
