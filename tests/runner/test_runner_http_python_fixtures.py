@@ -375,6 +375,19 @@ def test_fixture_target_answers_from_recorded_jsonl(project: Project) -> None:
     assert result.counts() == (5, 3, 1, 1, 0)
 
 
+def test_recorded_responses_are_not_rate_limited(project: Project) -> None:
+    """--rate-limit spaces calls to agents; reading a recorded response is no call."""
+    ids = [f"t{i}" for i in range(6)]
+    lines = [{"id": test_id, "output": {"status": "success"}} for test_id in ids]
+    project.write("answers.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n")
+    project.tests_file("rec.tests.yaml", {"s": [_one(test_id) for test_id in ids]})
+    started = time.monotonic()
+    result = project.run("run", ".", "--target", "fixtures:answers.jsonl", "--rate-limit", "1")
+    assert result.counts() == (6, 6, 0, 0, 0)
+    # Six calls at one per second would take five seconds.
+    assert time.monotonic() - started < 4
+
+
 def test_invalid_fixture_file_makes_every_test_an_error(project: Project) -> None:
     project.write("answers.jsonl", '{"id": "a", "output": 1}\nnot json\n')
     project.tests_file("rec.tests.yaml", {"s": [_one("a"), _one("b")]})
