@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, Problem, TargetError
-from ..engine import CheckContext, CheckResult, Outcome
+from ..engine import CheckContext, CheckResult, Expectation, Outcome
 from ..loading import (
     ConfigModel,
     Dataset,
     EvalSuite,
+    Step,
     TestCase,
     find_config,
     load_config,
@@ -35,6 +36,8 @@ from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
 from ..targets._base import metadata_from
 from ..targets._command import _kill_group
+from ._judge_process import JudgeProcess
+from ._judge_process import wanted as judge_process_wanted
 from ._records import (
     EvalCaseRecord,
     EvalRecord,
@@ -222,6 +225,7 @@ class Runner:
         self._targets: dict[str, Target | TargetError] = {}
         self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
+        self.judge_process: JudgeProcess | None = None
         self._inline_count = 0
 
     # -- targets ---------------------------------------------------------------------------
@@ -247,10 +251,12 @@ class Runner:
         return self._targets[agent]
 
     async def close(self) -> None:
-        """Close every target."""
+        """Close every target, and the judge process."""
         for target in self._targets.values():
             if not isinstance(target, TargetError):
                 await target.aclose()
+        if self.judge_process is not None:
+            await self.judge_process.aclose()
 
     # -- hooks -----------------------------------------------------------------------------
     async def _run_hook(self, name: str) -> str | None:
@@ -354,14 +360,10 @@ class Runner:
             latency = response.latency_ms
             if latency is None:
                 latency = (time.perf_counter() - call_started) * 1000
-            context = CheckContext(
-                cost_usd=response.cost_usd,
-                latency_ms=latency,
-                model=response.model,
-                steps=stored,
-                now=self.options.now,
+            called = step.recorded is None and not isinstance(target, FixtureTarget)
+            step_record, failures = await self._judge_step(
+                step, response, latency, stored, called=called
             )
-            step_record, failures = self._judge(step.name, step.checks, response.output, context)
             step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
             step_record.model = response.model
             record.steps.append(step_record)
@@ -374,6 +376,33 @@ class Runner:
                 record.status = step_record.status
                 break
         record.score = sum(scores) / len(scores) if scores else 0.0
+
+    async def _judge_step(
+        self,
+        step: Step,
+        response: TargetResponse,
+        latency: float,
+        stored: dict[str, Any],
+        *,
+        called: bool,
+    ) -> tuple[StepRecord, list[dict[str, Any]]]:
+        """Judge a step's response: in the judge process when there is one, else here.
+
+        Only responses that came from a call go there: a recorded response is judged inline
+        (`_judged_inline`), which costs less here than the round trip to the judge.
+        """
+        arguments = (response.cost_usd, latency, response.model, stored, self.options.now)
+        if called and self.judge_process is not None:
+            found = await self.judge_process.judge(
+                step.name, step.checks, response.output, arguments
+            )
+            if found is not None:
+                record, failures = found
+                record.response = response.output
+                return record, failures
+        cost, _, model, steps, now = arguments
+        context = CheckContext(cost_usd=cost, latency_ms=latency, model=model, steps=steps, now=now)
+        return self._judge(step.name, step.checks, response.output, context)
 
     @staticmethod
     def _judge(
@@ -756,20 +785,48 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     config, tests, evals, problems = prepare(options)
     secrets: set[str] = set()
     store = RunStore(options.store_path or config.store_path, redact=secrets)
+    runner: Runner | None = None
     try:
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
         store.start_run(run_id, _now_iso(), _options_dict(options, threshold, problems))
         runner = Runner(options, config, store, secrets, listener)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
-        work = runner.run(tests, evals, run_id, problems, total=tests.count(), agents=agents)
+        total = tests.count()
+        if judge_process_wanted(total) and _may_call(tests, options, config):
+            # Forked now, before the event loop and the targets' clients exist.
+            runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
+        work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
         record = asyncio.run(work)
     finally:
+        if runner is not None and runner.judge_process is not None:
+            runner.judge_process.close()
         store.close()
     if not evals and not record.tests:
         # Filters can leave no line of a dataset, which is only known once it has been read.
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record
+
+
+def _may_call(tests: TestPlan, options: RunOptions, config: ConfigModel) -> bool:
+    """Whether some test may call an agent (a fixtures target answers without a call)."""
+
+    def calls(agent: str) -> bool:
+        spec = options.target or config.agents.get(agent)
+        return not (isinstance(spec, str) and spec.startswith("fixtures:"))
+
+    return any(calls(test.agent) for test in tests.tests) or any(
+        calls(dataset.agent) for dataset in tests.datasets
+    )
+
+
+def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:
+    """Every list of compiled checks the run's steps use (a dataset's lines share one)."""
+    for test in tests.tests:
+        for step in test.steps:
+            yield step.checks
+    for dataset in tests.datasets:
+        yield dataset.checks
 
 
 def load_run(store_path: str, run_id: str) -> RunRecord:
