@@ -809,11 +809,12 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
 
 
 def _may_call(tests: TestPlan, options: RunOptions, config: ConfigModel) -> bool:
-    """Whether some test may call an agent (a fixtures target answers without a call)."""
+    """Whether some test may call an agent (a fixtures target answers without a call, and a
+    dataset of recorded responses run without a target calls nothing)."""
 
     def calls(agent: str) -> bool:
         spec = options.target or config.agents.get(agent)
-        return not (isinstance(spec, str) and spec.startswith("fixtures:"))
+        return spec is not None and not (isinstance(spec, str) and spec.startswith("fixtures:"))
 
     return any(calls(test.agent) for test in tests.tests) or any(
         calls(dataset.agent) for dataset in tests.datasets
