@@ -809,8 +809,11 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
 
 
 def _may_call(tests: TestPlan, options: RunOptions, config: ConfigModel) -> bool:
-    """Whether some test may call an agent (a fixtures target answers without a call, and a
-    dataset of recorded responses run without a target calls nothing)."""
+    """Whether some test may call an agent.
+
+    A fixtures target answers without a call; a dataset of recorded responses run without a
+    target calls nothing.
+    """
 
     def calls(agent: str) -> bool:
         spec = options.target or config.agents.get(agent)
