@@ -238,3 +238,18 @@ def test_auto_judges_in_a_second_process_only_for_large_runs(
     assert not _judge_process.wanted(10 * many)
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "on")
     assert _judge_process.wanted(1)
+
+
+def test_no_judge_process_for_runs_that_cannot_call() -> None:
+    from types import SimpleNamespace
+
+    from assertly.loading import ConfigModel
+    from assertly.runner._run import RunOptions, _may_call
+
+    plan: Any = SimpleNamespace(tests=[SimpleNamespace(agent="bot")], datasets=[])
+    config = ConfigModel.model_validate({"agents": {"bot": "py:agent_mod:answer"}})
+    assert _may_call(plan, RunOptions(paths=["."]), config)
+    assert not _may_call(plan, RunOptions(paths=["."], target="fixtures:a.jsonl"), config)
+    assert not _may_call(plan, RunOptions(paths=["."]), ConfigModel())  # no target at all
+    recorded: Any = SimpleNamespace(tests=[], datasets=[SimpleNamespace(agent="bench")])
+    assert not _may_call(recorded, RunOptions(paths=["."]), ConfigModel())
