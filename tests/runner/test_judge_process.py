@@ -253,3 +253,27 @@ def test_no_judge_process_for_runs_that_cannot_call() -> None:
     assert not _may_call(plan, RunOptions(paths=["."]), ConfigModel())  # no target at all
     recorded: Any = SimpleNamespace(tests=[], datasets=[SimpleNamespace(agent="bench")])
     assert not _may_call(recorded, RunOptions(paths=["."]), ConfigModel())
+
+
+def _stuck_judge(name: str, checks: Any, output: Any, context: Any) -> Any:
+    time.sleep(3600)  # a judge that never answers (a custom assertion gone wrong)
+
+
+def test_a_judge_process_stuck_at_the_end_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    monkeypatch.setattr(_judge_process, "_REAP_S", 0.5)
+    checks: list[Any] = []
+    judge = _judge_process.JudgeProcess([checks], _stuck_judge)
+    pid = judge.pid
+
+    async def ask_and_give_up() -> None:
+        asking = asyncio.ensure_future(judge.judge("s", checks, "out", (None, 1.0, None, {}, None)))
+        await asyncio.sleep(0.3)  # the request is there, and the judge is stuck in it
+        asking.cancel()
+        await judge.aclose()
+
+    started = time.monotonic()
+    asyncio.run(ask_and_give_up())
+    assert time.monotonic() - started < 5
+    assert _gone(pid)

@@ -23,6 +23,7 @@ import pickle
 import signal
 import socket
 import struct
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -148,17 +149,29 @@ class JudgeProcess:
         self.close()
 
     def close(self) -> None:
-        """Reap the process (after `aclose`, or when no event loop ever ran)."""
-        if self.pid:
-            try:
-                self._socket.close()
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                pass
-            self.pid = 0
+        """Reap the process (after `aclose`, or when no event loop ever ran).
+
+        It exits as soon as it reads the end of its socket; one still judging (a regex at its
+        time limit) gets `_REAP_S` seconds, then is killed.
+        """
+        if not self.pid:
+            return
+        self._socket.close()
+        deadline = time.monotonic() + _REAP_S
+        try:
+            while os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+                if time.monotonic() > deadline:
+                    os.kill(self.pid, signal.SIGKILL)
+                    os.waitpid(self.pid, 0)
+                    break
+                time.sleep(0.005)
+        except ChildProcessError:
+            pass
+        self.pid = 0
 
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+_REAP_S = 5.0
 
 
 def _child(
