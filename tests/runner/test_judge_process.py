@@ -232,12 +232,14 @@ def test_auto_judges_in_a_second_process_only_for_large_runs(
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "auto")
     many = _judge_process.MIN_TESTS
     two_cores = len(os.sched_getaffinity(0)) >= 2 if hasattr(os, "sched_getaffinity") else True
-    assert _judge_process.wanted(many) is two_cores
-    assert not _judge_process.wanted(many - 1)
+    enough = _judge_process.MIN_CONCURRENCY
+    assert _judge_process.wanted(many, enough) is two_cores
+    assert not _judge_process.wanted(many - 1, enough)
+    assert not _judge_process.wanted(many, enough - 1)  # nothing else in flight meanwhile
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "off")
-    assert not _judge_process.wanted(10 * many)
+    assert not _judge_process.wanted(10 * many, enough)
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "on")
-    assert _judge_process.wanted(1)
+    assert _judge_process.wanted(1, 1)
 
 
 def test_no_judge_process_for_runs_that_cannot_call() -> None:

@@ -11,8 +11,8 @@ Nothing is lost to it: a record that cannot cross (a custom assertion's unpickla
 or a judge process that dies is judged here instead. It ignores Ctrl-C (the runner handles
 it) and exits when the runner's end of the socket closes, including when the runner is killed.
 
-``ASSERTLY_JUDGE_PROCESS``: ``auto`` (default: runs of at least `MIN_TESTS` tests on a machine
-with two cores or more), ``on`` (any run), ``off``.
+``ASSERTLY_JUDGE_PROCESS``: ``auto`` (default: runs of at least `MIN_TESTS` tests at ``-j``
+`MIN_CONCURRENCY` or more, on a machine with two cores or more), ``on`` (any run), ``off``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from typing import Any
 
 from ..engine import CheckContext
 
-__all__ = ["MIN_TESTS", "JudgeProcess", "wanted"]
+__all__ = ["MIN_CONCURRENCY", "MIN_TESTS", "JudgeProcess", "wanted"]
 
 MIN_TESTS = 2_000
+MIN_CONCURRENCY = 4
 _HEADER = struct.Struct("!Q")
 # Requests in flight: enough to keep the judge busy while the loop does other work.
 _IN_FLIGHT = 128
@@ -40,15 +41,19 @@ _IN_FLIGHT = 128
 Judge = Callable[[str, Any, Any, CheckContext], tuple[Any, list[dict[str, Any]]]]
 
 
-def wanted(tests: int) -> bool:
-    """Whether a run of ``tests`` tests should judge in a second process."""
+def wanted(tests: int, concurrency: int) -> bool:
+    """Whether a run of ``tests`` tests at ``concurrency`` should judge in a second process.
+
+    Judging elsewhere pays only when the run is long enough to repay the fork, there is a
+    second core, and other tests' calls are in flight while one is judged.
+    """
     setting = os.environ.get("ASSERTLY_JUDGE_PROCESS", "auto").strip().lower()
     if setting in ("off", "0", "false", "no") or not hasattr(os, "fork"):
         return False
     if setting in ("on", "1", "true", "yes"):
         return True
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return tests >= MIN_TESTS and (cores or 1) >= 2
+    return tests >= MIN_TESTS and (cores or 1) >= 2 and concurrency >= MIN_CONCURRENCY
 
 
 class JudgeProcess:

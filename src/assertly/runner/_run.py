@@ -793,7 +793,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         runner = Runner(options, config, store, secrets, listener)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
-        if judge_process_wanted(total) and _may_call(tests, options, config):
+        if judge_process_wanted(total, runner.concurrency) and _may_call(tests, options, config):
             # Forked now, before the event loop and the targets' clients exist.
             runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
         work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
