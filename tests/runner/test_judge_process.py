@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from assertly.engine import CheckContext
 from assertly.runner import _judge_process
 
 ASSERTLY = str(Path(sys.executable).parent / "assertly")
@@ -246,15 +247,20 @@ def test_no_judge_process_for_runs_that_cannot_call() -> None:
     from types import SimpleNamespace
 
     from assertly.loading import ConfigModel
-    from assertly.runner._run import RunOptions, _may_call
+    from assertly.runner._run import Runner, RunOptions
+    from assertly.store import RunStore
 
-    plan: Any = SimpleNamespace(tests=[SimpleNamespace(agent="bot")], datasets=[])
+    def may_call(plan: Any, config: ConfigModel, target: str | None = None) -> bool:
+        options = RunOptions(paths=["."], target=target)
+        return Runner(options, config, RunStore(":memory:"), set()).may_call(plan)
+
+    plan = SimpleNamespace(tests=[SimpleNamespace(agent="bot")], datasets=[])
     config = ConfigModel.model_validate({"agents": {"bot": "py:agent_mod:answer"}})
-    assert _may_call(plan, RunOptions(paths=["."]), config)
-    assert not _may_call(plan, RunOptions(paths=["."], target="fixtures:a.jsonl"), config)
-    assert not _may_call(plan, RunOptions(paths=["."]), ConfigModel())  # no target at all
-    recorded: Any = SimpleNamespace(tests=[], datasets=[SimpleNamespace(agent="bench")])
-    assert not _may_call(recorded, RunOptions(paths=["."]), ConfigModel())
+    assert may_call(plan, config)
+    assert not may_call(plan, config, target="fixtures:a.jsonl")
+    assert not may_call(plan, ConfigModel())  # no target at all
+    recorded = SimpleNamespace(tests=[], datasets=[SimpleNamespace(agent="bench")])
+    assert not may_call(recorded, ConfigModel())
 
 
 def _stuck_judge(name: str, checks: Any, output: Any, context: Any) -> Any:
@@ -270,7 +276,9 @@ def test_a_judge_process_stuck_at_the_end_is_killed(monkeypatch: pytest.MonkeyPa
     pid = judge.pid
 
     async def ask_and_give_up() -> None:
-        asking = asyncio.ensure_future(judge.judge("s", checks, "out", (None, 1.0, None, {}, None)))
+        asking = asyncio.ensure_future(
+            judge.judge("s", checks, "out", CheckContext(latency_ms=1.0))
+        )
         await asyncio.sleep(0.3)  # the request is there, and the judge is stuck in it
         asking.cancel()
         await judge.aclose()
@@ -279,3 +287,27 @@ def test_a_judge_process_stuck_at_the_end_is_killed(monkeypatch: pytest.MonkeyPa
     asyncio.run(ask_and_give_up())
     assert time.monotonic() - started < 5
     assert _gone(pid)
+
+
+def test_a_run_that_cannot_fork_judges_in_the_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process to spare (a process limit): the run goes on, judged in its own process."""
+    from click.testing import CliRunner
+
+    from assertly.cli import main
+
+    def refuse() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    _project(tmp_path, 8)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "on")
+    monkeypatch.setattr(os, "fork", refuse)
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        main, ["run", "j.tests.yaml", "--store", "f.sqlite", "-o", str(report)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert len(json.loads(report.read_text())["tests"]) == 8

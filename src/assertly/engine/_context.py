@@ -66,6 +66,11 @@ class CheckContext:
         self.extra: Mapping[str, Any] = extra or _EMPTY
         self._now = None if now is None else parse_now(now)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Picklable for the runner's judge process; an unset `now` stays unset (the clock there).
+        steps, extra = dict(self.steps), dict(self.extra)
+        return (_restore, (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now))
+
     @property
     def now(self) -> datetime:
         """The reference time for date assertions (fixed on first use when not given)."""
@@ -112,3 +117,16 @@ class CheckContext:
             now=now if now is not None else context.get("now"),
             extra=extra,
         )
+
+
+def _restore(
+    cost_usd: float | None,
+    latency_ms: float | None,
+    model: str | None,
+    steps: dict[str, Any],
+    extra: dict[str, Any],
+    now: datetime | None,
+) -> CheckContext:
+    return CheckContext(
+        cost_usd=cost_usd, latency_ms=latency_ms, model=model, steps=steps, extra=extra, now=now
+    )

@@ -76,6 +76,10 @@ class JudgeProcess:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child, which never returns
                 _child(theirs, ours, lists, judge)
+        except OSError:  # no process to spare: the caller judges in its own
+            ours.close()
+            theirs.close()
+            raise
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         theirs.close()
@@ -89,12 +93,9 @@ class JudgeProcess:
         self.broken = False
 
     async def judge(
-        self, name: str, checks: Any, output: Any, context: tuple[Any, ...]
+        self, name: str, checks: Any, output: Any, context: CheckContext
     ) -> tuple[Any, list[dict[str, Any]]] | None:
-        """The step's record and failures judged there, or None: judge it here instead.
-
-        ``context`` is CheckContext's arguments: cost_usd, latency_ms, model, steps, now.
-        """
+        """The step's record and failures judged there, or None: judge it here instead."""
         if self.broken or id(checks) not in self._known:
             return None
         if self._connected is None:  # the first request: every worker waits for the same
@@ -106,7 +107,7 @@ class JudgeProcess:
                 return None
             try:
                 request = pickle.dumps((id(checks), name, output, context), _PROTOCOL)
-            except Exception:  # an output that cannot cross (a Python agent's object)
+            except Exception:  # an output or context that cannot cross (a Python agent's object)
                 return None
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._pending.append(future)
@@ -193,12 +194,7 @@ def _child(
             header = stream.read(_HEADER.size)
             if len(header) < _HEADER.size:
                 break
-            key, name, output, (cost, latency, model, steps, now) = pickle.loads(
-                stream.read(_HEADER.unpack(header)[0])
-            )
-            context = CheckContext(
-                cost_usd=cost, latency_ms=latency, model=model, steps=steps, now=now
-            )
+            key, name, output, context = pickle.loads(stream.read(_HEADER.unpack(header)[0]))
             try:
                 record, failures = judge(name, lists[key], output, context)
                 record.response = None  # the runner has it

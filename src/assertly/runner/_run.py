@@ -14,6 +14,7 @@ import shlex
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -229,12 +230,30 @@ class Runner:
         self._inline_count = 0
 
     # -- targets ---------------------------------------------------------------------------
+    def target_spec(self, agent: str) -> Any:
+        """What answers ``agent``: ``--target``, else the config's entry; None when neither."""
+        return self.options.target or self.config.agents.get(agent)
+
+    def may_call(self, tests: TestPlan) -> bool:
+        """Whether some test may call an agent.
+
+        A fixtures target answers without a call; a dataset of recorded responses run without
+        a target calls nothing.
+        """
+
+        def calls(agent: str) -> bool:
+            spec = self.target_spec(agent)
+            return spec is not None and not (isinstance(spec, str) and spec.startswith("fixtures:"))
+
+        agents = [test.agent for test in tests.tests] + [d.agent for d in tests.datasets]
+        return any(calls(agent) for agent in agents)
+
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
         if agent not in self._targets:
             # A --target runs in the current directory; a target from the config runs in the
             # config file's directory, where its relative paths are.
-            spec: Any = self.options.target or self.config.agents.get(agent)
+            spec = self.target_spec(agent)
             base_dir = None if self.options.target else self.config.directory
             if spec is None:
                 self._targets[agent] = TargetError(
@@ -337,7 +356,10 @@ class Runner:
             or self.config.timeout_s
         )
         for step in test.steps:
-            if target is not None and not isinstance(target, FixtureTarget):
+            # Only a call is rate-limited, and judged in the judge process when there is one.
+            called = step.recorded is None and target is not None
+            called = called and not isinstance(target, FixtureTarget)
+            if called:
                 await self._limiter.wait()
             call_started = time.perf_counter()
             response: TargetResponse
@@ -360,9 +382,15 @@ class Runner:
             latency = response.latency_ms
             if latency is None:
                 latency = (time.perf_counter() - call_started) * 1000
-            called = step.recorded is None and not isinstance(target, FixtureTarget)
+            context = CheckContext(
+                cost_usd=response.cost_usd,
+                latency_ms=latency,
+                model=response.model,
+                steps=stored,
+                now=self.options.now,
+            )
             step_record, failures = await self._judge_step(
-                step, response, latency, stored, called=called
+                step, response.output, context, called=called
             )
             step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
             step_record.model = response.model
@@ -378,31 +406,20 @@ class Runner:
         record.score = sum(scores) / len(scores) if scores else 0.0
 
     async def _judge_step(
-        self,
-        step: Step,
-        response: TargetResponse,
-        latency: float,
-        stored: dict[str, Any],
-        *,
-        called: bool,
+        self, step: Step, output: Any, context: CheckContext, *, called: bool
     ) -> tuple[StepRecord, list[dict[str, Any]]]:
         """Judge a step's response: in the judge process when there is one, else here.
 
         Only responses that came from a call go there: a recorded response is judged inline
         (`_judged_inline`), which costs less here than the round trip to the judge.
         """
-        arguments = (response.cost_usd, latency, response.model, stored, self.options.now)
         if called and self.judge_process is not None:
-            found = await self.judge_process.judge(
-                step.name, step.checks, response.output, arguments
-            )
+            found = await self.judge_process.judge(step.name, step.checks, output, context)
             if found is not None:
                 record, failures = found
-                record.response = response.output
+                record.response = output
                 return record, failures
-        cost, _, model, steps, now = arguments
-        context = CheckContext(cost_usd=cost, latency_ms=latency, model=model, steps=steps, now=now)
-        return self._judge(step.name, step.checks, response.output, context)
+        return self._judge(step.name, step.checks, output, context)
 
     @staticmethod
     def _judge(
@@ -793,9 +810,10 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         runner = Runner(options, config, store, secrets, listener)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
-        if judge_process_wanted(total, runner.concurrency) and _may_call(tests, options, config):
+        if judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
             # Forked now, before the event loop and the targets' clients exist.
-            runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
+            with suppress(OSError):  # no process to spare (limits): judged here, as small runs
+                runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
         work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
         record = asyncio.run(work)
     finally:
@@ -806,22 +824,6 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         # Filters can leave no line of a dataset, which is only known once it has been read.
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record
-
-
-def _may_call(tests: TestPlan, options: RunOptions, config: ConfigModel) -> bool:
-    """Whether some test may call an agent.
-
-    A fixtures target answers without a call; a dataset of recorded responses run without a
-    target calls nothing.
-    """
-
-    def calls(agent: str) -> bool:
-        spec = options.target or config.agents.get(agent)
-        return spec is not None and not (isinstance(spec, str) and spec.startswith("fixtures:"))
-
-    return any(calls(test.agent) for test in tests.tests) or any(
-        calls(dataset.agent) for dataset in tests.datasets
-    )
 
 
 def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:

@@ -13,6 +13,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -343,36 +345,16 @@ class RunStore:
             "WHERE t.run_id = ? ORDER BY t.position, r.trial",
             (run_id,),
         )
-        current: str | None = None
-        meta_text = ""
-        rows: list[tuple[int, str, str]] = []
-        for test_key, meta, trial, status, record in cursor:
-            if test_key != current:
-                if current is not None:
-                    found = self._test_rows(current, meta_text, rows, records, keep)
-                    if found is not None:
-                        yield found
-                current, meta_text, rows = test_key, meta, []
-            if trial is not None:
-                rows.append((trial, status, record))
-        if current is not None:
-            found = self._test_rows(current, meta_text, rows, records, keep)
-            if found is not None:
-                yield found
-
-    @staticmethod
-    def _test_rows(
-        test_key: str,
-        meta_text: str,
-        rows: list[tuple[int, str, str]],
-        records: bool,
-        keep: Callable[[list[str]], bool] | None,
-    ) -> tuple[dict[str, Any], dict[int, Any]] | None:
-        if keep is not None and not keep([status for _, status, _ in rows]):
-            return None
-        if not records:
-            return {"key": test_key}, {trial: status for trial, status, _ in rows}
-        return _loads(meta_text), {trial: _loads(record) for trial, _, record in rows}
+        for test_key, group in groupby(cursor, key=itemgetter(0)):
+            rows = list(group)
+            # (trial, status, record) of each trial; a test that never ran has one row of NULLs.
+            trials = [row[2:] for row in rows if row[2] is not None]
+            if keep is not None and not keep([status for _, status, _ in trials]):
+                continue
+            if records:
+                yield _loads(rows[0][1]), {trial: _loads(record) for trial, _, record in trials}
+            else:
+                yield {"key": test_key}, {trial: status for trial, status, _ in trials}
 
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""

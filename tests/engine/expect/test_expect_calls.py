@@ -193,3 +193,19 @@ def test_no_overlap_parameters() -> None:
     [(location, message)] = problems({"no_overlap": {"path": "a", "with": 1}})
     assert location == "expect.no_overlap.with"
     assert message.startswith("input should be a valid string, got 1")
+
+
+def test_a_context_crosses_to_another_process_intact() -> None:
+    """The runner's judge process receives contexts by pickle: nothing may change on the way."""
+    import pickle
+
+    given = CheckContext(
+        cost_usd=0.5, latency_ms=12.0, model="m-1", steps={"one": '{"a": 1}'},
+        now="2026-02-01T00:00:00Z", extra={"trace": "t-1"},
+    )  # fmt: skip
+    copy = pickle.loads(pickle.dumps(given))
+    for name in ("cost_usd", "latency_ms", "model", "now"):
+        assert getattr(copy, name) == getattr(given, name)
+    assert dict(copy.steps) == {"one": '{"a": 1}'} and dict(copy.extra) == {"trace": "t-1"}
+    unset = pickle.loads(pickle.dumps(CheckContext()))
+    assert unset._now is None  # "now" left unset stays the clock of whoever judges
