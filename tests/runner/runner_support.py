@@ -58,7 +58,8 @@ if mode == "flaky":
     sys.exit(0)
 if mode == "meta":
     with open(os.environ["ASSERTLY_METADATA_FILE"], "w") as handle:
-        json.dump({"model": q.get("model", "gpt-test"), "cost_usd": 0.25}, handle)
+        cost = float(q.get("cost", 0.25))  # "nan" gives NaN, which json.dump writes as is
+        json.dump({"model": q.get("model", "gpt-test"), "cost_usd": cost}, handle)
 files = q.get("files", ["journal/a.md"])
 results = [{"file": name, "metadata": {"tags": ["work"]}} for name in files]
 print(json.dumps({"status": q.get("status", "success"), "results": results}))
@@ -261,6 +262,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(429, {"error": "slow down"}, {"Retry-After": "1"})
             else:
                 self._send(200, ok)
+        elif path.startswith("/metrics"):
+            # The call's cost and latency as the agent reports them, taken from the request.
+            reported = {"X-Assertly-Cost-Usd": str(body.get("cost", "0.01"))}
+            if "latency" in body:
+                reported["X-Assertly-Latency-Ms"] = str(body["latency"])
+            self._send(200, ok, reported)
         elif path.startswith("/auth"):
             self._send(200, {"status": "success", "auth": self.headers.get("Authorization")})
         elif path.startswith("/slow"):
@@ -294,7 +301,7 @@ class HttpAgent(ThreadingHTTPServer):
 
 def serve() -> Iterator[HttpAgent]:
     """Run a real HTTP agent on 127.0.0.1 (routes: /ok, /fail-once, /always500, /ratelimited,
-    /auth, /slow; anything else is 404)."""
+    /auth, /slow, /metrics; anything else is 404)."""
     server = HttpAgent()
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

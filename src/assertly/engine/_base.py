@@ -155,8 +155,11 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
     elif kind in {"model_type", "dict_type"}:
         fields = ", ".join(model.model_fields)
         text = f"expected a mapping with {fields}, got {item['input']!r}"
+    elif kind == "value_error" and "error" in item.get("ctx", {}):
+        text = f"{item['ctx']['error']}, got {item['input']!r}"
     else:
-        text = f"{item['msg'].lower()}, got {item['input']!r}"
+        message = item["msg"]  # only the first letter: quoted values keep their case
+        text = f"{message[:1].lower()}{message[1:]}, got {item['input']!r}"
     if example:
         text += f" (e.g. {example})"
     return text

@@ -45,6 +45,12 @@ class Entry:
         params: A pydantic model of the parameters, or a tuple of them for alternative forms,
             when it has one (used for JSON Schema).
         builtin: False for user and plugin assertions.
+        options: Typed dialect: a strict pydantic model of the ``config`` mapping, or None when
+            the assertion takes no options. Checked for built-ins before they build; a user
+            assertion receives its ``config`` as written.
+        threshold: Typed dialect: whether ``threshold`` means something to the assertion (a
+            threshold given to one that ignores it is a configuration error).
+        value: Typed dialect: whether ``value`` means something to the assertion.
     """
 
     name: str
@@ -52,6 +58,9 @@ class Entry:
     summary: str = ""
     params: Any = None
     builtin: bool = True
+    options: Any = None
+    threshold: bool = False
+    value: bool = True
 
 
 class Registry:
@@ -175,12 +184,33 @@ def expect_assertion(
 
 
 def typed_assertion(
-    name: str, *, summary: str = "", params: Any = None
+    name: str,
+    *,
+    summary: str = "",
+    options: Any = None,
+    threshold: bool = False,
+    value: bool = True,
 ) -> Callable[[Builder], Builder]:
-    """Register a built-in typed-list assertion builder."""
+    """Register a built-in typed-list assertion builder.
+
+    Args:
+        name: The ``type`` users write.
+        summary: One line for docs; the builder's first docstring line by default.
+        options: A strict pydantic model of the ``config`` mapping; None: no options.
+        threshold: Whether the assertion reads ``threshold``.
+        value: Whether the assertion reads ``value``.
+    """
 
     def decorate(build: Builder) -> Builder:
-        REGISTRY.add("typed", Entry(name, build, summary or _first_line(build), params))
+        entry = Entry(
+            name,
+            build,
+            summary or _first_line(build),
+            options=options,
+            threshold=threshold,
+            value=value,
+        )
+        REGISTRY.add("typed", entry)
         return build
 
     return decorate

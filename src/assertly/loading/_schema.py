@@ -66,7 +66,32 @@ def _expect_schema(definitions: dict[str, Any]) -> dict[str, Any]:
 
 
 def _typed_schema() -> dict[str, Any]:
+    """One typed assertion; each built-in's ``config``, ``value`` and ``threshold`` rules."""
     names = REGISTRY.names("typed")
+    rules: list[dict[str, Any]] = []
+    for entry in REGISTRY.entries("typed"):
+        if not entry.builtin:
+            continue  # a user assertion reads its config as it likes
+        then: dict[str, Any] = {}
+        if entry.options is None:
+            then["config"] = {"type": "object", "maxProperties": 0}
+        else:
+            options = entry.options.model_json_schema()
+            options.pop("title", None)
+            then["config"] = options
+        if not entry.threshold:
+            then["threshold"] = False
+        if not entry.value:
+            then["value"] = False
+        rules.append(
+            {
+                "if": {
+                    "properties": {"type": {"enum": [entry.name, f"not-{entry.name}"]}},
+                    "required": ["type"],
+                },
+                "then": {"properties": then},
+            }
+        )
     return {
         "type": "object",
         "description": "One typed assertion.",
@@ -81,6 +106,7 @@ def _typed_schema() -> dict[str, Any]:
         },
         "required": ["type"],
         "additionalProperties": False,
+        "allOf": rules,
     }
 
 

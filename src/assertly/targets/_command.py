@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -124,14 +125,28 @@ class CommandTarget:
                 )
             reported: dict[str, Any] = {}
             if metadata_file.is_file() and metadata_file.stat().st_size <= _MAX_METADATA:
-                try:
-                    reported = metadata_from(orjson.loads(metadata_file.read_bytes()))
-                except orjson.JSONDecodeError:
-                    reported = {}
+                reported = metadata_from(_read_metadata(metadata_file.read_bytes()))
         return TargetResponse(output=stdout.decode("utf-8", errors="replace"), **reported)
 
     async def aclose(self) -> None:
         """Nothing to release: each call owns its process."""
+
+
+def _read_metadata(data: bytes) -> Any:
+    """The agent's metadata file, or None when it is not JSON.
+
+    Python's ``json.dump`` writes NaN and Infinity by default, so they are read (the stdlib
+    accepts them) and reach the assertions, which call such a cost an error instead of
+    finding it "not measured".
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
 
 
 async def _exchange(process: asyncio.subprocess.Process, data: bytes) -> tuple[bytes | None, bytes]:

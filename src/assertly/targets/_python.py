@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import math
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -40,17 +41,27 @@ async def _contained(work: Awaitable[Any]) -> Any:
         raise _AgentExit(f"{type(error).__name__}: {error}") from None
 
 
-def _too_deep(value: Any, limit: int) -> bool:
-    """True when containers nest more than ``limit`` deep (a cycle always does)."""
+def _unstorable(value: Any, limit: int) -> str | None:
+    """Why a returned value cannot be judged, stored and reported as JSON, or None.
+
+    Containers nesting more than ``limit`` deep (a cycle always does) would exhaust every JSON
+    writer on the way; NaN and infinities are not JSON, and JSON writers would silently turn
+    them into ``null``, so the verdict would be on a value the agent never returned.
+    """
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict | list | tuple | set | frozenset):
             if depth >= limit:
-                return True
+                return f"returned a value nested deeper than {limit} levels (or a cycle)"
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
-    return False
+        elif isinstance(item, float) and not math.isfinite(item):
+            return (
+                f"returned a value holding {item!r}, which is not JSON (return a string, "
+                "or None for a missing number)"
+            )
+    return None
 
 
 def _import(module_name: str) -> Any:
@@ -106,10 +117,9 @@ class PythonTarget:
         except Exception as error:  # the agent's bug is a verdict of error, not our crash
             raise TargetError(f"{type(error).__name__}: {error}") from None
         response = returned if isinstance(returned, TargetResponse) else TargetResponse(returned)
-        if _too_deep(response.output, MAX_VALUE_NESTING):
-            raise TargetError(
-                f"returned a value nested deeper than {MAX_VALUE_NESTING} levels (or a cycle)"
-            )
+        problem = _unstorable(response.output, MAX_VALUE_NESTING)
+        if problem is not None:
+            raise TargetError(problem)
         return response
 
     async def aclose(self) -> None:

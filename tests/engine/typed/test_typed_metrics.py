@@ -219,5 +219,5 @@ def test_rouge_bad_n_is_a_config_error(n: Any) -> None:
 
 def test_rouge_unknown_config_key_is_a_config_error() -> None:
     assert problems([{"type": "rouge-n", "value": "x", "config": {"variant": 2}}]) == [
-        "assertions[0].config: unknown keys ['variant'] (allowed: n)"
+        "assertions[0].config.variant: unknown parameter (allowed: n)"
     ]

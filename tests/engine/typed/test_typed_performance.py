@@ -86,3 +86,26 @@ def test_bad_threshold_is_a_config_error(kind: str, threshold: float) -> None:
         assertly.compile([{"type": kind, "threshold": threshold}])
     assert len(info.value.problems) == 1
     assert info.value.problems[0].location == "assertions[0].threshold"
+
+
+@pytest.mark.parametrize("measured", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize(
+    ("kind", "attribute"),
+    [
+        ("cost", "cost_usd"),
+        ("not-cost", "cost_usd"),
+        ("latency", "latency_ms"),
+        ("not-latency", "latency_ms"),
+    ],
+)
+def test_a_non_finite_metric_is_an_error_under_both_forms(
+    kind: str, attribute: str, measured: float
+) -> None:
+    # NaN compares false with everything: it used to fail, so its not- form passed.
+    result = judge({"type": kind, "threshold": 10}, {attribute: measured})
+    assert result.outcome is Outcome.ERROR
+    name = kind.removeprefix("not-")
+    assert result.message == (
+        f"{attribute} is {measured!r}, not a finite number, so {name} cannot be judged"
+    )
+    assert result.score == 0.0

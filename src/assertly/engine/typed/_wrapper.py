@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._base import BuildContext, Checker
 from .._response import NOT_JSON, Response
 from .._result import ERROR, FAILED, PASSED, AssertionResult, failed
-from .._values import dumps
 
 if TYPE_CHECKING:
+    from ..._exceptions import Problem
     from .._context import CheckContext
+    from .._registry import Entry
 
-__all__ = ["TypedSpec", "compile_typed_list"]
+__all__ = ["JsonString", "TypedSpec", "compile_typed_list"]
 
 
 class TypedSpec(BaseModel):
@@ -83,7 +84,11 @@ def _walk(document: Any, steps: tuple[str | int, ...]) -> Any:
 
 
 class JsonPathTransform:
-    """``json_path:<expr>``: the first match, as text (non-strings as compact JSON)."""
+    """``json_path:<expr>``: the first match, keeping its JSON type.
+
+    Text assertions see a string as it is and anything else as compact JSON text; ``equals``
+    compares the value with its type (a `JsonString` is a string, never the number it spells).
+    """
 
     __slots__ = ("expression", "path", "steps")
 
@@ -119,7 +124,21 @@ class JsonPathTransform:
             value = document
         else:
             return f"transform json_path:{self.expression}: path not found in the output"
-        return Response(value if type(value) is str else dumps(value))
+        if type(value) is str:
+            return JsonString(value)
+        return Response(value)
+
+
+class JsonString(Response):
+    """A string picked out of JSON by a transform: text to text assertions, a string to ``equals``.
+
+    ``{"n": "7"}`` and ``{"n": 7}`` give the same text, ``7``; only the type tells them apart,
+    and ``equals 7`` must fail on the first. Its text is parsed as JSON only by the assertions
+    about the text itself (``is-json``, ``contains-json``), so a JSON document held in a string
+    field (tool-call arguments) can still be validated.
+    """
+
+    __slots__ = ()
 
 
 class TypedAssertion(Checker):
@@ -216,6 +235,35 @@ def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | bool |
         return False
 
 
+def _unread_fields(spec: TypedSpec, entry: Entry, name: str, ctx: BuildContext) -> None:
+    """Record ``value`` or ``threshold`` given to a built-in that would ignore it.
+
+    A field the assertion would ignore is a problem, never silently dropped: a user who wrote
+    ``{type: contains, value: x, threshold: 0.5}`` or ``{type: cost, value: 0.5}`` meant
+    something that would not happen.
+    """
+    if spec.given("value") and not entry.value:
+        ctx.at("value").problem(
+            f"{name} does not read value; its limit is threshold (e.g. threshold: 0.5)"
+        )
+    if spec.given("threshold") and not entry.threshold:
+        ctx.at("threshold").problem(
+            f"{name} has no threshold: it passes or fails (a pass mark for a whole check goes "
+            "next to the assertion list, not on one assertion)"
+        )
+
+
+def _check_config(spec: TypedSpec, entry: Entry, name: str, ctx: BuildContext) -> None:
+    """Validate ``config`` against the built-in's options model (unknown keys, wrong types)."""
+    if not spec.config:
+        return
+    if entry.options is None:
+        keys = ", ".join(map(repr, spec.config))
+        ctx.problem(f"{name} takes no config options, got {keys}")
+    else:
+        ctx.model(entry.options, spec.config)
+
+
 def compile_typed_list(
     items: Any, ctx: BuildContext
 ) -> tuple[list[Checker], list[float], list[str | None]]:
@@ -244,8 +292,18 @@ def compile_typed_list(
             hint = f" (did you mean '{prefix}{suggestion}'?)" if suggestion else ""
             item_ctx.at("type").problem(f"unknown assertion '{name}'{hint}")
             continue
+        # Problems with `config` are reported after the builder's own (fields in the order
+        # they are written), and the builder sees the default options instead of bad ones.
+        config_problems: list[Problem] = []
+        if entry.builtin:
+            config_ctx = BuildContext(ctx.registry, ctx.options, config_problems, "")
+            _unread_fields(spec, entry, base, item_ctx)
+            _check_config(spec, entry, base, config_ctx.at(item_ctx.location).at("config"))
+            if config_problems:
+                spec = spec.model_copy(update={"config": {}})
         transform = _transform(spec, item_ctx)
         inner = entry.build(spec, item_ctx)
+        ctx.problems.extend(config_problems)
         if inner is None or transform is False or len(ctx.problems) > before:
             continue
         if negate or isinstance(transform, JsonPathTransform):

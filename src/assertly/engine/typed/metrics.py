@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._base import BuildContext, Checker
 from .._registry import typed_assertion
@@ -94,7 +96,7 @@ class Levenshtein(Checker):
         )
 
 
-@typed_assertion("levenshtein")
+@typed_assertion("levenshtein", threshold=True)
 def build_levenshtein(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """Edit distance to the reference is at most the threshold (default 5)."""
     reference = _reference(spec, ctx)
@@ -189,7 +191,7 @@ class Graded(Checker):
         )
 
 
-@typed_assertion("bleu")
+@typed_assertion("bleu", threshold=True)
 def build_bleu(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """BLEU-4 against the reference is at least the threshold (default 0.5); graded score."""
     reference = _reference(spec, ctx)
@@ -252,19 +254,31 @@ class RougeScorer:
         return float(self.scorer.score(reference, candidate)[self.rouge_type].fmeasure)
 
 
-@typed_assertion("rouge-n")
+class RougeOptions(BaseModel):
+    """``config`` of ``rouge-n``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    n: Literal[1, 2, 3, 4, "L", "Lsum"] = Field(
+        default=1,
+        description="The ROUGE variant: 1-4 (n-grams), L or Lsum (longest common subsequence).",
+    )
+
+    @field_validator("n", mode="before")
+    @classmethod
+    def _known_variant(cls, value: Any) -> Any:
+        # Checked by hand: `true == 1` in Python, so a Literal alone takes `n: true` for 1.
+        if isinstance(value, bool) or value not in _ROUGE_TYPES:
+            raise ValueError("n must be 1, 2, 3, 4, 'L' or 'Lsum'")
+        return value
+
+
+@typed_assertion("rouge-n", threshold=True, options=RougeOptions)
 def build_rouge_n(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """ROUGE-1 F-measure (or ``config: {n: 2}`` / ``{n: "L"}``) is at least the threshold."""
     reference = _reference(spec, ctx)
     threshold = _threshold(spec, 0.75, ctx, unit=True)
-    n = spec.config.get("n", 1)
-    unknown = set(spec.config) - {"n"}
-    if unknown:
-        ctx.at("config").problem(f"unknown keys {sorted(unknown)} (allowed: n)")
-        return None
-    if n not in _ROUGE_TYPES or isinstance(n, bool):
-        ctx.at("config").at("n").problem(f"n must be 1, 2, 3, 4, 'L' or 'Lsum', got {n!r}")
-        return None
+    n = spec.config.get("n", 1)  # validated against RougeOptions before this runs
     if reference is None or threshold is None:
         return None
     rouge_type = _ROUGE_TYPES[n]

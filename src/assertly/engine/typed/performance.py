@@ -1,6 +1,7 @@
 """Cost and latency assertions, judged from the call's context rather than the output text.
 
-A metric that was not measured for this output is an error, never a pass.
+A metric that was not measured for this output, or is NaN or infinite, is an error, never a
+pass (nor, under ``not-``, a pass either).
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ class AtMost(Checker):
             )
         if not isinstance(measured, int | float) or isinstance(measured, bool):
             return errored(self.key, f"{self.attribute} is not a number: {measured!r}")
+        if not math.isfinite(measured):
+            # NaN compares false with everything, so it would fail and its not- form pass;
+            # an infinite cost is no measurement either.
+            return errored(
+                self.key,
+                f"{self.attribute} is {measured!r}, not a finite number, so {self.key} cannot "
+                "be judged",
+                expected=self.threshold,
+            )
         if measured <= self.threshold:
             return passed(self.key)
         return failed(
@@ -61,14 +71,14 @@ def _limit(spec: TypedSpec, ctx: BuildContext) -> float | None:
     return threshold
 
 
-@typed_assertion("cost")
+@typed_assertion("cost", threshold=True, value=False)
 def build_cost(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """The call's cost_usd is at most the threshold (default 0.0)."""
     limit = _limit(spec, ctx)
     return None if limit is None else AtMost("cost", "cost_usd", " USD", limit)
 
 
-@typed_assertion("latency")
+@typed_assertion("latency", threshold=True, value=False)
 def build_latency(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """The call's latency_ms is at most the threshold (default 0.0)."""
     limit = _limit(spec, ctx)

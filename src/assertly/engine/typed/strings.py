@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from .._base import BuildContext, Checker
 from .._regex import Pattern
 from .._registry import typed_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
-from .._values import dumps, fmt, json_equal
-from ._wrapper import TypedSpec
+from .._values import dumps, fmt, json_equal, json_type
+from ._wrapper import JsonString, TypedSpec
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -60,6 +62,8 @@ class Equals(Checker):
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         text = response.text
+        if type(response) is JsonString:
+            return self._check_string(text)
         if text == self.expected_text:
             return passed(self.key)
         if self.expected_json is not NOT_JSON:
@@ -81,6 +85,28 @@ class Equals(Checker):
             self.key,
             f"Expected output {fmt(_clip(self.expected_text))}, got {fmt(_clip(text))}",
             expected=self.expected_text,
+            actual=text,
+        )
+
+    def _check_string(self, text: str) -> AssertionResult:
+        """A string picked from JSON equals a string ``value`` (as written or JSON-quoted)."""
+        expected = self.expected
+        if (type(expected) is str and text == expected) or (
+            type(self.expected_json) is str and text == self.expected_json
+        ):
+            return passed(self.key)
+        if type(expected) is str and type(self.expected_json) is not str:
+            return failed(
+                self.key,
+                f"Expected output {fmt(_clip(expected))}, got {fmt(_clip(text))}",
+                expected=expected,
+                actual=text,
+            )
+        return failed(
+            self.key,
+            f"Expected {json_type(self.expected_json)} {_clip(fmt_json(self.expected_json))}, "
+            f"got string {_clip(fmt_json(text))}",
+            expected=self.expected_json,
             actual=text,
         )
 
@@ -291,7 +317,15 @@ class Regex(Checker):
         )
 
 
-@typed_assertion("regex")
+class RegexOptions(BaseModel):
+    """``config`` of ``regex``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    ignore_case: bool = Field(default=False, description="Match letters in any case.")
+
+
+@typed_assertion("regex", options=RegexOptions)
 def build_regex(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """The regex finds a match anywhere in the output (search, not full match)."""
     source = _required_string(spec, ctx, r"value: '\d{4}-\d{2}-\d{2}'")

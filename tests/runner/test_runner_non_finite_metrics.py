@@ -1,0 +1,109 @@
+"""NaN and infinite costs or latencies are never judged, wherever they come from; a Python
+agent's NaN is never stored as ``null``."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from runner_support import HttpAgent, Project
+
+METRIC_ASSERTIONS = {
+    "cost": {"type": "cost", "threshold": 1.0},
+    "not-cost": {"type": "not-cost", "threshold": 1.0},
+    "latency": {"type": "latency", "threshold": 60000},
+    "not-latency": {"type": "not-latency", "threshold": 60000},
+}
+
+
+def _metric_tests(payload: dict[str, object]) -> list[dict[str, object]]:
+    return [
+        {"id": name, "input": payload, "assertions": [assertion]}
+        for name, assertion in METRIC_ASSERTIONS.items()
+    ]
+
+
+@pytest.mark.parametrize("reported", ["NaN", "nan", "Infinity", "-inf", "inf"])
+def test_a_non_finite_cost_header_is_an_error_for_cost_and_not_cost(
+    project: Project, http_server: HttpAgent, reported: str
+) -> None:
+    project.write("assertly.yaml", {"agents": {"api": http_server.url("/metrics")}})
+    tests = _metric_tests({"cost": reported, "latency": reported})
+    project.write("m.tests.yaml", {"agent": "api", "test_suites": {"m": {"tests": tests}}})
+    result = project.run("run", ".")
+    assert result.exit_code == 1
+    for name in METRIC_ASSERTIONS:
+        trial = result.tests[name]["trials"][0]
+        assert result.status(name) == "error", (name, trial)
+        attribute = "cost_usd" if "cost" in name else "latency_ms"
+        message = trial["failures"][0]["message"]
+        assert message.startswith(f"{attribute} is "), message
+        assert "not a finite number" in message
+
+
+def test_a_finite_cost_header_is_judged(project: Project, http_server: HttpAgent) -> None:
+    project.write("assertly.yaml", {"agents": {"api": http_server.url("/metrics")}})
+    tests = _metric_tests({"cost": "0.5", "latency": "12"})
+    project.write("m.tests.yaml", {"agent": "api", "test_suites": {"m": {"tests": tests}}})
+    result = project.run("run", ".")
+    assert {name: result.status(name) for name in METRIC_ASSERTIONS} == {
+        "cost": "passed",
+        "not-cost": "failed",
+        "latency": "passed",
+        "not-latency": "failed",
+    }
+
+
+def test_a_nan_cost_in_a_metadata_file_is_an_error(project: Project) -> None:
+    # Python's json.dump writes NaN unless told not to; the file is still read.
+    tests = [
+        {"id": name, "input": {"mode": "meta", "cost": "nan"}, "assertions": [assertion]}
+        for name, assertion in METRIC_ASSERTIONS.items()
+        if "cost" in name
+    ]
+    project.tests_file("meta.tests.yaml", {"s": tests})
+    result = project.run("run", ".", "--target", project.agent)
+    for name in ("cost", "not-cost"):
+        assert result.status(name) == "error"
+        message = result.tests[name]["trials"][0]["failures"][0]["message"]
+        assert message == "cost_usd is nan, not a finite number, so cost cannot be judged"
+
+
+NAN_AGENT = """
+from assertly.targets import TargetResponse
+
+def value(payload):
+    return {"status": "success", "score": float("nan")}
+
+def nested(payload):
+    return {"status": "success", "results": [{"relevance": float("-inf")}]}
+
+def bare(payload):
+    return float("inf")
+
+def cost(payload):
+    return TargetResponse({"status": "success"}, cost_usd=float("nan"))
+"""
+
+
+def test_a_python_agent_returning_nan_is_an_error_not_null(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"py_nan_{uuid.uuid4().hex[:8]}"
+    project.write(f"{name}.py", NAN_AGENT)
+    monkeypatch.syspath_prepend(str(project.root))
+    project.tests_file(
+        "nan.tests.yaml",
+        {"s": [{"id": "t", "input": {}, "expect": {"status": "success"}}]},
+    )
+    for function, shown in (("value", "nan"), ("nested", "-inf"), ("bare", "inf")):
+        result = project.run("run", ".", "--target", f"py:{name}:{function}")
+        assert result.status("t") == "error", function
+        error = result.tests["t"]["trials"][0]["error"]
+        assert f"returned a value holding {shown}, which is not JSON" in error
+    project.tests_file(
+        "nan.tests.yaml",
+        {"s": [{"id": "t", "input": {}, "assertions": [{"type": "not-cost", "threshold": 1}]}]},
+    )
+    result = project.run("run", ".", "--target", f"py:{name}:cost")
+    assert result.status("t") == "error"
