@@ -117,6 +117,13 @@ class PythonTarget:
         except Exception as error:  # the agent's bug is a verdict of error, not our crash
             raise TargetError(f"{type(error).__name__}: {error}") from None
         response = returned if isinstance(returned, TargetResponse) else TargetResponse(returned)
+        if response.output is None:
+            # Almost always a function that forgot to return; judged as JSON null, it would
+            # pass every `not-contains`. An agent whose answer is null can return "null".
+            raise TargetError(
+                "returned None, so there is no output to judge (return the response as text "
+                "or a JSON value, or a TargetResponse; for a JSON null answer return 'null')"
+            )
         problem = _unstorable(response.output, MAX_VALUE_NESTING)
         if problem is not None:
             raise TargetError(problem)

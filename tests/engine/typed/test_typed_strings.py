@@ -48,9 +48,12 @@ def test_equals_string_mismatch_names_expected_and_actual() -> None:
     assert result.actual == "expected  output"
 
 
-def test_equals_plain_text_is_exact_not_trimmed_or_case_folded() -> None:
+def test_equals_plain_text_is_exact_but_for_its_edges() -> None:
     assert not judge({"type": "equals", "value": "Hello"}, "hello").passed
-    assert not judge({"type": "equals", "value": "Hello"}, "Hello\n").passed
+    assert not judge({"type": "equals", "value": "Hello world"}, "Hello  world").passed
+    # A command's final newline, or a byte order mark, is not part of the answer.
+    assert judge({"type": "equals", "value": "Hello"}, "Hello\n").passed
+    assert judge({"type": "equals", "value": "Hello"}, "\ufeffHello\r\n").passed
 
 
 def test_equals_json_is_deep_and_key_order_free() -> None:
@@ -230,7 +233,10 @@ def test_seed_starts_with_example() -> None:
 
 
 def test_starts_with_is_a_prefix_not_a_substring() -> None:
-    assert not judge({"type": "starts-with", "value": "Summary:"}, " Summary: x").passed
+    assert not judge({"type": "starts-with", "value": "Summary:"}, "A Summary: x").passed
+    # Leading whitespace and invisible marks (a BOM, an RLM) are not where an answer starts.
+    assert judge({"type": "starts-with", "value": "Summary:"}, " \n\ufeffSummary: x").passed
+    assert judge({"type": "starts-with", "value": "Summary:"}, "\u200fSummary: x").passed
 
 
 # --- regex ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from .._regex import Pattern
 from .._registry import typed_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
+from .._text import fold, lstrip_edges, nfc, strip_edges
 from .._values import dumps, fmt, json_equal, json_type
 from ._wrapper import JsonString, TypedSpec
 
@@ -41,20 +42,26 @@ def _required_string(spec: TypedSpec, ctx: BuildContext, example: str) -> str | 
 
 
 class Equals(Checker):
-    """Deep JSON equality when both sides are JSON; exact string equality otherwise."""
+    """Deep JSON equality when both sides are JSON; text equality otherwise.
 
-    __slots__ = ("expected", "expected_json", "expected_text")
+    Text is compared in NFC, without the whitespace and invisible marks at its ends (a command's
+    final newline, a byte order mark); everything between is compared exactly.
+    """
+
+    __slots__ = ("compared_text", "expected", "expected_json", "expected_text")
 
     def __init__(self, expected: Any) -> None:
         self.key = "equals"
         self.expected = expected
         if isinstance(expected, str):
             self.expected_text = expected
+            self.compared_text = strip_edges(nfc(expected))
             from .._response import Response as _Response
 
             self.expected_json = _Response(expected).whole_json
         else:
             self.expected_text = dumps(expected)
+            self.compared_text = self.expected_text
             self.expected_json = expected
 
     def describe(self) -> str:
@@ -64,7 +71,7 @@ class Equals(Checker):
         text = response.text
         if type(response) is JsonString:
             return self._check_string(text)
-        if text == self.expected_text:
+        if text == self.expected_text or strip_edges(nfc(text)) == self.compared_text:
             return passed(self.key)
         if self.expected_json is not NOT_JSON:
             actual = response.whole_json
@@ -91,8 +98,9 @@ class Equals(Checker):
     def _check_string(self, text: str) -> AssertionResult:
         """A string picked from JSON equals a string ``value`` (as written or JSON-quoted)."""
         expected = self.expected
-        if (type(expected) is str and text == expected) or (
-            type(self.expected_json) is str and text == self.expected_json
+        text = nfc(text)  # a JSON string's own whitespace is content: only NFC applies
+        if (type(expected) is str and text == nfc(expected)) or (
+            type(self.expected_json) is str and text == nfc(self.expected_json)
         ):
             return passed(self.key)
         if type(expected) is str and type(self.expected_json) is not str:
@@ -150,24 +158,22 @@ def build_equals(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
 
 
 class Contains(Checker):
-    """Substring, case-sensitive or (``icontains``) by casefold."""
+    """Substring of the NFC text, case-sensitive or (``icontains``) caseless (`fold`)."""
 
     __slots__ = ("folded", "needle", "text")
 
-    def __init__(self, key: str, text: str, fold: bool) -> None:
+    def __init__(self, key: str, text: str, folded: bool) -> None:
         self.key = key
         self.text = text  # as written, for messages
-        self.needle = text.casefold() if fold else text
-        self.folded = fold
+        self.needle = fold(text) if folded else nfc(text)
+        self.folded = folded
 
     def describe(self) -> str:
         how = " (any case)" if self.folded else ""
         return f"output contains {fmt(self.text)}{how}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        text = response.text
-        if self.folded:
-            text = text.casefold()
+        text = fold(response.text) if self.folded else nfc(response.text)
         if self.needle in text:
             return passed(self.key)
         return failed(
@@ -182,24 +188,25 @@ class Contains(Checker):
 def build_contains(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """Case-sensitive substring."""
     text = _required_string(spec, ctx, "value: 'machine learning'")
-    return Contains("contains", text, fold=False) if text else None
+    return Contains("contains", text, folded=False) if text else None
 
 
 @typed_assertion("icontains")
 def build_icontains(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
-    """Case-insensitive substring (Unicode casefold)."""
+    """Case-insensitive substring (Unicode case folding, NFC)."""
     text = _required_string(spec, ctx, "value: 'Machine Learning'")
-    return Contains("icontains", text, fold=True) if text else None
+    return Contains("icontains", text, folded=True) if text else None
 
 
 class ContainsMany(Checker):
     """All (``contains-all``) or any (``contains-any``) of several substrings."""
 
-    __slots__ = ("need_all", "texts")
+    __slots__ = ("need_all", "needles", "texts")
 
     def __init__(self, key: str, texts: list[str], need_all: bool) -> None:
         self.key = key
-        self.texts = texts
+        self.texts = texts  # as written, for messages
+        self.needles = [nfc(text) for text in texts]
         self.need_all = need_all
 
     def describe(self) -> str:
@@ -207,9 +214,13 @@ class ContainsMany(Checker):
         return f"output contains {quantifier} " + ", ".join(map(fmt, self.texts))
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        text = response.text
+        text = nfc(response.text)
         if self.need_all:
-            missing = [item for item in self.texts if item not in text]
+            missing = [
+                written
+                for written, needle in zip(self.texts, self.needles, strict=True)
+                if needle not in text
+            ]
             if not missing:
                 return passed(self.key)
             return failed(
@@ -218,14 +229,14 @@ class ContainsMany(Checker):
                 expected=self.texts,
                 actual=_clip(text),
             )
-        for item in self.texts:
-            if item in text:
+        for needle in self.needles:
+            if needle in text:
                 return passed(self.key)
         return failed(
             self.key,
             "Output contains none of " + ", ".join(map(fmt, self.texts)),
             expected=self.texts,
-            actual=_clip(text),
+            actual=_clip(response.text),
         )
 
 
@@ -261,20 +272,21 @@ def build_contains_any(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
 
 
 class StartsWith(Checker):
-    """The output starts with a prefix."""
+    """The NFC output, after leading whitespace and invisible marks, starts with a prefix."""
 
-    __slots__ = ("prefix",)
+    __slots__ = ("compared", "prefix")
 
     def __init__(self, prefix: str) -> None:
         self.key = "starts-with"
-        self.prefix = prefix
+        self.prefix = prefix  # as written, for messages
+        self.compared = nfc(prefix)
 
     def describe(self) -> str:
         return f"output starts with {fmt(self.prefix)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         text = response.text
-        if text.startswith(self.prefix):
+        if text.startswith(self.prefix) or lstrip_edges(nfc(text)).startswith(self.compared):
             return passed(self.key)
         return failed(
             self.key,
@@ -306,7 +318,7 @@ class Regex(Checker):
         return f"output matches {fmt(self.pattern.source)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        if self.pattern.search(response.text) is not None:
+        if self.pattern.search(nfc(response.text)) is not None:
             return passed(self.key)
         return failed(
             self.key,

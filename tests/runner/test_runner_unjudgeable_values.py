@@ -1,5 +1,5 @@
-"""NaN and infinite costs or latencies are never judged, wherever they come from; a Python
-agent's NaN is never stored as ``null``."""
+"""Values that cannot be judged are errors, never verdicts: NaN and infinite costs or latencies
+wherever they come from, a Python agent's NaN (never stored as ``null``) or its None."""
 
 from __future__ import annotations
 
@@ -107,3 +107,32 @@ def test_a_python_agent_returning_nan_is_an_error_not_null(
     )
     result = project.run("run", ".", "--target", f"py:{name}:cost")
     assert result.status("t") == "error"
+
+
+NONE_AGENT = """
+def forgot(payload):
+    payload["seen"] = True  # no return
+
+def null_text(payload):
+    return "null"
+"""
+
+
+def test_a_python_agent_returning_none_is_an_error(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Judged as JSON null, a forgotten `return` would pass every not- assertion.
+    name = f"py_none_{uuid.uuid4().hex[:8]}"
+    project.write(f"{name}.py", NONE_AGENT)
+    monkeypatch.syspath_prepend(str(project.root))
+    project.tests_file(
+        "none.tests.yaml",
+        {"s": [{"id": "t", "input": {}, "assertions": [{"type": "not-contains", "value": "x"}]}]},
+    )
+    forgot = project.run("run", ".", "--target", f"py:{name}:forgot")
+    assert forgot.status("t") == "error"
+    assert (
+        "returned None, so there is no output to judge" in forgot.tests["t"]["trials"][0]["error"]
+    )
+    null = project.run("run", ".", "--target", f"py:{name}:null_text")
+    assert null.status("t") == "passed"
