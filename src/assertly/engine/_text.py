@@ -7,9 +7,10 @@ the second. Text assertions compare NFC forms, so a user never sees ``'café' no
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
-__all__ = ["fold", "lstrip_edges", "nfc", "strip_edges"]
+__all__ = ["count_words", "fold", "lstrip_edges", "nfc", "strip_edges"]
 
 # Characters that carry no visible content at the edges of an output: whitespace (str.strip's
 # set) plus the byte order mark, zero-width space, word joiner and the bidirectional marks.
@@ -52,3 +53,37 @@ def lstrip_edges(text: str) -> str:
         if stripped == text:
             return stripped
         text = stripped
+
+
+# Chinese and Japanese are written without spaces, and a character is the unit people count
+# (a "word count" of Chinese text is a character count). Thai, Lao, Khmer and Myanmar are
+# written without spaces too, but their words span several characters and splitting them
+# needs a dictionary: there a run between spaces counts once.
+_IDEOGRAPHIC = (
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0002ffff"  # CJK extensions B and later
+)
+# Pieces of text between whitespace or zero-width spaces (U+200B, which separates words in
+# some scripts), each ideograph a piece of its own.
+_PIECE = re.compile(f"[{_IDEOGRAPHIC}]|[^\\s\u200b{_IDEOGRAPHIC}]+")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+# An ASCII run of only punctuation or symbols ("-", "--", "*"), standing between spaces.
+_ASCII_SYMBOLS_ONLY = re.compile(r"(?<!\S)[^\sA-Za-z0-9]+(?!\S)")
+
+
+def count_words(text: str) -> int:
+    """The number of words: runs between whitespace, each Chinese or Japanese character a word.
+
+    A run without a letter or digit (a dash, a bullet, an emoji) is not a word; a hyphenated
+    compound (``state-of-the-art``) is one.
+    """
+    if text.isascii():
+        words = text.split()
+        if _ASCII_SYMBOLS_ONLY.search(text) is None:
+            return len(words)
+        return sum(1 for word in words if _LETTER_OR_DIGIT.search(word))
+    return sum(1 for piece in _PIECE.findall(text) if _LETTER_OR_DIGIT.search(piece))

@@ -117,3 +117,34 @@ def test_contains_is_blind_to_normal_forms(output: str, start: int, length: int)
             expected = unicodedata.normalize("NFC", written) in unicodedata.normalize("NFC", shown)
             got = outcome({"type": "contains", "value": written}, shown)
             assert (got is Outcome.PASSED) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "words"),
+    [
+        ("one two three", 3),
+        ("Hello - world", 2),  # a lone dash is not a word
+        ("Hello — world • again", 3),
+        ("state-of-the-art design", 2),  # a hyphenated compound is one word
+        ("我爱你。", 3),  # each Chinese character is a word; punctuation is not
+        ("日本語のテキスト", 8),
+        ("我爱Python 3", 4),
+        ("สวัสดีครับ ผม", 2),  # Thai: a run between spaces (splitting needs a dictionary)
+        ("a\u200bb c", 3),  # a zero-width space separates words
+        ("दिल दाल", 2),
+        ("😀 hi", 1),
+        ("  \n ", 0),
+    ],
+)
+def test_word_count_counts_words_people_count(output: str, words: int) -> None:
+    result = assertly.compile([{"type": "word-count", "value": words}]).check(output)
+    assert result.passed, result.results[0].message
+    over = assertly.compile([{"type": "word-count", "value": words + 1}]).check(output)
+    assert over.results[0].message.endswith(f"got {words}")
+
+
+@PROPERTY
+@given(words=st.lists(st.text(alphabet="abcXYZ019", min_size=1, max_size=6), max_size=12))
+def test_word_count_of_plain_words_is_the_number_of_words(words: list[str]) -> None:
+    output = " ".join(words)
+    assert assertly.compile([{"type": "word-count", "value": len(words)}]).check(output).passed

@@ -15,7 +15,7 @@ from .._regex import Pattern
 from .._registry import typed_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
-from .._text import fold, lstrip_edges, nfc, strip_edges
+from .._text import count_words, fold, lstrip_edges, nfc, strip_edges
 from .._values import dumps, fmt, json_equal, json_type
 from ._wrapper import JsonString, TypedSpec
 
@@ -349,7 +349,7 @@ def build_regex(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
 
 
 class WordCount(Checker):
-    """The number of whitespace-separated words is exact or within [min, max]."""
+    """The number of words (`count_words`) is exact or within [min, max]."""
 
     __slots__ = ("high", "low")
 
@@ -373,7 +373,7 @@ class WordCount(Checker):
         return f"output has {self._bounds()}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        count = len(response.text.split())
+        count = count_words(response.text)
         low, high = self.low, self.high
         if (low is None or count >= low) and (high is None or count <= high):
             return passed(self.key)
