@@ -148,3 +148,17 @@ def test_word_count_counts_words_people_count(output: str, words: int) -> None:
 def test_word_count_of_plain_words_is_the_number_of_words(words: list[str]) -> None:
     output = " ".join(words)
     assert assertly.compile([{"type": "word-count", "value": len(words)}]).check(output).passed
+
+
+@pytest.mark.parametrize(
+    ("expect", "response"),
+    [
+        ({"contains": "café"}, {"status": nfd("un café")}),
+        ({"contains": nfd("café")}, 'prose around "un café"'),
+        ({"summary_contains": "crème"}, {"summary": nfd("la crème")}),
+        ({"message_contains": nfd("Ñandú")}, {"message": "un Ñandú"}),
+        ({"field_contains": {"path": "a.b", "text": "é"}}, {"a": {"b": nfd("é")}}),
+    ],
+)
+def test_expect_dict_text_keys_match_across_forms(expect: Any, response: Any) -> None:
+    assert assertly.compile(expect).check(response).passed

@@ -13,6 +13,7 @@ from .._paths import DotPath, PathMiss
 from .._registry import expect_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
+from .._text import fold, nfc
 from .._values import dumps, fmt, json_equal
 from ._common import JsonChecker, Params, miss_result
 
@@ -77,11 +78,11 @@ def _walk_strings(value: Any, needle: str) -> bool:
     while stack:
         item = stack.pop()
         if type(item) is str:
-            if needle in item:
+            if needle in nfc(item):
                 return True
         elif isinstance(item, dict):
             for key, child in item.items():
-                if isinstance(key, str) and needle in key:
+                if isinstance(key, str) and needle in nfc(key):
                     return True
                 stack.append(child)
         elif isinstance(item, list | tuple):
@@ -90,26 +91,27 @@ def _walk_strings(value: Any, needle: str) -> bool:
 
 
 class ResponseContains(Checker):
-    """``contains``: the text occurs anywhere in the response."""
+    """``contains``: the text occurs anywhere in the response (compared in NFC)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("needle", "text")
 
     def __init__(self, text: str) -> None:
         self.key = "contains"
-        self.text = text
+        self.text = text  # as written, for messages
+        self.needle = nfc(text)
 
     def describe(self) -> str:
         return f"response contains {fmt(self.text)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        needle = self.text
-        if needle in response.text:
+        needle = self.needle
+        if needle in nfc(response.text):
             return passed(self.key)
         # Pretty-printed or escaped JSON text can hide a match that the values contain.
         data = response.json
-        if data is not NOT_JSON and (needle in dumps(data) or _walk_strings(data, needle)):
+        if data is not NOT_JSON and (needle in nfc(dumps(data)) or _walk_strings(data, needle)):
             return passed(self.key)
-        return failed(self.key, f"Response does not contain {fmt(needle)}", expected=needle)
+        return failed(self.key, f"Response does not contain {fmt(self.text)}", expected=self.text)
 
 
 @expect_assertion("contains")
@@ -124,19 +126,20 @@ def build_contains(value: Any, ctx: BuildContext) -> Checker | None:
 class FieldContainsText(JsonChecker):
     """``message_contains`` / ``summary_contains`` / ``field_contains``."""
 
-    __slots__ = ("path", "text")
+    __slots__ = ("needle", "path", "text")
 
     def __init__(self, key: str, path: DotPath, text: str) -> None:
         self.key = key
         self.path = path
-        self.text = text
+        self.text = text  # as written, for messages
+        self.needle = nfc(text)
 
     def describe(self) -> str:
         return f"{self.path.text} contains {fmt(self.text)}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
         value = self.path.get(data)
-        if type(value) is str and self.text in value:
+        if type(value) is str and self.needle in nfc(value):
             return passed(self.key)
         name = self.path.text
         if type(value) is PathMiss:
@@ -150,7 +153,7 @@ class FieldContainsText(JsonChecker):
                 actual=value,
             )
         message = f"{name}: expected to contain {fmt(self.text)}, got {fmt(_clip(value))}"
-        if self.text.casefold() in value.casefold():
+        if fold(self.text) in fold(value):
             message += " (a case-insensitive match exists; this check is case-sensitive)"
         return failed(self.key, message, path=name, expected=self.text, actual=value)
 
