@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from .._exceptions import ConfigError, Problem
 from ..engine._values import loads
 from ._json_source import UnusualJSON, depth_exceeds, parse_json_with_positions
+from ._yaml import yaml_loader
 
 __all__ = ["MAX_FILE_BYTES", "Source", "parse_yaml", "read_source"]
 
@@ -72,38 +73,6 @@ class Source:
                 return position[0]
             probe = probe[:-1]
         return None
-
-
-_LOADER: Any = None
-
-
-def _yaml_loader() -> Any:
-    """The safe loader (libyaml's when present) whose bad scalars are YAML errors.
-
-    PyYAML's safe constructor raises plain ``ValueError``/``KeyError`` for a value that does
-    not fit its tag (``2026-02-30``, ``!!int abc``, ``!!bool maybe``); here they carry the place.
-    """
-    global _LOADER  # noqa: PLW0603 - built once, on first use
-    if _LOADER is None:
-        import yaml
-
-        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-        class Loader(base):  # type: ignore[valid-type,misc]
-            def construct_object(self, node: Any, deep: bool = False) -> Any:
-                try:
-                    return super().construct_object(node, deep)
-                except yaml.YAMLError:
-                    raise
-                except Exception as error:  # ValueError, KeyError, IndexError, TypeError …
-                    reason = f"cannot read {node.value!r} as {node.tag.rsplit(':', 1)[-1]}"
-                    detail = "" if isinstance(error, KeyError) else str(error)
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"{reason} ({detail})" if detail else reason, node.start_mark
-                    ) from None
-
-        _LOADER = Loader
-    return _LOADER
 
 
 class _Frame:
@@ -249,7 +218,9 @@ class _Composer:
             parent.pending = node
             return
         key_node, parent.pending = parent.pending, None
-        if type(key_node) is self.scalar_node:
+        if type(key_node) is not self.scalar_node or key_node.tag != _STR_TAG:
+            self._non_string_key(key_node)
+        elif type(key_node) is self.scalar_node:
             mark = key_node.start_mark
             where = (mark.line + 1, mark.column + 1)
             self.positions.setdefault((*parent.key, key_node.value), where)
@@ -263,6 +234,25 @@ class _Composer:
                     )
                 )
         parent.node.value.append((key_node, node))
+
+    def _non_string_key(self, key_node: Any) -> None:
+        """Record a key that JSON cannot hold (a number, boolean, null, list or mapping)."""
+        if key_node.tag == _MERGE_TAG:
+            return  # `<<: *defaults` merges a mapping in; it is not a key of its own
+        mark = key_node.start_mark
+        written = key_node.value if type(key_node) is self.scalar_node else "a list or mapping"
+        kind = key_node.tag.rsplit(":", 1)[-1] if type(key_node) is self.scalar_node else ""
+        detail = f" (read as {kind})" if kind and kind != "str" else ""
+        self.duplicates.append(
+            Problem(
+                f"{self.where}:{mark.line + 1}:{mark.column + 1}",
+                f"mapping keys must be strings, got {written!r}{detail}; quote the key",
+            )
+        )
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def parse_yaml(text: str, where: str) -> tuple[Any, dict[Key, tuple[int, int]]]:
@@ -282,20 +272,38 @@ def parse_yaml(text: str, where: str) -> tuple[Any, dict[Key, tuple[int, int]]]:
     """
     import yaml
 
-    loader = _yaml_loader()(text)
+    try:
+        return _parse_yaml(text, where, fast=True)
+    except yaml.MarkedYAMLError as error:
+        # libyaml refuses flow nesting past 1,000 levels while it scans ahead, before this
+        # composer sees the 201st level; PyYAML's own parser gets there and says so clearly.
+        if "maximum nesting depth" not in str(error.problem):
+            raise _yaml_problem(error, where) from None
+    except yaml.YAMLError as error:
+        raise ConfigError([Problem(where, f"invalid YAML: {error}")]) from None
+    try:
+        return _parse_yaml(text, where, fast=False)
+    except yaml.MarkedYAMLError as error:
+        raise _yaml_problem(error, where) from None
+    except yaml.YAMLError as error:
+        raise ConfigError([Problem(where, f"invalid YAML: {error}")]) from None
+
+
+def _yaml_problem(error: Any, where: str) -> ConfigError:
+    mark = error.problem_mark or error.context_mark
+    at = f"{where}:{mark.line + 1}:{mark.column + 1}" if mark else where
+    reason = error.problem or error.context or "invalid YAML"
+    return ConfigError([Problem(at, f"invalid YAML: {reason}")])
+
+
+def _parse_yaml(text: str, where: str, *, fast: bool) -> tuple[Any, dict[Key, tuple[int, int]]]:
+    loader = yaml_loader(fast=fast)(text)
     try:
         composer = _Composer(loader, where)
         node = composer.compose()
         if composer.duplicates:
             raise ConfigError(composer.duplicates)
         data = None if node is None else loader.construct_document(node)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        at = f"{where}:{mark.line + 1}:{mark.column + 1}" if mark else where
-        reason = error.problem or error.context or "invalid YAML"
-        raise ConfigError([Problem(at, f"invalid YAML: {reason}")]) from None
-    except yaml.YAMLError as error:
-        raise ConfigError([Problem(where, f"invalid YAML: {error}")]) from None
     finally:
         loader.dispose()
     return data, composer.positions
