@@ -30,9 +30,11 @@ def problem_of(text: str) -> str:
 @pytest.mark.parametrize(
     "scalar",
     # YAML 1.1 booleans, sexagesimal numbers, timestamps, 1.1 number spellings.
-    ["yes", "Yes", "YES", "no", "No", "on", "On", "ON", "off", "Off", "y", "n", "Y", "N"]
-    + ["12:30", "1:20:30", "2026-01-01", "2026-01-01T10:00:00Z", "2026-01-01 10:00:00"]
-    + ["1_000", "0b101", "+0x1F", "0O17", "1,000", "tRue", "nil", "None", "NaN", "inf"],
+    [
+        *("yes", "Yes", "YES", "no", "No", "on", "On", "ON", "off", "Off", "y", "n", "Y", "N"),
+        *("12:30", "1:20:30", "2026-01-01", "2026-01-01T10:00:00Z", "2026-01-01 10:00:00"),
+        *("1_000", "0b101", "+0x1F", "0O17", "1,000", "tRue", "nil", "None", "NaN", "inf"),
+    ],
 )
 def test_yaml_1_1_only_forms_stay_strings(scalar: str) -> None:
     assert value_of(scalar) == scalar
