@@ -1,17 +1,21 @@
 """``results_schema``: a type (and optional bounds) for fields required in every result.
 
-``{field: "type"}`` or ``{field: {"type": T, "min": a, "max": b}}`` with JSON type names
-(``string``, ``number``, ``integer``, ``boolean``, ``object``, ``array``, ``null``). ``min`` and
-``max`` bound numbers, and the length of strings and arrays. Fields may be dot paths.
+``{field: "type"}`` or ``{field: {"type": T, "min": a, "max": b, "format": F}}`` with JSON type
+names (``string``, ``number``, ``integer``, ``boolean``, ``object``, ``array``, ``null``).
+``min`` and ``max`` bound numbers, and the length of strings and arrays; ``format`` is a JSON
+Schema format a string must have (``date-time``, ``email``, ``uuid`` …). Fields may be dot
+paths.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._jsonschema import FORMATS, format_validator
 from .._paths import DotPath, PathMiss
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
@@ -41,21 +45,32 @@ def _article(value: Any) -> str:
 
 
 class FieldRule:
-    """One field's type and bounds."""
+    """One field's type, bounds and format."""
 
-    __slots__ = ("high", "is_type", "low", "path", "type_name")
+    __slots__ = ("format_name", "format_validator", "high", "is_type", "low", "path", "type_name")
 
-    def __init__(self, path: DotPath, type_name: str, low: float | None, high: float | None):
+    def __init__(
+        self,
+        path: DotPath,
+        type_name: str,
+        low: float | None,
+        high: float | None,
+        format_name: str | None = None,
+    ):
         self.path = path
         self.type_name = type_name
         self.is_type = _TYPES[type_name]
         self.low = low
         self.high = high
+        self.format_name = format_name
+        self.format_validator = format_validator(format_name) if format_name else None
 
     def problem(self, value: Any) -> str | None:
         if not self.is_type(value):
             got = "null" if value is None else f"{json_type(value)} {fmt(value)}"
             return f"expected {self.type_name}, got {got}"
+        if self.format_validator is not None and not self.format_validator.is_valid(value):
+            return f'{fmt(value)} is not a "{self.format_name}"'
         if self.low is None and self.high is None:
             return None
         measure = len(value) if type(value) in (str, list) else value
@@ -126,6 +141,14 @@ def _bound(spec: dict[str, Any], name: str, ctx: BuildContext) -> float | None:
     return float(value)
 
 
+def _format_problem(name: Any, type_name: str) -> str:
+    if type_name != "string":
+        return f"format applies to strings, not {type_name}"
+    close = difflib.get_close_matches(str(name), FORMATS, n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown format {name!r}{hint}; checked formats: {', '.join(FORMATS)}"
+
+
 @expect_assertion("results_schema")
 def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
     """Every result has these fields with these JSON types (and optional min/max)."""
@@ -141,9 +164,9 @@ def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
         if not isinstance(rule_spec, dict):
             field_ctx.problem(f"expected a type name or {{type, min, max}}, got {spec!r}")
             continue
-        unknown = set(rule_spec) - {"type", "min", "max"}
+        unknown = set(rule_spec) - {"type", "min", "max", "format"}
         if unknown:
-            field_ctx.problem(f"unknown keys {sorted(unknown)} (allowed: type, min, max)")
+            field_ctx.problem(f"unknown keys {sorted(unknown)} (allowed: type, min, max, format)")
         type_name = rule_spec.get("type")
         if type_name not in _TYPES:
             field_ctx.at("type").problem(
@@ -159,8 +182,12 @@ def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
             continue
         if low is not None and high is not None and low > high:
             field_ctx.problem(f"min {low:g} is greater than max {high:g}")
+        format_name = rule_spec.get("format")
+        if format_name is not None and (type_name != "string" or format_name not in FORMATS):
+            field_ctx.at("format").problem(_format_problem(format_name, type_name))
+            continue
         if path is not None:
-            rules.append(FieldRule(path, type_name, low, high))
+            rules.append(FieldRule(path, type_name, low, high, format_name))
     if len(ctx.problems) > before:
         return None
     return ResultsSchema(rules)

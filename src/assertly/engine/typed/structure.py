@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._jsonschema import compile_schema, first_error
 from .._registry import typed_assertion
 from .._response import NOT_JSON, iter_json_values
 from .._result import AssertionResult, failed, passed
@@ -27,21 +28,8 @@ def _schema_validator(spec: TypedSpec, ctx: BuildContext) -> tuple[Any, bool]:
     if not isinstance(schema, dict | bool):
         ctx.at("value").problem(f"expected a JSON Schema object, got {schema!r}")
         return None, False
-    import jsonschema_rs
-
-    try:
-        return jsonschema_rs.validator_for(schema), True
-    except Exception as error:  # the library raises ValidationError / ValueError variants
-        first = str(error).strip().splitlines()[0]
-        ctx.at("value").problem(f"invalid JSON Schema: {first}")
-        return None, False
-
-
-def _first_error(validator: Any, value: Any) -> str:
-    for error in validator.iter_errors(value):
-        location = "/".join(str(part) for part in error.instance_path) or "(root)"
-        return f"{location}: {error.message}"
-    return "does not match the schema"
+    validator = compile_schema(schema, ctx.at("value"))
+    return validator, validator is not None
 
 
 class IsJson(Checker):
@@ -64,7 +52,7 @@ class IsJson(Checker):
             return passed(self.key)
         return failed(
             self.key,
-            f"Output JSON does not match the schema: {_first_error(self.validator, value)}",
+            f"Output JSON does not match the schema: {first_error(self.validator, value)}",
             actual=value,
         )
 
@@ -111,7 +99,7 @@ class ContainsJson(Checker):
         return failed(
             self.key,
             f"Output contains {found} JSON {noun}, none matching the schema; first: "
-            f"{_first_error(validator, first_rejected)}",
+            f"{first_error(validator, first_rejected)}",
             actual=first_rejected,
             details={"found": found},
         )
