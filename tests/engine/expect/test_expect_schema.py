@@ -157,7 +157,7 @@ def test_every_schema_problem_is_collected() -> None:
             }
         }
     ) == [
-        ("expect.results_schema.a", "unknown keys ['mn'] (allowed: type, min, max)"),
+        ("expect.results_schema.a", "unknown keys ['mn'] (allowed: type, min, max, format)"),
         (
             "expect.results_schema.a.type",
             "unknown type 'stringy' (expected one of: string, number, integer, boolean, "
