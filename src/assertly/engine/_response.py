@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ._values import dumps, loads
+from ._values import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads_deep
 
 __all__ = ["NOT_JSON", "Response", "iter_json_values"]
 
@@ -40,7 +40,7 @@ _FENCE_LINE = re.compile(r"(`{3,})[ \t]*([\w+.-]*)[ \t\r]*$", re.MULTILINE)
 _JSON_FENCE_LANGUAGES = frozenset({"", "json", "jsonc", "json5"})
 _OPENERS = re.compile(r"[\[{]")
 _CHEAP_ATTEMPTS = 8
-MAX_DEPTH = 1000  # orjson refuses deeper nesting, and so does the stdlib's recursion limit
+MAX_DEPTH = MAX_JSON_DEPTH  # deeper JSON is never handed to a parser: it cannot be judged
 
 
 def _reject_constant(name: str) -> Any:
@@ -88,13 +88,16 @@ def _bracket_matches(text: str, start: int, matches: dict[int, int]) -> int:
                 marked += 1
         elif char in "]}" and stack:
             opener = stack.pop()
-            matches[opener] = -1 if opener in too_deep else position
+            matches[opener] = _TOO_DEEP if opener in too_deep else position
             marked = min(marked, len(stack))
             if not stack:
                 return position
     for opener in stack:
         matches[opener] = -1  # never closes: no candidate can start here
     return len(text)
+
+
+_TOO_DEEP = -2
 
 
 def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int, Any]]:
@@ -104,6 +107,10 @@ def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int,
     candidate's extent comes from one string-aware bracket-matching pass that serves every
     bracket inside it too, and only balanced spans are handed to the parser, so adversarial
     text (thousands of ``{`` or ``[1,``) costs time close to linear in its length.
+
+    Raises:
+        JsonTooDeep: A balanced candidate nests deeper than `MAX_JSON_DEPTH` (raised when it
+            is reached, so values before it are yielded first).
     """
     pattern = _OPENERS if openers == "{[" else re.compile("[" + re.escape(openers) + "]")
     position = 0
@@ -118,10 +125,13 @@ def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int,
         start = found.start()
         try:
             value, end = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
+        except ValueError:
             attempts -= 1
             position = start + 1
             continue
+        except RecursionError:
+            position = start  # deep: bracket matching measures it, and the span parses deep
+            break
         yield start, end, value
         position = end
     yield from _iter_matched(text, pattern, position)
@@ -144,6 +154,8 @@ def _iter_matched(
             _bracket_matches(text, start, matches)
         end = matches.get(start, -1)
         if end < 0:
+            if end == _TOO_DEEP:
+                raise JsonTooDeep
             position = start + 1
             continue
         value = _loads(text[start : end + 1])
@@ -155,8 +167,11 @@ def _iter_matched(
 
 
 def _loads(text: str) -> Any:
+    """The JSON value of ``text``, or `NOT_JSON`; `JsonTooDeep` passes through."""
     try:
-        return loads(text)
+        return loads_deep(text)
+    except JsonTooDeep:
+        raise
     except ValueError:
         return NOT_JSON
 
@@ -184,11 +199,14 @@ class Response:
             sequences replaced (and ``decode_errors`` set).
     """
 
-    __slots__ = ("_json", "_text", "_whole", "decode_errors", "extracted", "is_text")
+    __slots__ = ("_json", "_text", "_whole", "decode_errors", "extracted", "is_text", "too_deep")
 
     def __init__(self, value: Any) -> None:
         self.extracted: str | None = None
         self.decode_errors = False
+        # Set when the JSON found was nested deeper than MAX_JSON_DEPTH: such a response is
+        # not "not JSON" but JSON that cannot be judged, an error for what needs its JSON.
+        self.too_deep = False
         if isinstance(value, bytes | bytearray | memoryview):
             raw = bytes(value)
             try:
@@ -217,10 +235,14 @@ class Response:
 
     @property
     def whole_json(self) -> Any:
-        """The whole output parsed as JSON, or `NOT_JSON`."""
+        """The whole output parsed as JSON, or `NOT_JSON` (`too_deep` says when nested too deep)."""
         whole = self._whole
         if whole is _UNSET:
-            whole = self._whole = _loads(self._text)
+            try:
+                whole = _loads(self._text)
+            except JsonTooDeep:
+                whole, self.too_deep = NOT_JSON, True
+            self._whole = whole
         return whole
 
     @property
@@ -229,8 +251,11 @@ class Response:
         found = self._json
         if found is _UNSET:
             found = self.whole_json
-            if found is NOT_JSON:
-                found = self._extract()
+            if found is NOT_JSON and not self.too_deep:
+                try:
+                    found = self._extract()
+                except JsonTooDeep:
+                    found, self.too_deep = NOT_JSON, True
             self._json = found
         return found
 

@@ -4,11 +4,44 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sys
+import threading
 from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "loads", "fmt", "is_number", "json_equal", "json_type", "to_json_bytes"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "JsonTooDeep",
+    "dumps",
+    "fmt",
+    "is_number",
+    "json_depth",
+    "json_equal",
+    "json_type",
+    "loads",
+    "loads_deep",
+    "to_json_bytes",
+]
+
+# How deeply nested a response's JSON may be and still be judged. orjson stops at 1,024
+# levels; JSON nested deeper than that (up to this limit) is parsed by the standard library's
+# pure-Python scanner, whose recursion does not consume the C stack (Python 3.11+).
+MAX_JSON_DEPTH = 10_000
+
+
+class JsonTooDeep(ValueError):
+    """JSON text nested deeper than `MAX_JSON_DEPTH`: it cannot be judged."""
+
+    def __init__(self) -> None:
+        super().__init__(TOO_DEEP_MESSAGE)
+
+
+TOO_DEEP_MESSAGE = (
+    f"the output's JSON is nested more than {MAX_JSON_DEPTH:,} levels deep; assertly judges "
+    f"JSON nested up to {MAX_JSON_DEPTH:,} levels"
+)
 
 _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
 
@@ -56,6 +89,121 @@ def loads(text: str | bytes) -> Any:
     return value
 
 
+_STRUCTURE = re.compile(r'["\\\[\]{}]')
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of brackets outside strings (linear; only structure is visited)."""
+    depth = deepest = 0
+    in_string = False
+    skip_to = -1
+    for match in _STRUCTURE.finditer(text):
+        position = match.start()
+        if position < skip_to:
+            continue
+        char = text[position]
+        if in_string:
+            if char == "\\":
+                skip_to = position + 2  # the escaped character is never structure
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+_DEEP_LOCK = threading.Lock()
+_DEEP_DECODER: Any = None
+
+
+def loads_deep(text: str) -> Any:
+    """`loads`, also for JSON nested deeper than orjson's 1,024 levels.
+
+    Raises:
+        JsonTooDeep: The text nests deeper than `MAX_JSON_DEPTH`.
+        ValueError: The text is not JSON.
+    """
+    try:
+        return loads(text)
+    except ValueError as error:
+        if "depth limit exceeded" not in str(error) and "nested too deeply" not in str(error):
+            raise
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise JsonTooDeep
+    global _DEEP_DECODER  # noqa: PLW0603 - built once, on first use
+    if _DEEP_DECODER is None:
+        import json.scanner
+
+        decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+        _DEEP_DECODER = decoder
+    stripped = text.strip()
+    # Three Python frames per level; the lock keeps two threads from lowering the limit under
+    # each other.
+    with _DEEP_LOCK:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 3 * depth + 1000))
+        try:
+            value, end = _DEEP_DECODER.raw_decode(stripped)
+        finally:
+            sys.setrecursionlimit(limit)
+    if end != len(stripped):
+        raise json.JSONDecodeError("Extra data", stripped, end)
+    return value
+
+
+def _write_deep(value: Any, *, ascii_only: bool) -> str:
+    """Compact JSON of a value of any depth, without recursion (for what the encoders refuse)."""
+    parts: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Text:
+            parts.append(item.text)
+        elif isinstance(item, dict):
+            parts.append("{")
+            stack.append(_CLOSE_OBJECT)
+            entries = list(item.items())
+            for index in range(len(entries) - 1, -1, -1):
+                key, child = entries[index]
+                stack.append(child)
+                stack.append(_Text(json.dumps(str(key), ensure_ascii=ascii_only) + ":"))
+                if index:
+                    stack.append(_COMMA)
+        elif isinstance(item, list | tuple):
+            parts.append("[")
+            stack.append(_CLOSE_ARRAY)
+            for index in range(len(item) - 1, -1, -1):
+                stack.append(item[index])
+                if index:
+                    stack.append(_COMMA)
+        else:
+            parts.append(
+                json.dumps(item, ensure_ascii=ascii_only, allow_nan=False, default=repr)
+                if not isinstance(item, float) or math.isfinite(item)
+                else repr(item)
+            )
+    return "".join(parts)
+
+
+class _Text:
+    """Text already written as JSON (a key, a bracket), as opposed to a string value."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Text("}"), _Text("]"), _Text(",")
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text of a value, non-ASCII kept as is."""
     try:
@@ -68,7 +216,7 @@ def dumps(value: Any) -> str:
         except (TypeError, ValueError):
             pass
         except RecursionError:
-            return "<value nested too deeply to print>"
+            return _write_deep(value, ascii_only=False)  # the output's own text, not a stand-in
         try:
             return repr(value)
         except RecursionError:
@@ -82,7 +230,10 @@ def to_json_bytes(data: Any, *, indent: bool = False) -> bytes:
         return orjson.dumps(data, option=options)
     except (TypeError, orjson.JSONEncodeError):
         # ASCII escapes keep lone surrogates (valid JSON escapes, invalid UTF-8) writable.
-        text = json.dumps(data, ensure_ascii=True, indent=2 if indent else None, default=repr)
+        try:
+            text = json.dumps(data, ensure_ascii=True, indent=2 if indent else None, default=repr)
+        except RecursionError:  # a judged output nested up to MAX_JSON_DEPTH levels
+            text = _write_deep(data, ascii_only=True)
         return text.encode()
 
 
@@ -128,25 +279,36 @@ def json_type(value: Any) -> str:
 def json_equal(left: Any, right: Any) -> bool:
     """Strict JSON equality: ``true`` is not ``1``, ``"0"`` is not ``0``, ``1`` equals ``1.0``.
 
-    Objects compare without regard to key order, arrays element by element.
+    Objects compare without regard to key order, arrays element by element. Containers are
+    walked with a stack, so any depth the engine parses compares without recursion.
     """
-    left_type = type(left)
-    right_type = type(right)
-    if left_type is right_type and (left_type is str or left_type is int):
-        return bool(left == right)
-    if left_type is bool or right_type is bool:
-        return left_type is right_type and left == right
-    if (left_type is int or left_type is float) and (right_type is int or right_type is float):
-        return bool(left == right)
-    if isinstance(left, dict):
-        if not isinstance(right, dict) or len(left) != len(right):
-            return False
-        for key, value in left.items():
-            if key not in right or not json_equal(value, right[key]):
+    pairs = [(left, right)]
+    while pairs:
+        left, right = pairs.pop()
+        left_type = type(left)
+        right_type = type(right)
+        if left_type is right_type and (left_type is str or left_type is int):
+            if left != right:
                 return False
-        return True
-    if isinstance(left, list | tuple):
-        if not isinstance(right, list | tuple) or len(left) != len(right):
+        elif left_type is bool or right_type is bool:
+            if left_type is not right_type or left != right:
+                return False
+        elif (left_type is int or left_type is float) and (
+            right_type is int or right_type is float
+        ):
+            if left != right:
+                return False
+        elif isinstance(left, dict):
+            if not isinstance(right, dict) or len(left) != len(right):
+                return False
+            for key, value in left.items():
+                if key not in right:
+                    return False
+                pairs.append((value, right[key]))
+        elif isinstance(left, list | tuple):
+            if not isinstance(right, list | tuple) or len(left) != len(right):
+                return False
+            pairs.extend(zip(left, right, strict=True))
+        elif left_type is not right_type or not bool(left == right):
             return False
-        return all(json_equal(a, b) for a, b in zip(left, right, strict=True))
-    return left_type is right_type and bool(left == right)
+    return True

@@ -11,8 +11,8 @@ from pydantic_core import PydanticCustomError
 from .._base import Checker
 from .._paths import DotPath, PathMiss, _Identity
 from .._response import NOT_JSON
-from .._result import AssertionResult, failed, passed
-from .._values import fmt, json_type
+from .._result import AssertionResult, errored, failed, passed
+from .._values import TOO_DEEP_MESSAGE, fmt, json_type
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -74,8 +74,13 @@ def results_of(data: Any) -> list[Any] | str:
     return results
 
 
-def not_json(name: str) -> AssertionResult:
-    """The failure of a field assertion on a response with no JSON in it."""
+def not_json(name: str, response: Response) -> AssertionResult:
+    """The failure of a field assertion on a response with no JSON in it.
+
+    JSON nested deeper than the engine judges is not "not JSON": that is an error.
+    """
+    if response.too_deep:
+        return errored(name, TOO_DEEP_MESSAGE)
     return failed(name, "response is not JSON")
 
 
@@ -112,7 +117,7 @@ class JsonChecker(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         data = response.json
         if data is NOT_JSON:
-            return not_json(self.key)
+            return not_json(self.key, response)
         return self.judge(data, ctx)
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:

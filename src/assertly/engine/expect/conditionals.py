@@ -112,6 +112,8 @@ class Conditional(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         data = response.json
         if data is NOT_JSON:
+            if response.too_deep:
+                return not_json(self.key, response)  # an error: it may hold the condition
             return skipped(self.key, "skipped: the response is not JSON")
         if not self.holds(data, ctx):
             return skipped(self.key, f"skipped: the response has no {self.condition_text}")
@@ -180,7 +182,7 @@ class SensitiveFieldEquals(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         data = response.json
         if data is NOT_JSON:
-            return not_json(self.key)
+            return not_json(self.key, response)
         results = data.get("results") if type(data) is dict else None
         name = self.field.text
         for index in _sensitive_indexes(data, self.prefixes):

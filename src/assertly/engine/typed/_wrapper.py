@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
 from .._response import NOT_JSON, Response
-from .._result import ERROR, FAILED, PASSED, AssertionResult, failed
+from .._result import ERROR, FAILED, PASSED, AssertionResult, errored, failed
+from .._values import TOO_DEEP_MESSAGE
 
 if TYPE_CHECKING:
     from ..._exceptions import Problem
@@ -168,6 +169,8 @@ class TypedAssertion(Checker):
         if self.transform is not None:
             transformed = self.transform.apply(response)
             if type(transformed) is str:
+                if response.too_deep:  # JSON that cannot be judged, not JSON that lacks the path
+                    return errored(self.key, TOO_DEEP_MESSAGE)
                 # A failed transform is a failure of its own; negation does not invert it.
                 return failed(self.key, transformed, path=self.transform.expression)
             response = transformed  # type: ignore[assignment]

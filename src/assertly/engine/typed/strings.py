@@ -14,9 +14,9 @@ from .._base import BuildContext, Checker
 from .._regex import Pattern
 from .._registry import typed_assertion
 from .._response import NOT_JSON
-from .._result import AssertionResult, failed, passed
+from .._result import AssertionResult, errored, failed, passed
 from .._text import count_words, fold, lstrip_edges, nfc, strip_edges
-from .._values import dumps, fmt, json_equal, json_type
+from .._values import TOO_DEEP_MESSAGE, dumps, fmt, json_equal, json_type
 from ._wrapper import JsonString, TypedSpec
 
 if TYPE_CHECKING:
@@ -75,6 +75,8 @@ class Equals(Checker):
             return passed(self.key)
         if self.expected_json is not NOT_JSON:
             actual = response.whole_json
+            if response.too_deep:
+                return errored(self.key, TOO_DEEP_MESSAGE)
             if actual is not NOT_JSON:
                 if json_equal(actual, self.expected_json):
                     return passed(self.key)
@@ -128,23 +130,43 @@ def fmt_json(value: Any) -> str:
 
 
 def _first_difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any]:
-    """(path, expected, actual) of the first place two unequal JSON values differ."""
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key, value in expected.items():
-            where = f"{path}.{key}" if path else str(key)
-            if key not in actual:
-                return where, value, _ABSENT
-            if not json_equal(value, actual[key]):
-                return _first_difference(value, actual[key], where)
-        for key, value in actual.items():
-            if key not in expected:
-                return (f"{path}.{key}" if path else str(key)), _ABSENT, value
-    elif isinstance(expected, list) and isinstance(actual, list):
-        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
-            if not json_equal(left, right):
-                return _first_difference(left, right, f"{path}[{index}]")
-        if len(expected) != len(actual):
-            return (f"{path} (length)" if path else "(length)"), len(expected), len(actual)
+    """(path, expected, actual) of the first place two unequal JSON values differ.
+
+    One depth-first walk in document order with an explicit stack, so values of any depth the
+    engine parses cost time linear in their size. An object's extra keys and an array's length
+    are checked after its shared members (markers pushed beneath them).
+    """
+    stack: list[tuple[Any, Any, str, str]] = [(expected, actual, path, "pair")]
+    while stack:
+        want, got, where, kind = stack.pop()
+        if kind == "extra":  # every expected key matched: an extra key is the difference
+            for key, value in got.items():
+                if key not in want:
+                    return (f"{where}.{key}" if where else str(key)), _ABSENT, value
+            continue
+        if kind == "length":
+            if len(want) != len(got):
+                return (f"{where} (length)" if where else "(length)"), len(want), len(got)
+            continue
+        if isinstance(want, dict) and isinstance(got, dict):
+            stack.append((want, got, where, "extra"))
+            children = []
+            for key, value in want.items():
+                child = f"{where}.{key}" if where else str(key)
+                if key not in got:
+                    children.append((value, _ABSENT, child, "missing"))
+                    break
+                children.append((value, got[key], child, "pair"))
+            stack.extend(reversed(children))
+        elif isinstance(want, list) and isinstance(got, list):
+            stack.append((want, got, where, "length"))
+            pairs = zip(want, got, strict=False)
+            stack.extend(
+                (left, right, f"{where}[{index}]", "pair")
+                for index, (left, right) in reversed(list(enumerate(pairs)))
+            )
+        elif kind == "missing" or not json_equal(want, got):
+            return where, want, got
     return path, expected, actual
 
 

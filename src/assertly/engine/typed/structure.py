@@ -12,7 +12,8 @@ from .._base import BuildContext, Checker
 from .._jsonschema import compile_schema, first_error
 from .._registry import typed_assertion
 from .._response import NOT_JSON, iter_json_values
-from .._result import AssertionResult, failed, passed
+from .._result import AssertionResult, errored, failed, passed
+from .._values import TOO_DEEP_MESSAGE, JsonTooDeep
 from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ class IsJson(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         value = response.whole_json
         if value is NOT_JSON:
+            if response.too_deep:
+                return errored(self.key, TOO_DEEP_MESSAGE)
             return failed(self.key, "Output is not valid JSON", actual=response.text[:200] or None)
         if self.validator is None or self.validator.is_valid(value):
             return passed(self.key)
@@ -79,6 +82,8 @@ class ContainsJson(Checker):
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         validator = self.validator
         whole = response.whole_json
+        if response.too_deep:
+            return errored(self.key, TOO_DEEP_MESSAGE)
         # Output that is one JSON object or array is its own single outermost value.
         values = (
             [(0, 0, whole)]
@@ -87,12 +92,15 @@ class ContainsJson(Checker):
         )
         found = 0
         first_rejected: Any = NOT_JSON
-        for _start, _end, value in values:
-            if validator is None or validator.is_valid(value):
-                return passed(self.key)
-            found += 1
-            if first_rejected is NOT_JSON:
-                first_rejected = value
+        try:
+            for _start, _end, value in values:
+                if validator is None or validator.is_valid(value):
+                    return passed(self.key)
+                found += 1
+                if first_rejected is NOT_JSON:
+                    first_rejected = value
+        except JsonTooDeep:
+            return errored(self.key, TOO_DEEP_MESSAGE)
         if not found:
             return failed(self.key, "Output contains no JSON object or array")
         noun = "value" if found == 1 else "values"
