@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from ._values import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads_deep
 
-__all__ = ["NOT_JSON", "Response", "iter_json_values"]
+__all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
 
 
 class _NotJson:
@@ -176,8 +176,8 @@ def _loads(text: str) -> Any:
         return NOT_JSON
 
 
-def _fenced_blocks(text: str) -> Iterator[str]:
-    """Bodies of fenced code blocks tagged json (or untagged), pairing fences in order."""
+def fenced_spans(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the bodies of fenced code blocks tagged json (or untagged)."""
     if "```" not in text:
         return
     opening: re.Match[str] | None = None
@@ -186,8 +186,14 @@ def _fenced_blocks(text: str) -> Iterator[str]:
             opening = fence
         elif fence.group(2) == "" and len(fence.group(1)) >= len(opening.group(1)):
             if opening.group(2).lower() in _JSON_FENCE_LANGUAGES:
-                yield text[opening.end() + 1 : fence.start()]
+                yield opening.end() + 1, fence.start()
             opening = None
+
+
+def _fenced_blocks(text: str) -> Iterator[str]:
+    """Bodies of fenced code blocks tagged json (or untagged), pairing fences in order."""
+    for start, end in fenced_spans(text):
+        yield text[start:end]
 
 
 class Response:
@@ -238,8 +244,10 @@ class Response:
         """The whole output parsed as JSON, or `NOT_JSON` (`too_deep` says when nested too deep)."""
         whole = self._whole
         if whole is _UNSET:
+            text = self._text
             try:
-                whole = _loads(self._text)
+                # A byte order mark is an encoding artefact, not part of the JSON.
+                whole = _loads(text[1:] if text.startswith("\ufeff") else text)
             except JsonTooDeep:
                 whole, self.too_deep = NOT_JSON, True
             self._whole = whole

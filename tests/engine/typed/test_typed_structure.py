@@ -138,8 +138,20 @@ def test_seed_contains_json_example() -> None:
 def test_contains_json_without_schema_finds_objects_and_arrays() -> None:
     spec = {"type": "contains-json"}
     assert judge(spec, 'Sure! {"a": 1} hope that helps').passed
-    assert judge(spec, "The list is [1, 2, 3].").passed
+    assert judge(spec, 'The list is ["a", "b"].').passed
     assert judge(spec, '```json\n{"a": 1}\n```').passed
+
+
+def test_contains_json_does_not_take_a_citation_in_prose_for_json() -> None:
+    spec = {"type": "contains-json"}
+    result = assertly.compile([spec]).check("As shown in [1] and [2, 3], it works.")
+    assert result.results[0].message == "Output contains no JSON object or array"
+    assert not judge(spec, "The list is [1, 2, 3].").passed
+    # A numeric array is JSON when it is the whole output or in a json (or unmarked) fence.
+    assert judge(spec, "[1, 2, 3]").passed
+    assert judge(spec, "Here:\n```json\n[1, 2, 3]\n```\n").passed
+    assert judge(spec, "Here:\n```\n[1.5]\n```\n").passed
+    assert judge(spec, "See [1]. The data: [true, 1]").passed  # not only numbers
 
 
 @pytest.mark.parametrize(
@@ -195,10 +207,15 @@ def test_contains_json_on_adversarial_braces_gives_a_verdict() -> None:
 
 def test_contains_json_finds_a_value_after_an_over_deep_run() -> None:
     # The outer arrays nest deeper than the parser goes; the inner one is still found.
-    assert judge({"type": "contains-json"}, "[ " * 3000 + "[1]").passed
+    assert judge({"type": "contains-json"}, "[ " * 3000 + '["x"]').passed
     assert judge({"type": "contains-json"}, "[[[ {" * 1000 + '{"a": 1}').passed
 
 
 def test_contains_json_null_value_means_no_schema() -> None:
-    assert judge({"type": "contains-json", "value": None}, "x [1] y").passed
-    assert judge({"type": "contains-json", "value": ""}, "x [1] y").passed
+    assert judge({"type": "contains-json", "value": None}, 'x ["a"] y').passed
+    assert judge({"type": "contains-json", "value": ""}, 'x ["a"] y').passed
+
+
+def test_a_byte_order_mark_does_not_hide_json() -> None:
+    assert judge({"type": "is-json"}, '\ufeff{"a": 1}').passed
+    assert assertly.check({"status": "ok"}, '\ufeff{"status": "ok"}').passed

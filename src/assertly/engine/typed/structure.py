@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .._base import BuildContext, Checker
 from .._jsonschema import compile_schema, first_error
 from .._registry import typed_assertion
-from .._response import NOT_JSON, iter_json_values
+from .._response import NOT_JSON, fenced_spans, iter_json_values
 from .._result import AssertionResult, errored, failed, passed
 from .._values import TOO_DEEP_MESSAGE, JsonTooDeep
 from ._wrapper import TypedSpec
@@ -85,15 +85,14 @@ class ContainsJson(Checker):
         if response.too_deep:
             return errored(self.key, TOO_DEEP_MESSAGE)
         # Output that is one JSON object or array is its own single outermost value.
-        values = (
-            [(0, 0, whole)]
-            if type(whole) is dict or type(whole) is list
-            else iter_json_values(response.text)
-        )
+        prose = type(whole) is not dict and type(whole) is not list
+        values = iter_json_values(response.text) if prose else [(0, 0, whole)]
         found = 0
         first_rejected: Any = NOT_JSON
         try:
-            for _start, _end, value in values:
+            for start, _end, value in values:
+                if prose and _citation(value) and not _fenced(response.text, start):
+                    continue  # "as shown in [1]" in prose is a reference, not JSON
                 if validator is None or validator.is_valid(value):
                     return passed(self.key)
                 found += 1
@@ -111,6 +110,20 @@ class ContainsJson(Checker):
             actual=first_rejected,
             details={"found": found},
         )
+
+
+def _citation(value: Any) -> bool:
+    """An array of only numbers, such as ``[1]`` or ``[2, 3]``: how prose cites sources."""
+    return (
+        type(value) is list
+        and bool(value)
+        and all((type(item) is int or type(item) is float) for item in value)
+    )
+
+
+def _fenced(text: str, position: int) -> bool:
+    """Whether ``position`` lies in a fenced json (or unmarked) code block."""
+    return any(start <= position < end for start, end in fenced_spans(text))
 
 
 @typed_assertion("contains-json")
