@@ -17,6 +17,7 @@ Matching is always a *search* (anywhere in the text), as in the seed references.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -95,33 +96,114 @@ class Pattern:
         return f"Pattern({self.source!r}, engine={self.engine!r})"
 
 
-def compile_pattern(source: str, *, ignore_case: bool = False) -> Pattern:
+def _parse(source: str, flags: int) -> Any:
+    """The parse tree ``re`` makes of ``source``, refusing sets whose meaning differs by engine.
+
+    Refused: ``[[:alpha:]]``, ``[a&&b]``, ``[a--b]``, ``[a||b]``.
+
+    Python's ``re`` reads ``[[:alpha:]]`` as the set ``[:alph`` followed by ``]`` and warns
+    that the meaning may change; RE2 and the ``regex`` module read a POSIX class. A pattern
+    whose verdict depended on the engine would be a trap, so it is an error in every engine.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        try:
+            return _sre_parse.parse(source, flags)
+        except FutureWarning as warning:
+            if "nested set" in str(warning) and "[:" in source:
+                reason = (
+                    "POSIX classes such as [[:alpha:]] are not Python regular expressions; "
+                    r"write [^\W\d_] for letters, [0-9] or \d for digits, \s for spaces"
+                )
+            else:
+                reason = (
+                    f"{warning}: Python reads this set differently from other regex engines; "
+                    "escape the bracket or operator (\\[, \\&, \\-, \\|, \\~)"
+                )
+            raise ValueError(f"invalid regular expression {source!r}: {reason}") from None
+
+
+def compile_pattern(source: str, *, ignore_case: bool = False, _engine: str = "") -> Pattern:
     """Compile a pattern once, choosing an engine that keeps matching time bounded.
 
+    Every engine gives the verdict Python's ``re`` gives (the dialect users write and test
+    with): risky patterns are handed to RE2 or the ``regex`` module as a pattern *generated
+    from re's own parse tree* (`_translate`), never as the text the user wrote.
+
+    Args:
+        source: The pattern as written (Python ``re`` syntax).
+        ignore_case: Match letters in any case (``re.IGNORECASE``).
+        _engine: Tests only: force ``re2`` or ``regex-timeout`` for a risky-or-not pattern.
+
     Raises:
-        ValueError: The pattern is not a valid regular expression (message from ``re``).
+        ValueError: The pattern is not a valid regular expression (message from ``re``), or
+            uses set syntax whose meaning differs between engines.
     """
     flags = re.IGNORECASE if ignore_case else 0
     try:
+        tree = _parse(source, flags)  # first: re.compile would warn instead of refusing
         compiled = re.compile(source, flags)
     except re.error as error:
         raise ValueError(f"invalid regular expression {source!r}: {error}") from None
-    if not _is_risky(_sre_parse.parse(source, flags)):
+    if not _engine and not _is_risky(tree):
         return Pattern(source, "re", compiled)
+    flags = tree.state.flags
+    if _engine in ("", "re2"):
+        re2_pattern = _re2_compile(tree, flags)
+        if re2_pattern is not None:
+            return Pattern(source, "re2", _Re2Search(re2_pattern, tree, flags, source))
+        if _engine == "re2":
+            raise ValueError(f"RE2 cannot run {source!r} with re's meaning")
+    # RE2 cannot express it (back-references, look-arounds, \b): backtrack, with a limit.
+    return Pattern(source, "regex-timeout", _TimedSearch(_regex_compile(tree, flags), source))
+
+
+def _re2_compile(tree: Any, flags: int) -> Any:
+    """RE2 compiled from the translation, or None when RE2 cannot give re's verdict."""
+    from ._regex_translate import Untranslatable, translate
+
+    try:
+        text = translate(tree, flags, target="re2")
+    except Untranslatable:
+        return None
     try:
         import re2
 
         options = re2.Options()
         options.log_errors = False
-        options.case_sensitive = not ignore_case
-        return Pattern(source, "re2", re2.compile(source, options))
-    except Exception:
-        pass
-    # RE2 has no back-references or look-arounds: backtrack, but never without a limit.
+        options.max_mem = 64 << 20
+        return re2.compile(text, options)
+    except Exception:  # a repeat count above 1,000, a program too large: not for RE2
+        return None
+
+
+def _regex_compile(tree: Any, flags: int) -> Any:
     import regex
 
-    bounded = regex.compile(source, regex.IGNORECASE if ignore_case else 0)
-    return Pattern(source, "regex-timeout", _TimedSearch(bounded, source))
+    from ._regex_translate import translate
+
+    return regex.compile(translate(tree, flags, target="regex"), regex.VERSION0)
+
+
+class _Re2Search:
+    """``search`` on RE2; text RE2 cannot take (lone surrogates) goes to the regex module."""
+
+    __slots__ = ("compiled", "fallback", "flags", "source", "tree")
+
+    def __init__(self, compiled: Any, tree: Any, flags: int, source: str) -> None:
+        self.compiled = compiled
+        self.tree = tree
+        self.flags = flags
+        self.source = source
+        self.fallback: Any = None
+
+    def search(self, text: str) -> Any:
+        try:
+            return self.compiled.search(text)
+        except UnicodeEncodeError:  # RE2 reads UTF-8, which cannot hold a lone surrogate
+            if self.fallback is None:
+                self.fallback = _TimedSearch(_regex_compile(self.tree, self.flags), self.source)
+            return self.fallback.search(text)
 
 
 SEARCH_TIMEOUT_S = 1.0
