@@ -69,6 +69,14 @@ def test_a_nan_cost_in_a_metadata_file_is_an_error(project: Project) -> None:
         assert message == "cost_usd is nan, not a finite number, so cost cannot be judged"
 
 
+def python_agent(project: Project, monkeypatch: pytest.MonkeyPatch, source: str) -> str:
+    """Write ``source`` as an importable module with a unique name; return the name."""
+    name = f"py_agent_{uuid.uuid4().hex[:8]}"
+    project.write(f"{name}.py", source)
+    monkeypatch.syspath_prepend(str(project.root))
+    return name
+
+
 NAN_AGENT = """
 from assertly.targets import TargetResponse
 
@@ -89,9 +97,7 @@ def cost(payload):
 def test_a_python_agent_returning_nan_is_an_error_not_null(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name = f"py_nan_{uuid.uuid4().hex[:8]}"
-    project.write(f"{name}.py", NAN_AGENT)
-    monkeypatch.syspath_prepend(str(project.root))
+    name = python_agent(project, monkeypatch, NAN_AGENT)
     project.tests_file(
         "nan.tests.yaml",
         {"s": [{"id": "t", "input": {}, "expect": {"status": "success"}}]},
@@ -122,9 +128,7 @@ def test_a_python_agent_returning_none_is_an_error(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Judged as JSON null, a forgotten `return` would pass every not- assertion.
-    name = f"py_none_{uuid.uuid4().hex[:8]}"
-    project.write(f"{name}.py", NONE_AGENT)
-    monkeypatch.syspath_prepend(str(project.root))
+    name = python_agent(project, monkeypatch, NONE_AGENT)
     project.tests_file(
         "none.tests.yaml",
         {"s": [{"id": "t", "input": {}, "assertions": [{"type": "not-contains", "value": "x"}]}]},

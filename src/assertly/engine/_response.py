@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ._values import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads_deep
+from ._values import MAX_JSON_DEPTH, JsonTooDeep, dumps, iter_brackets, loads_deep
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
 
@@ -51,37 +51,20 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_STRUCTURE = re.compile(r'["\\\[\]{}]')
-
-
 def _bracket_matches(text: str, start: int, matches: dict[int, int]) -> int:
     """Match brackets from ``start`` (outside any string) until its bracket closes.
 
     Records ``opener -> closer`` (-1 when it never closes) for every bracket opened outside a
     string on the way, so later candidates inside this stretch need no scan of their own.
     Returns where it stopped.
-    Only structural characters are visited (a regex jumps between them).
     """
     stack: list[int] = []
     # Openers holding nesting deeper than any parser accepts are never handed to one: trying
     # each of 100,000 nested "[" would cost a copy of the rest of the text per try.
     too_deep: set[int] = set()
     marked = 0
-    in_string = False
-    skip_to = -1
-    for match in _STRUCTURE.finditer(text, start):
-        position = match.start()
-        if position < skip_to:
-            continue
-        char = text[position]
-        if in_string:
-            if char == "\\":
-                skip_to = position + 2  # the escaped character is never structure
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for position, char in iter_brackets(text, start):
+        if char in "[{":
             stack.append(position)
             while len(stack) - marked > MAX_DEPTH:
                 too_deep.add(stack[marked])

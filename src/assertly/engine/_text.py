@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
-__all__ = ["count_words", "fold", "lstrip_edges", "nfc", "strip_edges"]
+__all__ = [
+    "IDEOGRAPHIC",
+    "NO_SPACE_SCRIPTS",
+    "count_words",
+    "fold",
+    "lstrip_edges",
+    "nfc",
+    "strip_edges",
+]
 
 # Characters that carry no visible content at the edges of an output: whitespace (str.strip's
 # set) plus the byte order mark, zero-width space, word joiner and the bidirectional marks.
@@ -39,17 +48,18 @@ def fold(text: str) -> str:
 
 def strip_edges(text: str) -> str:
     """``text`` without whitespace and invisible marks (BOM, zero-width, LRM/RLM) at its ends."""
-    while True:
-        stripped = text.strip().strip(_INVISIBLE)
-        if stripped == text:
-            return stripped
-        text = stripped
+    return _strip(text, str.strip)
 
 
 def lstrip_edges(text: str) -> str:
     """``text`` without whitespace and invisible marks at its start."""
+    return _strip(text, str.lstrip)
+
+
+def _strip(text: str, strip: Callable[..., str]) -> str:
+    # Alternate until neither removes anything: " \ufeff x" has whitespace on both sides.
     while True:
-        stripped = text.lstrip().lstrip(_INVISIBLE)
+        stripped = strip(strip(text), _INVISIBLE)
         if stripped == text:
             return stripped
         text = stripped
@@ -58,8 +68,9 @@ def lstrip_edges(text: str) -> str:
 # Chinese and Japanese are written without spaces, and a character is the unit people count
 # (a "word count" of Chinese text is a character count). Thai, Lao, Khmer and Myanmar are
 # written without spaces too, but their words span several characters and splitting them
-# needs a dictionary: there a run between spaces counts once.
-_IDEOGRAPHIC = (
+# needs a dictionary: there a run between spaces counts once (for metrics, where n-grams of
+# characters are still meaningful, they are split too: `NO_SPACE_SCRIPTS`).
+IDEOGRAPHIC = (
     "\u3040-\u309f"  # Hiragana
     "\u30a0-\u30ff"  # Katakana
     "\u3400-\u4dbf"  # CJK extension A
@@ -67,9 +78,15 @@ _IDEOGRAPHIC = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0002ffff"  # CJK extensions B and later
 )
+NO_SPACE_SCRIPTS = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
+) + IDEOGRAPHIC
 # Pieces of text between whitespace or zero-width spaces (U+200B, which separates words in
 # some scripts), each ideograph a piece of its own.
-_PIECE = re.compile(f"[{_IDEOGRAPHIC}]|[^\\s\u200b{_IDEOGRAPHIC}]+")
+_PIECE = re.compile(f"[{IDEOGRAPHIC}]|[^\\s\u200b{IDEOGRAPHIC}]+")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 # An ASCII run of only punctuation or symbols ("-", "--", "*"), standing between spaces.
 _ASCII_SYMBOLS_ONLY = re.compile(r"(?<!\S)[^\sA-Za-z0-9]+(?!\S)")

@@ -7,6 +7,7 @@ import math
 import re
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -16,6 +17,7 @@ __all__ = [
     "JsonTooDeep",
     "dumps",
     "fmt",
+    "iter_brackets",
     "is_number",
     "json_depth",
     "json_equal",
@@ -92,12 +94,15 @@ def loads(text: str | bytes) -> Any:
 _STRUCTURE = re.compile(r'["\\\[\]{}]')
 
 
-def json_depth(text: str) -> int:
-    """The deepest nesting of brackets outside strings (linear; only structure is visited)."""
-    depth = deepest = 0
+def iter_brackets(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(position, bracket)`` of every ``[ ] { }`` outside JSON strings, from ``start``.
+
+    Only structural characters are visited (a regex jumps between them), so the cost is
+    linear in the text and small for prose.
+    """
     in_string = False
     skip_to = -1
-    for match in _STRUCTURE.finditer(text):
+    for match in _STRUCTURE.finditer(text, start):
         position = match.start()
         if position < skip_to:
             continue
@@ -109,7 +114,15 @@ def json_depth(text: str) -> int:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif char in "[{":
+        else:
+            yield position, char
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of brackets outside strings."""
+    depth = deepest = 0
+    for _position, char in iter_brackets(text):
+        if char in "[{":
             depth += 1
             deepest = max(deepest, depth)
         else:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .._base import BuildContext, Checker
 from .._registry import typed_assertion
 from .._result import PASSED, AssertionResult, errored, failed, passed
-from .._text import fold, nfc
+from .._text import NO_SPACE_SCRIPTS, fold, nfc
 from .._values import fmt
 from ._wrapper import TypedSpec
 
@@ -110,37 +110,22 @@ def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
-# Scripts written without spaces between words: each character (with the combining marks that
-# follow it, such as Thai vowel signs) is a token of its own.
-_NO_SPACE_SCRIPTS = (
-    "\u0e00-\u0e7f"  # Thai
-    "\u0e80-\u0eff"  # Lao
-    "\u1000-\u109f"  # Myanmar
-    "\u1780-\u17ff"  # Khmer
-    "\u3040-\u309f"  # Hiragana
-    "\u30a0-\u30ff"  # Katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\U00020000-\U0002ffff"  # CJK extensions B and later
-)
-
-
 @functools.cache
 def _patterns() -> tuple[Any, Any]:
     """(word tokens for ROUGE, whitespace tokens for BLEU), compiled on first use.
 
     The ``regex`` module knows Unicode categories (marks: ``p{M}``), which ``re`` does not; a word
     is a run of letters, combining marks and numbers (L, M, N), so ``दिल`` stays one token
-    instead of losing its vowel sign, and Arabic keeps its harakat.
+    instead of losing its vowel sign, and Arabic keeps its harakat. In scripts written
+    without spaces each character, with the marks that follow it, is a token of its own.
     """
     import regex
 
-    no_space = f"[{_NO_SPACE_SCRIPTS}]\\p{{M}}*"
+    no_space = f"[{NO_SPACE_SCRIPTS}]\\p{{M}}*"
     words = regex.compile(
-        f"{no_space}|[[\\p{{L}}\\p{{M}}\\p{{N}}]--[{_NO_SPACE_SCRIPTS}]]+", regex.V1
+        f"{no_space}|[[\\p{{L}}\\p{{M}}\\p{{N}}]--[{NO_SPACE_SCRIPTS}]]+", regex.V1
     )
-    runs = regex.compile(f"{no_space}|[^\\s{_NO_SPACE_SCRIPTS}]+", regex.V1)
+    runs = regex.compile(f"{no_space}|[^\\s{NO_SPACE_SCRIPTS}]+", regex.V1)
     return words, runs
 
 
