@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from ._text import fold, nfc
 from ._values import MAX_JSON_DEPTH, JsonTooDeep, dumps, iter_brackets, loads_deep
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
@@ -188,9 +189,21 @@ class Response:
             sequences replaced (and ``decode_errors`` set).
     """
 
-    __slots__ = ("_json", "_text", "_whole", "decode_errors", "extracted", "is_text", "too_deep")
+    __slots__ = (
+        "_folded",
+        "_json",
+        "_nfc",
+        "_text",
+        "_whole",
+        "decode_errors",
+        "extracted",
+        "is_text",
+        "too_deep",
+    )
 
     def __init__(self, value: Any) -> None:
+        self._nfc: str | None = None
+        self._folded: str | None = None
         self.extracted: str | None = None
         self.decode_errors = False
         # Set when the JSON found was nested deeper than MAX_JSON_DEPTH: such a response is
@@ -220,6 +233,22 @@ class Response:
         text = self._text
         if text is _UNSET:
             text = self._text = dumps(self._whole)
+        return text
+
+    @property
+    def nfc_text(self) -> str:
+        """The text in Unicode NFC, as text assertions compare it (computed once)."""
+        text = self._nfc
+        if text is None:
+            text = self._nfc = nfc(self.text)
+        return text
+
+    @property
+    def folded_text(self) -> str:
+        """The text case-folded for caseless comparison (`fold`, computed once)."""
+        text = self._folded
+        if text is None:
+            text = self._folded = fold(self.text)
         return text
 
     @property

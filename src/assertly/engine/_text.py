@@ -84,12 +84,12 @@ NO_SPACE_SCRIPTS = (
     "\u1000-\u109f"  # Myanmar
     "\u1780-\u17ff"  # Khmer
 ) + IDEOGRAPHIC
-# Pieces of text between whitespace or zero-width spaces (U+200B, which separates words in
-# some scripts), each ideograph a piece of its own.
-_PIECE = re.compile(f"[{IDEOGRAPHIC}]|[^\\s\u200b{IDEOGRAPHIC}]+")
-_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
-# An ASCII run of only punctuation or symbols ("-", "--", "*"), standing between spaces.
-_ASCII_SYMBOLS_ONLY = re.compile(r"(?<!\S)[^\sA-Za-z0-9]+(?!\S)")
+# One match per word: an ideograph alone, or a letter or digit (\W minus "_" excluded) with the
+# rest of its run up to whitespace, a zero-width space (U+200B, which separates words in some
+# scripts) or an ideograph. A run with no letter or digit never starts a match, and the
+# leading class lets the regex engine skip quickly to the next candidate.
+_WORD = re.compile(f"[{IDEOGRAPHIC}]|[^\\W_{IDEOGRAPHIC}][^\\s\u200b{IDEOGRAPHIC}]*")
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]\S*")
 
 
 def count_words(text: str) -> int:
@@ -98,9 +98,4 @@ def count_words(text: str) -> int:
     A run without a letter or digit (a dash, a bullet, an emoji) is not a word; a hyphenated
     compound (``state-of-the-art``) is one.
     """
-    if text.isascii():
-        words = text.split()
-        if _ASCII_SYMBOLS_ONLY.search(text) is None:
-            return len(words)
-        return sum(1 for word in words if _LETTER_OR_DIGIT.search(word))
-    return sum(1 for piece in _PIECE.findall(text) if _LETTER_OR_DIGIT.search(piece))
+    return len((_ASCII_WORD if text.isascii() else _WORD).findall(text))
