@@ -170,3 +170,12 @@ def test_a_test_file_reads_on_as_a_string(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_typed_list_reads_yes_and_times_as_strings(tmp_path: Path) -> None:
+    typed = "- {type: equals, value: yes}\n- {type: contains, value: 12:30}\n"
+    assert check(tmp_path, typed, "yes") == 1  # "yes" holds no 12:30
+    expectation = assertly.compile(parse_yaml(typed, "t.yaml")[0])
+    assert expectation.check("yes").results[0].passed  # the string "yes", not true
+    assert expectation.check("yes at 12:30").results[1].passed
+    assert not expectation.check("true").results[0].passed
