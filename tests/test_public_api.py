@@ -31,6 +31,7 @@ PUBLIC_API: frozenset[str] = frozenset(
         "Response",
         "StoreError",
         "TargetError",
+        "TargetResponse",
         "__version__",
         "assert_response",
         "assertion",

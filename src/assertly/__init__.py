@@ -26,7 +26,21 @@ from .engine import (
 )
 from .engine._registry import REGISTRY as _REGISTRY
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .targets._base import TargetResponse
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # `TargetResponse` lives with the targets, whose package imports the HTTP client; it is
+    # loaded when first asked for, so `import assertly` stays light.
+    if name == "TargetResponse":
+        from .targets._base import TargetResponse
+
+        return TargetResponse
+    raise AttributeError(f"module 'assertly' has no attribute {name!r}")
 
 
 def load_plugins(modules: list[str]) -> None:
@@ -48,6 +62,7 @@ __all__ = [
     "Response",
     "StoreError",
     "TargetError",
+    "TargetResponse",
     "__version__",
     "assert_response",
     "assertion",

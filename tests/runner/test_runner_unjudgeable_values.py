@@ -78,7 +78,7 @@ def python_agent(project: Project, monkeypatch: pytest.MonkeyPatch, source: str)
 
 
 NAN_AGENT = """
-from assertly.targets import TargetResponse
+from assertly import TargetResponse
 
 def value(payload):
     return {"status": "success", "score": float("nan")}
