@@ -80,6 +80,11 @@ class SuiteModel(FileModel):
 class AgentTestFileModel(FileModel):
     """An agent test file (``*.tests.json`` / ``*.tests.yaml``)."""
 
+    schema_: str | None = Field(
+        default=None,
+        alias="$schema",
+        description="The JSON Schema this file follows (for editors; not interpreted).",
+    )
     agent: str = Field(min_length=1, description="The agent name; config maps it to a target.")
     version: str | int | float | None = None
     description: str | None = None
@@ -147,6 +152,11 @@ class ConfigModel(FileModel):
     commands and hooks run there, and ``store`` is relative to it.
     """
 
+    schema_: str | None = Field(
+        default=None,
+        alias="$schema",
+        description="The JSON Schema this file follows (for editors; not interpreted).",
+    )
     agents: dict[str, str | HttpTargetModel | CommandTargetModel] = Field(default_factory=dict)
     hooks: dict[str, str | list[str]] = Field(default_factory=dict)
     facts: dict[str, bool] = Field(default_factory=dict)

@@ -1,0 +1,91 @@
+"""A test file written for the seed's runner loads as it is: ``$schema``, ``agent``,
+``version``, ``description``, ``test_suites`` and ``metadata`` at the top, 31 tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema_rs
+from click.testing import CliRunner
+
+from assertly.cli import main
+from assertly.loading import json_schemas
+
+HERE = Path(__file__).parent / "seed_format"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_the_file_validates_with_no_problem(tmp_path: Path) -> None:
+    code, output = run("validate", str(HERE / "notes_agent.tests.json"))
+    assert code == 0, output
+    assert "31 tests, 0 eval cases, 0 problems" in output
+
+
+def test_the_shipped_json_schema_accepts_it() -> None:
+    document = json.loads((HERE / "notes_agent.tests.json").read_text())
+    assert "$schema" in document and "metadata" in document and "version" in document
+    validator = jsonschema_rs.validator_for(json_schemas()["agent-tests"])
+    errors = [error.message for error in validator.iter_errors(document)]
+    assert errors == []
+
+
+def test_it_runs_and_judges_every_test(tmp_path: Path) -> None:
+    shutil.copytree(HERE, tmp_path / "p")
+    project = tmp_path / "p"
+    report = tmp_path / "report.json"
+    code, output = run(
+        "run",
+        str(project / "notes_agent.tests.json"),
+        "--target",
+        f"fixtures:{project / 'recorded.jsonl'}",
+        "--store",
+        str(tmp_path / "runs.db"),
+        "--plain",
+        "-o",
+        str(report),
+    )
+    assert code == 0, output
+    summary = json.loads(report.read_text())["summary"]
+    assert (summary["total"], summary["passed"]) == (31, 31)
+    # One recorded answer made wrong: that test, and only it, fails.
+    lines = (project / "recorded.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["output"]["results"][0]["file"] = "work/elsewhere.md"
+    lines[0] = json.dumps(first)
+    (project / "recorded.jsonl").write_text("\n".join(lines) + "\n")
+    code, output = run(
+        "run",
+        str(project / "notes_agent.tests.json"),
+        "--target",
+        f"fixtures:{project / 'recorded.jsonl'}",
+        "--store",
+        str(tmp_path / "runs.db"),
+        "--plain",
+        "-o",
+        str(report),
+    )
+    assert code == 1
+    summary = json.loads(report.read_text())["summary"]
+    assert (summary["passed"], summary["failed"]) == (30, 1)
+    assert "doesn't match pattern '^journal/'" in output
+
+
+def test_a_config_may_name_its_schema_too(tmp_path: Path) -> None:
+    (tmp_path / "assertly.yaml").write_text(
+        "$schema: ./schemas/config.schema.json\nagents: {notes: 'fixtures:recorded.jsonl'}\n"
+    )
+    shutil.copy(HERE / "notes_agent.tests.json", tmp_path)
+    code, output = run(
+        "validate",
+        "--config",
+        str(tmp_path / "assertly.yaml"),
+        str(tmp_path / "notes_agent.tests.json"),
+    )
+    assert code == 0, output
+    assert "0 problems" in output
