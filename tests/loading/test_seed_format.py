@@ -13,7 +13,18 @@ from click.testing import CliRunner
 from assertly.cli import main
 from assertly.loading import json_schemas
 
-HERE = Path(__file__).parent / "seed_format"
+# Kept without the .tests.json suffix here, so that assertly's own pytest plugin does not
+# collect it from this repository; each test copies it under its real name.
+SOURCE = Path(__file__).parent / "seed_format"
+
+
+def project(tmp_path: Path) -> Path:
+    """A copy of the fixture project, with the test file under its real name."""
+    root = tmp_path / "p"
+    root.mkdir()
+    shutil.copy(SOURCE / "notes_agent.json", root / "notes_agent.tests.json")
+    shutil.copy(SOURCE / "recorded.jsonl", root / "recorded.jsonl")
+    return root
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -22,13 +33,13 @@ def run(*args: str) -> tuple[int, str]:
 
 
 def test_the_file_validates_with_no_problem(tmp_path: Path) -> None:
-    code, output = run("validate", str(HERE / "notes_agent.tests.json"))
+    code, output = run("validate", str(project(tmp_path) / "notes_agent.tests.json"))
     assert code == 0, output
     assert "31 tests, 0 eval cases, 0 problems" in output
 
 
 def test_the_shipped_json_schema_accepts_it() -> None:
-    document = json.loads((HERE / "notes_agent.tests.json").read_text())
+    document = json.loads((SOURCE / "notes_agent.json").read_text())
     assert "$schema" in document and "metadata" in document and "version" in document
     validator = jsonschema_rs.validator_for(json_schemas()["agent-tests"])
     errors = [error.message for error in validator.iter_errors(document)]
@@ -36,14 +47,13 @@ def test_the_shipped_json_schema_accepts_it() -> None:
 
 
 def test_it_runs_and_judges_every_test(tmp_path: Path) -> None:
-    shutil.copytree(HERE, tmp_path / "p")
-    project = tmp_path / "p"
+    root = project(tmp_path)
     report = tmp_path / "report.json"
     code, output = run(
         "run",
-        str(project / "notes_agent.tests.json"),
+        str(root / "notes_agent.tests.json"),
         "--target",
-        f"fixtures:{project / 'recorded.jsonl'}",
+        f"fixtures:{root / 'recorded.jsonl'}",
         "--store",
         str(tmp_path / "runs.db"),
         "--plain",
@@ -54,16 +64,16 @@ def test_it_runs_and_judges_every_test(tmp_path: Path) -> None:
     summary = json.loads(report.read_text())["summary"]
     assert (summary["total"], summary["passed"]) == (31, 31)
     # One recorded answer made wrong: that test, and only it, fails.
-    lines = (project / "recorded.jsonl").read_text().splitlines()
+    lines = (root / "recorded.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
     first["output"]["results"][0]["file"] = "work/elsewhere.md"
     lines[0] = json.dumps(first)
-    (project / "recorded.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "recorded.jsonl").write_text("\n".join(lines) + "\n")
     code, output = run(
         "run",
-        str(project / "notes_agent.tests.json"),
+        str(root / "notes_agent.tests.json"),
         "--target",
-        f"fixtures:{project / 'recorded.jsonl'}",
+        f"fixtures:{root / 'recorded.jsonl'}",
         "--store",
         str(tmp_path / "runs.db"),
         "--plain",
@@ -77,15 +87,12 @@ def test_it_runs_and_judges_every_test(tmp_path: Path) -> None:
 
 
 def test_a_config_may_name_its_schema_too(tmp_path: Path) -> None:
-    (tmp_path / "assertly.yaml").write_text(
+    root = project(tmp_path)
+    (root / "assertly.yaml").write_text(
         "$schema: ./schemas/config.schema.json\nagents: {notes: 'fixtures:recorded.jsonl'}\n"
     )
-    shutil.copy(HERE / "notes_agent.tests.json", tmp_path)
     code, output = run(
-        "validate",
-        "--config",
-        str(tmp_path / "assertly.yaml"),
-        str(tmp_path / "notes_agent.tests.json"),
+        "validate", "--config", str(root / "assertly.yaml"), str(root / "notes_agent.tests.json")
     )
     assert code == 0, output
     assert "0 problems" in output
