@@ -293,6 +293,12 @@ def run_command(
             )
             sys.exit(EXIT_INTERRUPTED)
     reporter.summary(record)
+    if options.resume and record.trials_run == 0:
+        click.echo(
+            f"nothing to resume: every test of run {record.run_id} already has its verdicts "
+            "(no agent was called)",
+            err=True,
+        )
     _write_reports(record, outputs)
 
 

@@ -3,6 +3,7 @@ wherever they come from, a Python agent's NaN (never stored as ``null``) or its 
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -140,3 +141,31 @@ def test_a_python_agent_returning_none_is_an_error(
     )
     null = project.run("run", ".", "--target", f"py:{name}:null_text")
     assert null.status("t") == "passed"
+
+
+def test_latency_of_a_recorded_response_is_not_measured(project: Project) -> None:
+    # A recorded answer took no time to "call": latency is an error unless the record says.
+    tests = [
+        {"id": name, "input": {}, "assertions": [assertion]}
+        for name, assertion in METRIC_ASSERTIONS.items()
+    ]
+    project.tests_file("rec.tests.yaml", {"s": tests})
+    bare = "\n".join(json.dumps({"id": name, "output": "ok"}) for name in METRIC_ASSERTIONS)
+    project.write("bare.jsonl", bare + "\n")
+    result = project.run("run", ".", "--target", "fixtures:bare.jsonl")
+    for name in METRIC_ASSERTIONS:
+        assert result.status(name) == "error", name
+        message = result.tests[name]["trials"][0]["failures"][0]["message"]
+        assert "was not measured for this output" in message
+    measured = "\n".join(
+        json.dumps({"id": name, "output": "ok", "latency_ms": 120, "cost_usd": 0.5})
+        for name in METRIC_ASSERTIONS
+    )
+    project.write("measured.jsonl", measured + "\n")
+    result = project.run("run", ".", "--target", "fixtures:measured.jsonl")
+    assert {name: result.status(name) for name in METRIC_ASSERTIONS} == {
+        "cost": "passed",
+        "not-cost": "failed",
+        "latency": "passed",
+        "not-latency": "failed",
+    }

@@ -228,6 +228,9 @@ class RunRecord:
     evals: list[EvalRecord] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Trials this invocation ran (None for a run rebuilt from the store): 0 on a resumed run
+    # means every test already had its verdicts.
+    trials_run: int | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it

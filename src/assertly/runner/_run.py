@@ -227,6 +227,7 @@ class Runner:
         self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
         self.judge_process: JudgeProcess | None = None
+        self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
         self._inline_count = 0
 
     # -- targets ---------------------------------------------------------------------------
@@ -380,7 +381,9 @@ class Runner:
                 record.score = sum(scores) / len(scores) if scores else 0.0
                 return
             latency = response.latency_ms
-            if latency is None:
+            if latency is None and called:
+                # Only a call has a latency to measure: a recorded response that reports none
+                # was not measured, so `latency` on it is an error, not a pass in 0 ms.
                 latency = (time.perf_counter() - call_started) * 1000
             context = CheckContext(
                 cost_usd=response.cost_usd,
@@ -469,6 +472,7 @@ class Runner:
                 if self._stop.is_set():
                     record = TrialRecord(test.key, number, "skipped", 0.0, reason=_NOT_RUN)
                 else:
+                    self.trials_run += 1
                     try:
                         record = await self.run_trial(test, number)
                     except Exception as error:  # a bug costs this verdict, never the run
@@ -660,6 +664,7 @@ class Runner:
             await self._finish(run_id, started)
         run = build_run(self.store, run_id)
         run.problems = problems
+        run.trials_run = self.trials_run
         return run
 
 
