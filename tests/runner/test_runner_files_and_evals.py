@@ -155,7 +155,8 @@ def test_validate_checks_hooks_agents_and_facts_against_the_config(project: Proj
     ]
     # A missing target (--target can still run it) and an undeclared fact are warnings.
     assert result.stdout.splitlines() == [
-        "warning: no target for agent 'other'; pass --target to run it",
+        f"warning: no target for agent 'other' (config read: {project.root / 'assertly.yaml'}); "
+        "map it under agents: in the config, or pass --target",
         "warning: fact 'mystery' is not declared; treated as false "
         "(skip_if of a.tests.yaml:6: typo)",
         "4 tests, 0 eval cases, 1 problem, 2 warnings",

@@ -3,7 +3,13 @@
 Uses the engine; knows nothing of targets, runs or reports.
 """
 
-from ._config import check_against_config, find_config, load_config, load_config_plugins
+from ._config import (
+    check_against_config,
+    config_read,
+    find_config,
+    load_config,
+    load_config_plugins,
+)
 from ._files import load_data_argument, read_text_argument
 from ._models import ConfigModel
 from ._schema import json_schemas
@@ -19,6 +25,7 @@ __all__ = [
     "TestCase",
     "check_against_config",
     "discover",
+    "config_read",
     "find_config",
     "json_schemas",
     "load_config",

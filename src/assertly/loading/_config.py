@@ -1,7 +1,8 @@
 """The project config.
 
-``assertly.yaml`` (or ``.yml``) in the working directory, else ``[tool.assertly]`` in
-``pyproject.toml``; defaults when there is neither.
+Found as pytest and ruff find theirs: the nearest ``assertly.yaml`` (or ``.yml``), or
+``pyproject.toml`` with a ``[tool.assertly]`` table, from the working directory upward;
+defaults when there is none.
 """
 
 from __future__ import annotations
@@ -18,24 +19,47 @@ from ._models import ConfigModel
 from ._source import read_source
 from ._tests import TestCase
 
-__all__ = ["check_against_config", "find_config", "load_config", "load_config_plugins"]
+__all__ = [
+    "check_against_config",
+    "config_read",
+    "find_config",
+    "load_config",
+    "load_config_plugins",
+]
 
 
 def find_config(directory: Path) -> Path | None:
-    """The config file in ``directory``, if any."""
-    for name in ("assertly.yaml", "assertly.yml"):
-        candidate = directory / name
-        if candidate.is_file():
-            return candidate
-    pyproject = directory / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return None
-        if "assertly" in data.get("tool", {}):
-            return pyproject
+    """The nearest config file from ``directory`` upward, if any.
+
+    In each directory, ``assertly.yaml`` (or ``.yml``) wins over ``pyproject.toml``; a
+    ``pyproject.toml`` counts when it has a ``[tool.assertly]`` table. A ``pyproject.toml``
+    that cannot be read as TOML is returned too, so that loading it reports the problem
+    instead of a config being silently skipped.
+    """
+    for folder in (directory.resolve(), *directory.resolve().parents):
+        for name in ("assertly.yaml", "assertly.yml"):
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                return pyproject
+            if "assertly" in data.get("tool", {}):
+                return pyproject
     return None
+
+
+def config_read(config: ConfigModel) -> str:
+    """Which config a run read, for messages: its file, or that none was found."""
+    if config.path is None:
+        return (
+            "no config was found (assertly.yaml, or [tool.assertly] in pyproject.toml, "
+            "looked for from the working directory upward)"
+        )
+    return f"config read: {config.path}"
 
 
 def load_config(path: Path | None) -> ConfigModel:
@@ -52,8 +76,10 @@ def load_config(path: Path | None) -> ConfigModel:
     if path.name == "pyproject.toml":
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("assertly")
-        except tomllib.TOMLDecodeError as error:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
             raise ConfigError([Problem(str(path), f"invalid TOML: {error}")]) from None
+        except OSError as error:
+            raise ConfigError([Problem(str(path), f"cannot read: {error}")]) from None
 
         def where(key: tuple[str | int, ...]) -> str:
             return f"{path}: [tool.assertly]"  # tomllib keeps no positions
@@ -77,6 +103,7 @@ def load_config(path: Path | None) -> ConfigModel:
         raise ConfigError(problems) from None
     # Relative paths in the config are relative to its file, not to the current directory.
     config._directory = path.parent.resolve()
+    config._path = path.resolve()
     return config
 
 
@@ -130,7 +157,11 @@ def check_against_config(
         fact = test.skip_if
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
-    warnings = [f"no target for agent '{agent}'; pass --target to run it" for agent in agents]
+    warnings = [
+        f"no target for agent '{agent}' ({config_read(config)}); map it under agents: in the "
+        "config, or pass --target"
+        for agent in agents
+    ]
     warnings += [
         f"fact '{fact}' is not declared; treated as false (skip_if of {where})"
         for fact, where in facts.items()

@@ -170,6 +170,12 @@ class ConfigModel(FileModel):
     store: str = ".assertly/runs.sqlite"
 
     _directory: Path | None = PrivateAttr(default=None)
+    _path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def path(self) -> Path | None:
+        """The config file read; None without one."""
+        return self._path
 
     @property
     def directory(self) -> Path | None:

@@ -28,6 +28,7 @@ from ..loading import (
     EvalSuite,
     Step,
     TestCase,
+    config_read,
     find_config,
     load_config,
     load_config_plugins,
@@ -258,8 +259,8 @@ class Runner:
             base_dir = None if self.options.target else self.config.directory
             if spec is None:
                 self._targets[agent] = TargetError(
-                    f"no target for agent '{agent}': pass --target or map it under agents: "
-                    "in assertly.yaml"
+                    f"no target for agent '{agent}' ({config_read(self.config)}); map it "
+                    "under agents: in the config, or pass --target"
                 )
             else:
                 try:
