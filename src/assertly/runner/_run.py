@@ -38,6 +38,7 @@ from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
 from ..targets._base import metadata_from
 from ..targets._command import _kill_group
+from ._filters import unmatched_filters
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._records import (
@@ -775,6 +776,16 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
         sensitive_prefixes=config.sensitive_prefixes,
         project_dir=config.directory or Path.cwd(),
     )
+    unmatched = unmatched_filters(
+        loaded.tests,
+        loaded.datasets,
+        agents=options.agents,
+        suites=options.suites,
+        test_ids=options.test_ids,
+    )
+    if unmatched:
+        # A broken file may hold what the filter names: say both.
+        raise ConfigError([*unmatched, *loaded.file_problems])
     problems = [str(problem) for problem in loaded.file_problems]
     tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out.
