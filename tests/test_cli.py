@@ -606,3 +606,14 @@ def test_real_subprocess_config_error(tmp_path: Path) -> None:
     assert completed.returncode == 2
     assert "did you mean 'status'?" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "check", "validate", "report", "recheck"])
+def test_every_option_has_help_text(command: str) -> None:
+    import click
+
+    params = main.commands[command].params  # type: ignore[attr-defined]
+    missing = [
+        param.opts[0] for param in params if isinstance(param, click.Option) and not param.help
+    ]
+    assert missing == [], f"assertly {command}: options without help: {missing}"

@@ -94,6 +94,7 @@ def main(debug: bool) -> None:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
+    help="text for people, json for programs (the pinned result shape).",
 )
 def check_command(
     expect_argument: str,
@@ -221,18 +222,38 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     help="cmd:<command>, http(s)://…, py:module:function, fixtures:<file.jsonl>.",
 )
 @click.option("-j", "--concurrency", type=click.IntRange(1, 1024), help="Calls in flight at once.")
-@click.option("--trials", type=click.IntRange(1, 10_000), help="Trials per test.")
-@click.option("--pass-threshold", type=click.Choice(["any", "all", "majority"]))
+@click.option(
+    "--trials",
+    type=click.IntRange(1, 10_000),
+    help="Trials per test (a test's own trials: wins, with a warning).",
+)
+@click.option(
+    "--pass-threshold",
+    type=click.Choice(["any", "all", "majority"]),
+    help="How many trials of a test must pass (default from config: all).",
+)
 @click.option("--fail-fast", is_flag=True, help="Stop scheduling tests after the first failure.")
-@click.option("--agent", "agents", multiple=True)
-@click.option("--suite", "suites", multiple=True)
-@click.option("--test", "test_ids", multiple=True, metavar="ID")
-@click.option("--tag", "tags", multiple=True)
+@click.option("--agent", "agents", multiple=True, help="Only tests of this agent (repeatable).")
+@click.option("--suite", "suites", multiple=True, help="Only this suite (repeatable).")
+@click.option(
+    "--test",
+    "test_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only this test id or glob (repeatable).",
+)
+@click.option("--tag", "tags", multiple=True, help="Only tests with this tag (repeatable).")
 @click.option(
     "-k", "keyword", metavar="EXPR", help="Words with and/or/not over id, name, suite, tags."
 )
-@click.option("--now", metavar="ISO")
-@click.option("--fact", "facts", multiple=True, metavar="NAME=BOOL")
+@click.option("--now", metavar="ISO", help="Reference time for date assertions.")
+@click.option(
+    "--fact",
+    "facts",
+    multiple=True,
+    metavar="NAME=BOOL",
+    help="Set a fact for skip_if (repeatable; wins over the environment and config).",
+)
 @click.option(
     "--timeout",
     "timeout_s",
@@ -252,7 +273,12 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     "--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last')."
 )
 @click.option("--store", "store_path", metavar="FILE", help="Run store (default from config).")
-@click.option("--config", "config_path", metavar="FILE")
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="The config (default: the nearest assertly.yaml or [tool.assertly] upward).",
+)
 @click.option("--plain", is_flag=True, help="No progress bar, even on a terminal.")
 def run_command(
     paths: tuple[str, ...],
@@ -304,7 +330,12 @@ def run_command(
 
 @main.command("validate")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--config", "config_path", metavar="FILE")
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="The config (default: the nearest assertly.yaml or [tool.assertly] upward).",
+)
 def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     """Load and compile every file and check it against the config; report every problem.
 
@@ -361,8 +392,18 @@ def _count(number: int, noun: str) -> str:
 
 @main.command("report")
 @click.argument("run_id")
-@click.option("-o", "--output", "outputs", multiple=True, required=True, metavar="FILE")
-@click.option("--store", "store_path", default=None, metavar="FILE")
+@click.option(
+    "-o",
+    "--output",
+    "outputs",
+    multiple=True,
+    required=True,
+    metavar="FILE",
+    help="Report file: .json .xml .md .html (repeatable).",
+)
+@click.option(
+    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
+)
 def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None) -> None:
     """Re-render a stored run without re-running it."""
     from .runner import load_run
@@ -375,9 +416,18 @@ def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None
 
 @main.command("recheck")
 @click.argument("run_id")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FILE")
-@click.option("--store", "store_path", default=None, metavar="FILE")
-@click.option("--now", metavar="ISO")
+@click.option(
+    "-o",
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="FILE",
+    help="Report file: .json .xml .md .html (repeatable).",
+)
+@click.option(
+    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
+)
+@click.option("--now", metavar="ISO", help="Reference time for date assertions.")
 def recheck_command(
     run_id: str, outputs: tuple[str, ...], store_path: str | None, now: str | None
 ) -> None:

@@ -872,7 +872,7 @@ class AssertlyTestItem(_AssertlyItem):
 
         state = _state(self.config)
         runner = state.runner()
-        trials = self.test.trials or runner.default_trials
+        trials = runner.trials_of(self.test)
         self.records = state.loop.run(_run_trials(runner, self.test, trials))
         state.save_trials(self.test.key, self.records)
         status = test_status(self.records, runner.threshold)

@@ -95,6 +95,10 @@ def test_per_test_trials_override_the_run_default(project: Project) -> None:
     )
     result = project.run("run", ".", "--target", project.agent, "--trials", "3", "-j", "1")
     assert len(result.tests["flaky"]["trials"]) == 2
+    # ... and the run says so: a command-line option is never ignored silently.
+    output = result.stdout + result.stderr
+    assert "warning: flaky.tests.yaml::s::flaky: its own trials: 2 override --trials 3" in output
+    assert "steady.tests.yaml::s::steady: its own trials" not in output
     steady = result.tests["steady"]
     assert len(steady["trials"]) == 3
     assert (steady["pass_at_k"], steady["pass_all_k"], steady["flaky"]) == (True, True, False)

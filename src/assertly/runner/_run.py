@@ -251,6 +251,21 @@ class Runner:
         agents = [test.agent for test in tests.tests] + [d.agent for d in tests.datasets]
         return any(calls(agent) for agent in agents)
 
+    def trials_of(self, test: TestCase) -> int:
+        """How many trials ``test`` gets: its own ``trials``, else ``--trials``, else config.
+
+        A test's ``trials`` wins, as a test marker wins over a command-line default in pytest
+        plugins: it was written for that test (a known-flaky one). When it overrides
+        ``--trials``, the run says so once per test (`_warn`), never silently.
+        """
+        if test.trials is None:
+            return self.options.trials or self.config.trials
+        if self.options.trials and test.trials != self.options.trials:
+            self._warn(
+                f"{test.key}: its own trials: {test.trials} override --trials {self.options.trials}"
+            )
+        return test.trials
+
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
         if agent not in self._targets:
@@ -466,7 +481,7 @@ class Runner:
         self, test: TestCase, done: dict[int, dict[str, Any]], pool: asyncio.Semaphore
     ) -> Status:
         """Run the trials of a test not already stored; return its final status."""
-        trials = test.trials or self.default_trials
+        trials = self.trials_of(test)
         records: list[TrialRecord] = [TrialRecord.from_dict(done[n]) for n in sorted(done)]
 
         async def one(number: int) -> None:
@@ -576,7 +591,7 @@ class Runner:
         return (
             not test.setup
             and not test.cleanup
-            and (test.trials or self.default_trials) == 1
+            and self.trials_of(test) == 1
             and self._no_call(test)
         )
 
