@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._exceptions import Problem
 from ._paths import DotPath, PathSyntaxError
 from ._regex import Pattern, compile_pattern
+from ._shape import DEFAULT_SHAPE, Shape
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -49,12 +50,19 @@ class Options:
 
     Args:
         sensitive_prefixes: File prefixes that make a result sensitive (``if_sensitive_results``).
+        shape: Where the fields the expect dict reads live (`Shape`; the seed's top level
+            by default).
     """
 
-    __slots__ = ("sensitive_prefixes",)
+    __slots__ = ("sensitive_prefixes", "shape")
 
-    def __init__(self, sensitive_prefixes: tuple[str, ...] = ("people/", "documents/")) -> None:
+    def __init__(
+        self,
+        sensitive_prefixes: tuple[str, ...] = ("people/", "documents/"),
+        shape: Shape = DEFAULT_SHAPE,
+    ) -> None:
         self.sensitive_prefixes = tuple(sensitive_prefixes)
+        self.shape = shape
 
 
 class BuildContext:
@@ -110,13 +118,18 @@ class BuildContext:
             return None
         return value
 
-    def dot_path(self, text: Any) -> DotPath | None:
-        """Compile a dot path, recording a problem if it is not one."""
+    def dot_path(self, text: Any, *, relative: bool = False) -> DotPath | None:
+        """Compile a dot path, recording a problem if it is not one.
+
+        A path from the response's root follows the shape (``results[*].file`` reads
+        ``data.hits[*].file`` under ``{results: $.data.hits}``); a ``relative`` one (a field
+        of each result) is taken as written.
+        """
         if not isinstance(text, str):
             self.problem(f"expected a path string such as 'results[*].file', got {text!r}")
             return None
         try:
-            return DotPath(text)
+            return DotPath(text if relative else self.options.shape.rewrite(text))
         except PathSyntaxError as error:
             self.problem(f"invalid path {text!r}: {error}")
             return None

@@ -25,6 +25,7 @@ from ._result import (
     AssertionResult,
     CheckResult,
 )
+from ._shape import compile_shape
 from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
@@ -160,6 +161,7 @@ def compile(
     *,
     threshold: float | None = None,
     sensitive_prefixes: Sequence[str] | None = None,
+    shape: Mapping[str, str] | None = None,
     registry: Registry | None = None,
     location: str = "",
 ) -> Expectation:
@@ -171,6 +173,9 @@ def compile(
             without it every assertion must pass.
         sensitive_prefixes: File prefixes for ``if_sensitive_results``
             (default ``people/``, ``documents/``).
+        shape: Where the fields the expect dict reads live, as JSONPaths
+            (``{"results": "$.data.hits", "summary": "$.answer"}``); fields left out are the
+            seed's top-level ones. See `compile_shape`.
         registry: Where to look assertion names up (the global registry by default).
         location: Prefix for problem locations (the loader passes file, line and test id).
 
@@ -180,6 +185,11 @@ def compile(
     problems: list[Problem] = []
     options = Options() if sensitive_prefixes is None else Options(tuple(sensitive_prefixes))
     ctx = BuildContext(registry or REGISTRY, options, problems, location)
+    if shape is not None:
+        compiled_shape = compile_shape(shape, ctx.at("shape"))
+        if compiled_shape is None:
+            raise ConfigError(problems, title=_TITLE)
+        options.shape = compiled_shape
     if threshold is not None and (
         isinstance(threshold, bool)
         or not isinstance(threshold, int | float)

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from .._base import Checker
+from .._base import BuildContext, Checker
 from .._paths import DotPath, PathMiss, _Identity
 from .._response import NOT_JSON
 from .._result import AssertionResult, errored, failed, passed
+from .._shape import Field
 from .._values import TOO_DEEP_MESSAGE, fmt, json_type
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ __all__ = [
     "item_label",
     "miss_result",
     "not_json",
+    "results_field",
     "results_of",
 ]
 
@@ -58,12 +60,26 @@ def _article(value: Any) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
-def results_of(data: Any) -> list[Any] | str:
+def results_field(ctx: BuildContext) -> Field:
+    """Where ``results`` lives, by the shape the expectation is compiled with."""
+    return Field("results", ctx.options.shape)
+
+
+def results_of(data: Any, field: Field | None = None) -> list[Any] | str:
     """The response's ``results`` array, or a clause saying why there is none.
 
     The clause reads after "but": ``the response has no 'results' field``,
     ``'results' is an object, not an array``, ``the response is an array, not an object``.
+    With a shape that moves ``results`` (``field``), the clause names the shape's path:
+    ``data.hits is missing``.
     """
+    if field is not None and field.path is not None:
+        value = field.path.get(data)
+        if type(value) is PathMiss:
+            return value.describe()
+        if type(value) is not list:
+            return f"'{field.text}' is {_article(value)}, not an array"
+        return value
     if type(data) is not dict:
         return f"the response is {_article(data)}, not an object"
     if "results" not in data:

@@ -15,26 +15,31 @@ from .._paths import DotPath, PathMiss
 from .._registry import expect_assertion
 from .._response import NOT_JSON, Response
 from .._result import AssertionResult, errored, failed, passed
+from .._shape import Field as ShapedField
 from .._values import dumps, fmt
-from ._common import JsonChecker, Params, miss_result
+from ._common import JsonChecker, Params, miss_result, not_json
 
 if TYPE_CHECKING:
     from .._context import CheckContext
 
 
 class UsedModel(Checker):
-    """The target reported this model for the call."""
+    """The target reported this model for the call (or the response says, by its shape)."""
 
-    __slots__ = ("model",)
+    __slots__ = ("model", "where")
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, where: ShapedField | None = None) -> None:
         self.key = "agent_used_model"
         self.model = model
+        # With a shape giving `model`, the response itself names the model it used.
+        self.where = where if where is not None and where.path is not None else None
 
     def describe(self) -> str:
         return f"the agent used model {fmt(self.model)}"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        if self.where is not None:
+            return self._from_response(response)
         actual = ctx.model
         if actual is None:
             return errored(
@@ -51,6 +56,29 @@ class UsedModel(Checker):
             actual=actual,
         )
 
+    def _from_response(self, response: Response) -> AssertionResult:
+        assert self.where is not None
+        data = response.json
+        if data is NOT_JSON:
+            return not_json(self.key, response)
+        actual = self.where.get(data)
+        if type(actual) is PathMiss:
+            return failed(
+                self.key,
+                f"Expected model {fmt(self.model)}, but {actual.describe()}",
+                path=self.where.text,
+                expected=self.model,
+            )
+        if actual == self.model:
+            return passed(self.key)
+        return failed(
+            self.key,
+            f"Expected model {fmt(self.model)}, got {fmt(actual)}",
+            path=self.where.text,
+            expected=self.model,
+            actual=actual,
+        )
+
 
 @expect_assertion("agent_used_model")
 def build_agent_used_model(value: Any, ctx: BuildContext) -> Checker | None:
@@ -58,7 +86,7 @@ def build_agent_used_model(value: Any, ctx: BuildContext) -> Checker | None:
     if not isinstance(value, str) or not value:
         ctx.problem(f"expected a model name, got {value!r}")
         return None
-    return UsedModel(value)
+    return UsedModel(value, ShapedField("model", ctx.options.shape))
 
 
 class OverlapParams(Params):

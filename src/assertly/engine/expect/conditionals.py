@@ -22,8 +22,9 @@ from .._result import (
     failed,
     skipped,
 )
+from .._shape import Field
 from .._values import dumps, fmt, json_equal
-from ._common import not_json
+from ._common import not_json, results_field
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -124,10 +125,14 @@ class Conditional(Checker):
 class IfResults(Conditional):
     """Applies when ``results`` is a non-empty array."""
 
-    __slots__ = ()
+    __slots__ = ("results",)
+
+    def __init__(self, body: list[Checker], results: Field) -> None:
+        super().__init__("if_results", body, results.text)
+        self.results = results
 
     def holds(self, data: Any, ctx: CheckContext) -> bool:
-        results = data.get("results") if type(data) is dict else None
+        results = self.results.get(data)
         return type(results) is list and bool(results)
 
 
@@ -140,8 +145,7 @@ class IfHasHistory(Conditional):
         return type(data) is dict and "history_results" in data
 
 
-def _sensitive_indexes(data: Any, prefixes: tuple[str, ...]) -> list[int]:
-    results = data.get("results") if type(data) is dict else None
+def _sensitive_indexes(results: Any, prefixes: tuple[str, ...]) -> list[int]:
     if type(results) is not list:
         return []
     found = []
@@ -155,26 +159,30 @@ def _sensitive_indexes(data: Any, prefixes: tuple[str, ...]) -> list[int]:
 class IfSensitiveResults(Conditional):
     """Applies when some ``results[*].file`` starts with a sensitive prefix."""
 
-    __slots__ = ("prefixes",)
+    __slots__ = ("prefixes", "results")
 
-    def __init__(self, body: list[Checker], prefixes: tuple[str, ...]) -> None:
+    def __init__(self, body: list[Checker], prefixes: tuple[str, ...], results: Field) -> None:
         super().__init__("if_sensitive_results", body, "sensitive results")
         self.prefixes = prefixes
+        self.results = results
 
     def holds(self, data: Any, ctx: CheckContext) -> bool:
-        return bool(_sensitive_indexes(data, self.prefixes))
+        return bool(_sensitive_indexes(self.results.get(data), self.prefixes))
 
 
 class SensitiveFieldEquals(Checker):
     """Every sensitive result has field F equal to V (``{has_field: F, value: V}``)."""
 
-    __slots__ = ("field", "prefixes", "value")
+    __slots__ = ("field", "prefixes", "results", "value")
 
-    def __init__(self, field: DotPath, value: Any, prefixes: tuple[str, ...]) -> None:
+    def __init__(
+        self, field: DotPath, value: Any, prefixes: tuple[str, ...], results: Field
+    ) -> None:
         self.key = "has_field"
         self.field = field
         self.value = value
         self.prefixes = prefixes
+        self.results = results
 
     def describe(self) -> str:
         return f"every sensitive result has {self.field.text} = {fmt(self.value)}"
@@ -183,11 +191,11 @@ class SensitiveFieldEquals(Checker):
         data = response.json
         if data is NOT_JSON:
             return not_json(self.key, response)
-        results = data.get("results") if type(data) is dict else None
+        results = self.results.get(data)
         name = self.field.text
-        for index in _sensitive_indexes(data, self.prefixes):
-            result = results[index]  # type: ignore[index]
-            where = f"results[{index}].{name}"
+        for index in _sensitive_indexes(results, self.prefixes):
+            result = results[index]
+            where = f"{self.results.text}[{index}].{name}"
             actual = self.field.get(result)
             if type(actual) is PathMiss:
                 return failed(
@@ -223,7 +231,7 @@ def _body(value: Any, ctx: BuildContext) -> list[Checker] | None:
 def build_if_results(value: Any, ctx: BuildContext) -> Checker | None:
     """When ``results`` is a non-empty array, these nested assertions must pass."""
     body = _body(value, ctx)
-    return IfResults("if_results", body, "results") if body else None
+    return IfResults(body, results_field(ctx)) if body else None
 
 
 @expect_assertion("if_has_history")
@@ -238,12 +246,14 @@ def build_if_sensitive_results(value: Any, ctx: BuildContext) -> Checker | None:
     """When a result's file starts with a sensitive prefix, these assertions must pass."""
     prefixes = ctx.options.sensitive_prefixes
     if isinstance(value, dict) and set(value) == {"has_field", "value"}:
-        field = ctx.at("has_field").dot_path(value["has_field"])
+        field = ctx.at("has_field").dot_path(value["has_field"], relative=True)
         if field is None:
             return None
         if field.has_wildcard:
             ctx.at("has_field").problem("expected a field of each result, without [*]")
             return None
-        return IfSensitiveResults([SensitiveFieldEquals(field, value["value"], prefixes)], prefixes)
+        results = results_field(ctx)
+        checks: list[Checker] = [SensitiveFieldEquals(field, value["value"], prefixes, results)]
+        return IfSensitiveResults(checks, prefixes, results)
     body = _body(value, ctx)
-    return IfSensitiveResults(body, prefixes) if body else None
+    return IfSensitiveResults(body, prefixes, results_field(ctx)) if body else None

@@ -9,9 +9,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._paths import PathMiss
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
-from ._common import JsonChecker, results_of
+from .._shape import Field
+from ._common import JsonChecker, results_field, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -24,27 +26,37 @@ def _results(n: int) -> str:
 class ResultsCount(JsonChecker):
     """The length of ``results`` against a bound."""
 
-    __slots__ = ("bound", "phrase", "test")
+    __slots__ = ("bound", "phrase", "results", "test")
 
-    def __init__(self, key: str, bound: int, phrase: str, test: Callable[[int, int], bool]) -> None:
+    def __init__(
+        self,
+        key: str,
+        bound: int,
+        phrase: str,
+        test: Callable[[int, int], bool],
+        results: Field,
+    ) -> None:
         self.key = key
         self.bound = bound
         self.phrase = phrase
         self.test = test
+        self.results = results
 
     def describe(self) -> str:
         return f"the response has {self.phrase} {self.bound} {_results(self.bound)}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        results = results_of(data)
+        where = self.results
+        results = results_of(data, where)
         expected = f"Expected {self.phrase} {self.bound} {_results(self.bound)}"
         if type(results) is str:
+            actual = where.get(data)
             return failed(
                 self.key,
                 f"{expected}, but {results}",
-                path="results",
+                path=where.text,
                 expected=self.bound,
-                actual=data.get("results") if type(data) is dict else None,
+                actual=None if type(actual) is PathMiss else actual,
             )
         count = len(results)
         if self.test(count, self.bound):
@@ -52,7 +64,7 @@ class ResultsCount(JsonChecker):
         return failed(
             self.key,
             f"{expected}, got {count}",
-            path="results",
+            path=where.text,
             expected=self.bound,
             actual=count,
         )
@@ -62,18 +74,24 @@ class ResultsCount(JsonChecker):
 def build_results_min(value: Any, ctx: BuildContext) -> Checker | None:
     """``results`` has at least N items."""
     bound = ctx.whole_number(value)
-    return None if bound is None else ResultsCount("results_min", bound, "at least", int.__ge__)
+    if bound is None:
+        return None
+    return ResultsCount("results_min", bound, "at least", int.__ge__, results_field(ctx))
 
 
 @expect_assertion("results_max")
 def build_results_max(value: Any, ctx: BuildContext) -> Checker | None:
     """``results`` has at most N items."""
     bound = ctx.whole_number(value)
-    return None if bound is None else ResultsCount("results_max", bound, "at most", int.__le__)
+    if bound is None:
+        return None
+    return ResultsCount("results_max", bound, "at most", int.__le__, results_field(ctx))
 
 
 @expect_assertion("results_count")
 def build_results_count(value: Any, ctx: BuildContext) -> Checker | None:
     """``results`` has exactly N items."""
     bound = ctx.whole_number(value)
-    return None if bound is None else ResultsCount("results_count", bound, "exactly", int.__eq__)
+    if bound is None:
+        return None
+    return ResultsCount("results_count", bound, "exactly", int.__eq__, results_field(ctx))

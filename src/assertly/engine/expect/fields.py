@@ -13,6 +13,7 @@ from .._paths import DotPath, PathMiss
 from .._registry import expect_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
+from .._shape import Field
 from .._text import fold, nfc
 from .._values import dumps, fmt, json_equal
 from ._common import JsonChecker, Params, miss_result
@@ -25,29 +26,38 @@ if TYPE_CHECKING:
 class TopLevelEquals(JsonChecker):
     """``status`` / ``error_code``: the top-level field equals the value."""
 
-    __slots__ = ("field", "value")
+    __slots__ = ("field", "value", "where")
 
-    def __init__(self, field: str, value: Any) -> None:
+    def __init__(self, field: str, value: Any, where: Field | None = None) -> None:
         self.key = field
         self.field = field
         self.value = value
+        # Where the shape puts the field; None: the seed's top level (the fast dict lookup).
+        self.where = where if where is not None and where.path is not None else None
 
     def describe(self) -> str:
         return f"{self.field} is {fmt(self.value)}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        actual = data.get(self.field, NOT_JSON) if type(data) is dict else NOT_JSON
+        if self.where is not None:
+            actual = self.where.get(data)
+            if type(actual) is PathMiss:
+                actual = NOT_JSON
+            path = self.where.text
+        else:
+            actual = data.get(self.field, NOT_JSON) if type(data) is dict else NOT_JSON
+            path = self.field
         if actual is not NOT_JSON and json_equal(actual, self.value):
             return passed(self.key)
         if actual is NOT_JSON:
-            got = f"no '{self.field}' field"
+            got = f"no '{path}' field"
             actual = None
         else:
             got = fmt(actual)
         return failed(
             self.key,
             f"Expected {self.field} {fmt(self.value)}, got {got}",
-            path=self.field,
+            path=path,
             expected=self.value,
             actual=actual,
         )
@@ -63,7 +73,8 @@ def _scalar(value: Any, ctx: BuildContext) -> bool:
 @expect_assertion("status")
 def build_status(value: Any, ctx: BuildContext) -> Checker | None:
     """The response's top-level ``status`` equals the value."""
-    return TopLevelEquals("status", value) if _scalar(value, ctx) else None
+    where = Field("status", ctx.options.shape)
+    return TopLevelEquals("status", value, where) if _scalar(value, ctx) else None
 
 
 @expect_assertion("error_code")
@@ -173,14 +184,16 @@ def _text_param(value: Any, ctx: BuildContext) -> str | None:
 def build_message_contains(value: Any, ctx: BuildContext) -> Checker | None:
     """The string field ``message`` contains the text (case-sensitive)."""
     text = _text_param(value, ctx)
-    return FieldContainsText("message_contains", DotPath("message"), text) if text else None
+    path = DotPath(ctx.options.shape.text("message"))
+    return FieldContainsText("message_contains", path, text) if text else None
 
 
 @expect_assertion("summary_contains")
 def build_summary_contains(value: Any, ctx: BuildContext) -> Checker | None:
     """The string field ``summary`` contains the text (case-sensitive)."""
     text = _text_param(value, ctx)
-    return FieldContainsText("summary_contains", DotPath("summary"), text) if text else None
+    path = DotPath(ctx.options.shape.text("summary"))
+    return FieldContainsText("summary_contains", path, text) if text else None
 
 
 class FieldContainsParams(Params):

@@ -19,8 +19,9 @@ from .._jsonschema import FORMATS, format_validator
 from .._paths import DotPath, PathMiss
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
+from .._shape import Field
 from .._values import fmt, json_type
-from ._common import VACUOUS, JsonChecker, results_of
+from ._common import VACUOUS, JsonChecker, results_field, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -85,20 +86,22 @@ class FieldRule:
 class ResultsSchema(JsonChecker):
     """Every result has every field, of the right type and within bounds."""
 
-    __slots__ = ("rules",)
+    __slots__ = ("results", "rules")
 
-    def __init__(self, rules: list[FieldRule]) -> None:
+    def __init__(self, rules: list[FieldRule], results: Field) -> None:
         self.key = "results_schema"
         self.rules = rules
+        self.results = results  # where the shape puts `results`
 
     def describe(self) -> str:
         fields = ", ".join(f"{rule.path.text}: {rule.type_name}" for rule in self.rules)
         return f"every result has {fields}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        results = results_of(data)
+        name = self.results.text
+        results = results_of(data, self.results)
         if type(results) is str:
-            return failed(self.key, f"Expected a 'results' array, but {results}", path="results")
+            return failed(self.key, f"Expected a '{name}' array, but {results}", path=name)
         if not results:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
         for index, result in enumerate(results):
@@ -106,12 +109,12 @@ class ResultsSchema(JsonChecker):
                 return failed(
                     self.key,
                     f"Result {index} is {_article(result)} ({fmt(result)}), not an object",
-                    path=f"results[{index}]",
+                    path=f"{name}[{index}]",
                     actual=result,
                 )
             for rule in self.rules:
                 value = rule.path.get(result)
-                where = f"results[{index}].{rule.path.text}"
+                where = f"{name}[{index}].{rule.path.text}"
                 if type(value) is PathMiss:
                     return failed(
                         self.key,
@@ -159,7 +162,7 @@ def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
     before = len(ctx.problems)
     for field, spec in value.items():
         field_ctx = ctx.at(str(field))
-        path = field_ctx.dot_path(field)
+        path = field_ctx.dot_path(field, relative=True)
         rule_spec = {"type": spec} if isinstance(spec, str) else spec
         if not isinstance(rule_spec, dict):
             field_ctx.problem(f"expected a type name or {{type, min, max}}, got {spec!r}")
@@ -190,4 +193,4 @@ def build_results_schema(value: Any, ctx: BuildContext) -> Checker | None:
             rules.append(FieldRule(path, type_name, low, high, format_name))
     if len(ctx.problems) > before:
         return None
-    return ResultsSchema(rules)
+    return ResultsSchema(rules, results_field(ctx))

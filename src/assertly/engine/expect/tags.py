@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from .._base import BuildContext, Checker
 from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
+from .._shape import Field
 from .._values import fmt, json_type
-from ._common import VACUOUS, JsonChecker, results_of
+from ._common import VACUOUS, JsonChecker, results_field, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -37,13 +38,14 @@ def _tags_of(result: Any) -> list[Any] | str:
 class Tags(JsonChecker):
     """Every / no / each result has (some of) the tags."""
 
-    __slots__ = ("mode", "tag_set", "tags")
+    __slots__ = ("mode", "results", "tag_set", "tags")
 
-    def __init__(self, key: str, tags: list[str], mode: int) -> None:
+    def __init__(self, key: str, tags: list[str], mode: int, results: Field) -> None:
         self.key = key
         self.tags = tags
         self.tag_set = frozenset(tags)
         self.mode = mode
+        self.results = results  # where the shape puts `results`
 
     def describe(self) -> str:
         listed = ", ".join(map(fmt, self.tags))
@@ -54,9 +56,10 @@ class Tags(JsonChecker):
         return f"every result has one of the tags {listed}"
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
-        results = results_of(data)
+        where = self.results.text
+        results = results_of(data, self.results)
         if type(results) is str:
-            return failed(self.key, f"Expected a 'results' array, but {results}", path="results")
+            return failed(self.key, f"Expected a '{where}' array, but {results}", path=where)
         if not results:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
         if self._all_pass(results):  # type: ignore[arg-type]
@@ -101,7 +104,7 @@ class Tags(JsonChecker):
         return failed(
             self.key,
             message,
-            path=f"results[{index}].metadata.tags",
+            path=f"{where}[{index}].metadata.tags",
             expected=self.tags,
             actual=actual if type(actual) is list else None,
         )
@@ -135,18 +138,18 @@ def _tag_list(value: Any, ctx: BuildContext) -> list[str] | None:
 def build_all_have_tags(value: Any, ctx: BuildContext) -> Checker | None:
     """Every result has all of these tags."""
     tags = _tag_list(value, ctx)
-    return Tags("all_have_tags", tags, _ALL) if tags else None
+    return Tags("all_have_tags", tags, _ALL, results_field(ctx)) if tags else None
 
 
 @expect_assertion("none_have_tags")
 def build_none_have_tags(value: Any, ctx: BuildContext) -> Checker | None:
     """No result has any of these tags."""
     tags = _tag_list(value, ctx)
-    return Tags("none_have_tags", tags, _NONE) if tags else None
+    return Tags("none_have_tags", tags, _NONE, results_field(ctx)) if tags else None
 
 
 @expect_assertion("each_has_any_tag")
 def build_each_has_any_tag(value: Any, ctx: BuildContext) -> Checker | None:
     """Every result has at least one of these tags."""
     tags = _tag_list(value, ctx)
-    return Tags("each_has_any_tag", tags, _ANY) if tags else None
+    return Tags("each_has_any_tag", tags, _ANY, results_field(ctx)) if tags else None
