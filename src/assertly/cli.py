@@ -360,6 +360,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     loaded = load_paths(
         paths,
         sensitive_prefixes=config.sensitive_prefixes,
+        shape=config.shape,
         project_dir=config.directory or Path.cwd(),
     )
     config_problems, warnings = check_against_config(loaded.tests, config)

@@ -410,6 +410,7 @@ class _State:
             [_relative(path)],
             sensitive_prefixes=project.sensitive_prefixes,
             project_dir=project.directory or Path(self.config.rootpath),
+            shape=project.shape,
         )
 
     # -- what items ask for ----------------------------------------------------------------------

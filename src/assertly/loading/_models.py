@@ -49,6 +49,12 @@ class TestModel(FileModel):
     timeout_s: float | None = Field(default=None, gt=0)
     tags: list[str] = Field(default_factory=list)
     priority: str | int | None = None
+    shape: dict[str, str] | None = Field(
+        default=None,
+        description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
+        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "by field.",
+    )
 
 
 class SuiteModel(FileModel):
@@ -75,6 +81,12 @@ class SuiteModel(FileModel):
     threshold: float | None = Field(default=None, ge=0, le=1)
     trials: int | None = Field(default=None, ge=1, le=10_000)
     timeout_s: float | None = Field(default=None, gt=0)
+    shape: dict[str, str] | None = Field(
+        default=None,
+        description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
+        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "by field.",
+    )
 
 
 class AgentTestFileModel(FileModel):
@@ -90,6 +102,12 @@ class AgentTestFileModel(FileModel):
     description: str | None = None
     test_suites: dict[str, SuiteModel]
     metadata: dict[str, Any] | None = None
+    shape: dict[str, str] | None = Field(
+        default=None,
+        description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
+        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "by field.",
+    )
 
 
 class EvalCaseModel(FileModel):
@@ -161,6 +179,12 @@ class ConfigModel(FileModel):
     hooks: dict[str, str | list[str]] = Field(default_factory=dict)
     facts: dict[str, bool] = Field(default_factory=dict)
     sensitive_prefixes: list[str] | None = None
+    shape: dict[str, str] | None = Field(
+        default=None,
+        description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
+        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "by field.",
+    )
     plugins: list[str] = Field(default_factory=list)
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=8, ge=1, le=1024)

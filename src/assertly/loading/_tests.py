@@ -172,12 +172,25 @@ class _LoadContext:
     immutable, so equal specs share one (compiling a 10-assertion list costs ~0.3 ms).
     """
 
-    def __init__(self, sensitive_prefixes: Sequence[str] | None, project_dir: Path) -> None:
+    def __init__(
+        self,
+        sensitive_prefixes: Sequence[str] | None,
+        project_dir: Path,
+        shape: dict[str, str] | None = None,
+    ) -> None:
         self.sensitive_prefixes = sensitive_prefixes
         self.project_dir = project_dir
+        self.shape = shape or {}  # the config's: every file's default
         self._compiled: dict[bytes, Expectation] = {}
 
-    def compile(self, spec: Any, *, threshold: float | None, location: str) -> Expectation:
+    def compile(
+        self,
+        spec: Any,
+        *,
+        threshold: float | None,
+        location: str,
+        shape: dict[str, str] | None = None,
+    ) -> Expectation:
         """The compiled expectation of ``spec``.
 
         Raises:
@@ -185,7 +198,7 @@ class _LoadContext:
         """
         try:
             # 1, 1.0 and true stay distinct; sorted keys make equal dicts equal.
-            key = orjson.dumps([location, threshold, spec], option=orjson.OPT_SORT_KEYS)
+            key = orjson.dumps([location, threshold, spec, shape], option=orjson.OPT_SORT_KEYS)
         except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits: no sharing
             key = None
         found = self._compiled.get(key) if key is not None else None
@@ -194,6 +207,7 @@ class _LoadContext:
                 spec,
                 threshold=threshold,
                 sensitive_prefixes=self.sensitive_prefixes,
+                shape=shape or None,
                 location=location,
             )
             if key is not None:
@@ -210,6 +224,7 @@ def _compile_checks(
     context: _LoadContext,
     *,
     label: Label | None = None,
+    shape: dict[str, str] | None = None,
 ) -> tuple[list[Expectation], list[Problem]]:
     checks: list[Expectation] = []
     problems: list[Problem] = []
@@ -219,7 +234,10 @@ def _compile_checks(
         try:
             checks.append(
                 context.compile(
-                    spec, threshold=threshold if name == "assertions" else None, location=name
+                    spec,
+                    threshold=threshold if name == "assertions" else None,
+                    location=name,
+                    shape=shape if name == "expect" else None,  # only the expect dict reads it
                 )
             )
         except ConfigError as error:
@@ -259,8 +277,10 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
     for suite_key, suite in model.test_suites.items():
         if not _suite_shape_ok(source, suite_key, suite, result):
             continue
+        # The nearest level wins, field by field: config, file, suite, test.
+        suite_shape = {**context.shape, **(model.shape or {}), **(suite.shape or {})}
         if suite.dataset is not None:
-            _add_dataset(source, model.agent, suite_key, suite, result, context)
+            _add_dataset(source, model.agent, suite_key, suite, result, context, suite_shape)
             continue
         for index, raw in enumerate(suite.tests or []):
             key: Key = ("test_suites", suite_key, "tests", index)
@@ -289,7 +309,8 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                 )
             seen.setdefault(test_id, suite_key)
             if test_model is not None:
-                _fill_test(test, test_model, source, key, context)
+                shape = {**suite_shape, **(test_model.shape or {})}
+                _fill_test(test, test_model, source, key, context, shape)
             result.tests.append(test)
 
 
@@ -321,6 +342,7 @@ def _add_dataset(
     suite: SuiteModel,
     result: LoadResult,
     context: _LoadContext,
+    shape: dict[str, str],
 ) -> None:
     key: Key = ("test_suites", suite_key)
     path, reason = inside_project(str(suite.dataset), source.path.parent, context.project_dir)
@@ -336,7 +358,7 @@ def _add_dataset(
         result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), message))
         return
     checks, problems = _compile_checks(
-        suite.expect, suite.assertions, suite.threshold, source, key, context
+        suite.expect, suite.assertions, suite.threshold, source, key, context, shape=shape
     )
     if problems:
         result.file_problems.extend(problems)
@@ -362,6 +384,7 @@ def _fill_test(
     source: Source,
     key: Key,
     context: _LoadContext,
+    shape: dict[str, str],
 ) -> None:
     test.description = model.description
     test.skip_if = model.skip_if
@@ -388,6 +411,7 @@ def _fill_test(
                 (*key, "multi_step", number),
                 context,
                 label=(test.id, len(key)),
+                shape=shape,
             )
         return
     if model.expect is None and model.assertions is None:
@@ -406,6 +430,7 @@ def _fill_test(
         key,
         context,
         label=(test.id, len(key)),
+        shape=shape,
     )
     test.problems.extend(problems)
     test.steps.append(Step(test.id, model.input, checks))
@@ -419,9 +444,10 @@ def _add_step(
     context: _LoadContext,
     *,
     label: Label | None = None,
+    shape: dict[str, str] | None = None,
 ) -> None:
     checks, problems = _compile_checks(
-        model.expect, model.assertions, None, source, key, context, label=label
+        model.expect, model.assertions, None, source, key, context, label=label, shape=shape
     )
     test.problems.extend(problems)
     test.steps.append(Step(str(model.step), model.input, checks, model.store))
@@ -510,6 +536,7 @@ def load_paths(
     *,
     sensitive_prefixes: Sequence[str] | None = None,
     project_dir: Path | None = None,
+    shape: dict[str, str] | None = None,
 ) -> LoadResult:
     """Load every test file and workflow eval section under ``paths``.
 
@@ -518,9 +545,11 @@ def load_paths(
         sensitive_prefixes: Passed to the engine (paths that must not appear in results).
         project_dir: Files named in test files (datasets) must be inside it; default: the
             working directory.
+        shape: The config's ``shape:``, every file's default (a file, suite or test may
+            override it, field by field).
     """
     result = LoadResult()
-    context = _LoadContext(sensitive_prefixes, project_dir or Path.cwd())
+    context = _LoadContext(sensitive_prefixes, project_dir or Path.cwd(), shape)
     files, problems = discover(paths)
     result.file_problems.extend(problems)
     for path in files:

@@ -789,6 +789,7 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     loaded = load_paths(
         options.paths,
         sensitive_prefixes=config.sensitive_prefixes,
+        shape=config.shape,
         project_dir=config.directory or Path.cwd(),
     )
     unmatched = unmatched_filters(
