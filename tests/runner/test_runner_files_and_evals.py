@@ -151,7 +151,8 @@ def test_validate_checks_hooks_agents_and_facts_against_the_config(project: Proj
     # An unknown hook would make the test an error at run time: a problem.
     assert result.exit_code == 2, result.stdout + result.stderr
     assert result.stderr.splitlines() == [
-        "a.tests.yaml:6: typo: setup: unknown hook 'sede' (hooks in config: seed)"
+        "a.tests.yaml:6: typo: setup: unknown hook 'sede' (did you mean 'seed'?) "
+        "(hooks in config: seed)"
     ]
     # A missing target (--target can still run it) and an undeclared fact are warnings.
     assert result.stdout.splitlines() == [
@@ -450,3 +451,19 @@ def test_missing_metric_in_plain_fixture_is_an_error_not_a_pass(project: Project
     assert case["status"] == "error"
     assert result.exit_code == 1
     json.dumps(result.report)  # the report stays plain JSON
+
+
+def test_validate_suggests_agent_and_fact_names(project: Project) -> None:
+    project.write(
+        "assertly.yaml", {"agents": {"notes": project.agent}, "facts": {"vault_is_read_only": True}}
+    )
+    project.write(
+        "a.tests.yaml",
+        "agent: note\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: t, skip_if: vault_read_only, input: {}, expect: {status: ok}}\n",
+    )
+    result = project.run("validate", ".")
+    assert "no target for agent 'note' (did you mean 'notes'?)" in result.stdout
+    assert "fact 'vault_read_only' is not declared (did you mean 'vault_is_read_only'?)" in (
+        result.stdout
+    )

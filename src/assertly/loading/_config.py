@@ -7,9 +7,10 @@ defaults when there is none.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -131,6 +132,11 @@ def load_config_plugins(config: ConfigModel) -> None:
             raise ConfigError([Problem(f"plugins: {module}", reason)]) from None
 
 
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def check_against_config(
     tests: Sequence[TestCase], config: ConfigModel
 ) -> tuple[list[Problem], list[str]]:
@@ -150,7 +156,8 @@ def check_against_config(
         for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
             for name in names:
                 if name not in config.hooks:
-                    message = f"unknown hook '{name}' (hooks in config: {known})"
+                    hint = _did_you_mean(name, config.hooks)
+                    message = f"unknown hook '{name}'{hint} (hooks in config: {known})"
                     problems.append(Problem(f"{where}: {kind}", message))
         if test.agent not in config.agents:
             agents.setdefault(test.agent)
@@ -158,12 +165,13 @@ def check_against_config(
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
     warnings = [
-        f"no target for agent '{agent}' ({config_read(config)}); map it under agents: in the "
-        "config, or pass --target"
+        f"no target for agent '{agent}'{_did_you_mean(agent, config.agents)} "
+        f"({config_read(config)}); map it under agents: in the config, or pass --target"
         for agent in agents
     ]
     warnings += [
-        f"fact '{fact}' is not declared; treated as false (skip_if of {where})"
+        f"fact '{fact}' is not declared{_did_you_mean(fact, config.facts)}; treated as false "
+        f"(skip_if of {where})"
         for fact, where in facts.items()
     ]
     return problems, warnings
