@@ -498,3 +498,11 @@ def test_text_without_json_fails_fields_while_contains_works() -> None:
     status, contains = result.results
     assert status.message == "response is not JSON"
     assert contains.outcome is Outcome.PASSED
+
+
+def test_response_is_not_json_shows_the_start_of_the_response() -> None:
+    result = assertly.compile({"status": "ok"}).check("Sorry, " + "no. " * 100)
+    failure = result.results[0]
+    assert failure.message == "response is not JSON"
+    assert failure.actual.startswith("Sorry, no. no.")
+    assert len(failure.actual) == 120 and failure.actual.endswith("…")

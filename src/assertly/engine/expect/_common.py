@@ -97,7 +97,11 @@ def not_json(name: str, response: Response) -> AssertionResult:
     """
     if response.too_deep:
         return errored(name, TOO_DEEP_MESSAGE)
-    return failed(name, "response is not JSON")
+    # The spec's words, with the start of what came instead as the actual value, so the
+    # console and reports show it.
+    text = response.text
+    start = text if len(text) <= 120 else text[:119] + "…"
+    return failed(name, "response is not JSON", actual=start)
 
 
 def miss_result(name: str, path: DotPath, miss: PathMiss) -> AssertionResult:
