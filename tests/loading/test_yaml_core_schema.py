@@ -179,3 +179,34 @@ def test_a_typed_list_reads_yes_and_times_as_strings(tmp_path: Path) -> None:
     assert expectation.check("yes").results[0].passed  # the string "yes", not true
     assert expectation.check("yes at 12:30").results[1].passed
     assert not expectation.check("true").results[0].passed
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "a:\n  b: {x: 1\n  c: 2\n",
+            "t.yaml:3:4: invalid YAML: a {...} mapping is not closed, or an item in it lacks a "
+            "comma (it starts on line 2)",
+        ),
+        (
+            "a: [1, 2\nb: 3\n",
+            "t.yaml:2:2: invalid YAML: a [...] list is not closed, or an item in it lacks a comma "
+            "(it starts on line 1)",
+        ),
+        ("a: b: c\n", "t.yaml:1:5: invalid YAML: a ':' that cannot start a key here"),
+        (
+            'a: "open\n',
+            "t.yaml:2:1: invalid YAML: a quoted string is not closed (it starts on line 1)",
+        ),
+        ("a: 1\n\tb: 2\n", "t.yaml:2:1: invalid YAML: a tab character: YAML indents with spaces"),
+        (
+            "a:\n  b: 1\n c: 2\n",
+            "t.yaml:3:2: invalid YAML: this line does not line up with the lines above it",
+        ),
+    ],
+)
+def test_yaml_syntax_errors_read_in_plain_words(text: str, expected: str) -> None:
+    problem = problem_of(text)
+    assert expected in problem, problem
+    assert "did not find expected" not in problem

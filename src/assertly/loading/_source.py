@@ -278,22 +278,56 @@ def parse_yaml(text: str, where: str) -> tuple[Any, dict[Key, tuple[int, int]]]:
         # libyaml refuses flow nesting past 1,000 levels while it scans ahead, before this
         # composer sees the 201st level; PyYAML's own parser gets there and says so clearly.
         if "maximum nesting depth" not in str(error.problem):
-            raise _yaml_problem(error, where) from None
+            raise _yaml_problem(error, where, text) from None
     except yaml.YAMLError as error:
         raise ConfigError([Problem(where, f"invalid YAML: {error}")]) from None
     try:
         return _parse_yaml(text, where, fast=False)
     except yaml.MarkedYAMLError as error:
-        raise _yaml_problem(error, where) from None
+        raise _yaml_problem(error, where, text) from None
     except yaml.YAMLError as error:
         raise ConfigError([Problem(where, f"invalid YAML: {error}")]) from None
 
 
-def _yaml_problem(error: Any, where: str) -> ConfigError:
+def _yaml_problem(error: Any, where: str, text: str = "") -> ConfigError:
     mark = error.problem_mark or error.context_mark
     at = f"{where}:{mark.line + 1}:{mark.column + 1}" if mark else where
     reason = error.problem or error.context or "invalid YAML"
-    return ConfigError([Problem(at, f"invalid YAML: {reason}")])
+    found = text[mark.index : mark.index + 1] if mark is not None and text else ""
+    return ConfigError([Problem(at, f"invalid YAML: {_plain(reason, error, found)}")])
+
+
+def _plain(reason: str, error: Any, found: str) -> str:
+    """The parser's reason in plain words, with what to do; the parser's own words otherwise.
+
+    libyaml reports what its state machine expected ("did not find expected key"); a person
+    needs to know what is wrong in the file and where the construct began.
+    """
+    context = error.context_mark
+    opened = f" (it starts on line {context.line + 1})" if context is not None else ""
+    text = reason.strip()
+    if text == "did not find expected ',' or '}'":
+        return f"a {{...}} mapping is not closed, or an item in it lacks a comma{opened}"
+    if text == "did not find expected ',' or ']'":
+        return f"a [...] list is not closed, or an item in it lacks a comma{opened}"
+    if text == "mapping values are not allowed in this context":
+        return (
+            "a ':' that cannot start a key here: is this line indented too far, or does a "
+            "plain value contain ': '? (quote such a value)"
+        )
+    if text == "found unexpected end of stream" and "quoted" in str(error.context or ""):
+        return f"a quoted string is not closed{opened}"
+    if text == "found a tab character that violates indentation" or (
+        text == "found character that cannot start any token" and found == "\t"
+    ):
+        return "a tab character: YAML indents with spaces, never tabs"
+    if text in ("did not find expected key", "did not find expected '-' indicator") or (
+        text.startswith("expected <block end>, but found")
+    ):
+        return f"this line does not line up with the lines above it (check its indentation){opened}"
+    if text == "could not find expected ':'":
+        return f"a key without ':' after it, or a quote that is not closed{opened}"
+    return text
 
 
 def _parse_yaml(text: str, where: str, *, fast: bool) -> tuple[Any, dict[Key, tuple[int, int]]]:
