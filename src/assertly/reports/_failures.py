@@ -18,16 +18,33 @@ def value_text(value: Any, limit: int = 300) -> str:
 
 
 def test_failure_lines(test: TestRecord) -> Iterator[str]:
-    """Each failing trial's error and failing assertions with path, expected and actual."""
+    """Each failing trial's error and failing assertions with path, expected and actual.
+
+    Trials that failed in exactly the same way are shown once, with their numbers and count
+    (``trials 1, 3 (2 of 3):``). An assertion that could not be judged is marked ``!``, as
+    ``assertly check`` marks it; one that failed, ``✗``.
+    """
     several = len(test.trials) > 1
+    groups: dict[str, list[Any]] = {}
     for trial in test.trials:
         if trial.status in ("passed", "skipped"):
             continue
-        prefix = f"  trial {trial.trial}: " if several else "  "
-        if trial.error:
-            yield f"{prefix}error: {trial.error}"
-        for failure in trial.failures:
-            yield f"{prefix}✗ {failure['assertion']}: {failure['message']}"
+        signature = dumps([trial.error, trial.failures])
+        groups.setdefault(signature, []).append(trial)
+    for trials in groups.values():
+        first = trials[0]
+        if not several:
+            prefix = "  "
+        elif len(trials) == 1:
+            prefix = f"  trial {first.trial}: "
+        else:
+            numbers = ", ".join(str(trial.trial) for trial in trials)
+            prefix = f"  trials {numbers} ({len(trials)} of {len(test.trials)}): "
+        if first.error:
+            yield f"{prefix}error: {first.error}"
+        for failure in first.failures:
+            mark = "!" if failure.get("outcome") == "error" else "✗"
+            yield f"{prefix}{mark} {failure['assertion']}: {failure['message']}"
             if failure.get("path"):
                 yield f"      path:     {failure['path']}"
             if failure.get("expected") is not None:
