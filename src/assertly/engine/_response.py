@@ -17,7 +17,15 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from ._text import fold, nfc
-from ._values import MAX_JSON_DEPTH, JsonTooDeep, dumps, iter_brackets, loads_deep
+from ._values import (
+    MAX_JSON_DEPTH,
+    JsonTooDeep,
+    dumps,
+    iter_brackets,
+    loads,
+    loads_nested,
+    nested_too_deep,
+)
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
 
@@ -153,7 +161,12 @@ def _iter_matched(
 def _loads(text: str) -> Any:
     """The JSON value of ``text``, or `NOT_JSON`; `JsonTooDeep` passes through."""
     try:
-        return loads_deep(text)
+        return loads(text)
+    except ValueError as error:  # the common case for prose: no re-raise, no message built
+        if not nested_too_deep(error):
+            return NOT_JSON
+    try:
+        return loads_nested(text)
     except JsonTooDeep:
         raise
     except ValueError:

@@ -24,6 +24,8 @@ __all__ = [
     "json_type",
     "loads",
     "loads_deep",
+    "loads_nested",
+    "nested_too_deep",
     "to_json_bytes",
 ]
 
@@ -144,8 +146,26 @@ def loads_deep(text: str) -> Any:
     try:
         return loads(text)
     except ValueError as error:
-        if "depth limit exceeded" not in str(error) and "nested too deeply" not in str(error):
+        if not nested_too_deep(error):
             raise
+    return loads_nested(text)
+
+
+def nested_too_deep(error: ValueError) -> bool:
+    """Whether a `loads` error is about nesting, not syntax (cheap: no message formatting)."""
+    message = getattr(error, "msg", None)
+    if message is None:
+        message = str(error)
+    return message.startswith(("depth limit exceeded", "JSON nested too deeply"))
+
+
+def loads_nested(text: str) -> Any:
+    """JSON nested deeper than orjson reads, up to `MAX_JSON_DEPTH` (`loads_deep`'s slow path).
+
+    Raises:
+        JsonTooDeep: The text nests deeper than `MAX_JSON_DEPTH`.
+        ValueError: The text is not JSON.
+    """
     depth = json_depth(text)
     if depth > MAX_JSON_DEPTH:
         raise JsonTooDeep
