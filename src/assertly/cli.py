@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -67,6 +67,24 @@ def main(debug: bool) -> None:
     # scanning objects that live until exit (the loaded tests). Cycles are still collected.
     # Only the command line does this; the library leaves its host's collector alone.
     gc.set_threshold(_GC_THRESHOLD, 20, 20)
+
+
+def _outputs(*, required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-o/--output FILE``, repeatable: the report files a command writes."""
+    return click.option(
+        "-o",
+        "--output",
+        "outputs",
+        multiple=True,
+        required=required,
+        metavar="FILE",
+        help="Report file: .json .xml .md .html (repeatable).",
+    )
+
+
+_store_option = click.option(
+    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
+)
 
 
 @main.command("check")
@@ -261,18 +279,11 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     help="Per-call timeout (s).",
 )
 @click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Calls per second.")
-@click.option(
-    "-o",
-    "--output",
-    "outputs",
-    multiple=True,
-    metavar="FILE",
-    help="Report file: .json .xml .md .html.",
-)
+@_outputs(required=False)
 @click.option(
     "--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last')."
 )
-@click.option("--store", "store_path", metavar="FILE", help="Run store (default from config).")
+@_store_option
 @click.option(
     "--config",
     "config_path",
@@ -393,18 +404,8 @@ def _count(number: int, noun: str) -> str:
 
 @main.command("report")
 @click.argument("run_id")
-@click.option(
-    "-o",
-    "--output",
-    "outputs",
-    multiple=True,
-    required=True,
-    metavar="FILE",
-    help="Report file: .json .xml .md .html (repeatable).",
-)
-@click.option(
-    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
-)
+@_outputs(required=True)
+@_store_option
 def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None) -> None:
     """Re-render a stored run without re-running it."""
     from .runner import load_run
@@ -417,17 +418,8 @@ def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None
 
 @main.command("recheck")
 @click.argument("run_id")
-@click.option(
-    "-o",
-    "--output",
-    "outputs",
-    multiple=True,
-    metavar="FILE",
-    help="Report file: .json .xml .md .html (repeatable).",
-)
-@click.option(
-    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
-)
+@_outputs(required=False)
+@_store_option
 @click.option("--now", metavar="ISO", help="Reference time for date assertions.")
 def recheck_command(
     run_id: str, outputs: tuple[str, ...], store_path: str | None, now: str | None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import jsonschema_rs
 from click.testing import CliRunner
@@ -46,22 +47,21 @@ def test_the_shipped_json_schema_accepts_it() -> None:
     assert errors == []
 
 
+def run_recorded(root: Path, tmp_path: Path) -> tuple[int, str, dict[str, Any]]:
+    """Run the file against its recorded answers: exit code, output, the report's summary."""
+    report = tmp_path / "report.json"
+    target = f"fixtures:{root / 'recorded.jsonl'}"
+    code, output = run(
+        "run", str(root / "notes_agent.tests.json"), "--target", target,
+        "--store", str(tmp_path / "runs.db"), "--plain", "-o", str(report),
+    )  # fmt: skip
+    return code, output, json.loads(report.read_text())["summary"]
+
+
 def test_it_runs_and_judges_every_test(tmp_path: Path) -> None:
     root = project(tmp_path)
-    report = tmp_path / "report.json"
-    code, output = run(
-        "run",
-        str(root / "notes_agent.tests.json"),
-        "--target",
-        f"fixtures:{root / 'recorded.jsonl'}",
-        "--store",
-        str(tmp_path / "runs.db"),
-        "--plain",
-        "-o",
-        str(report),
-    )
+    code, output, summary = run_recorded(root, tmp_path)
     assert code == 0, output
-    summary = json.loads(report.read_text())["summary"]
     assert (summary["total"], summary["passed"]) == (31, 31)
     # One recorded answer made wrong: that test, and only it, fails.
     lines = (root / "recorded.jsonl").read_text().splitlines()
@@ -69,19 +69,8 @@ def test_it_runs_and_judges_every_test(tmp_path: Path) -> None:
     first["output"]["results"][0]["file"] = "work/elsewhere.md"
     lines[0] = json.dumps(first)
     (root / "recorded.jsonl").write_text("\n".join(lines) + "\n")
-    code, output = run(
-        "run",
-        str(root / "notes_agent.tests.json"),
-        "--target",
-        f"fixtures:{root / 'recorded.jsonl'}",
-        "--store",
-        str(tmp_path / "runs.db"),
-        "--plain",
-        "-o",
-        str(report),
-    )
+    code, output, summary = run_recorded(root, tmp_path)
     assert code == 1
-    summary = json.loads(report.read_text())["summary"]
     assert (summary["passed"], summary["failed"]) == (30, 1)
     assert "doesn't match pattern '^journal/'" in output
 

@@ -47,11 +47,15 @@ class UsedModel(Checker):
                 "the target reported no model for this call, so the model cannot be judged",
                 expected=self.model,
             )
+        return self._compare(actual, None)
+
+    def _compare(self, actual: Any, path: str | None) -> AssertionResult:
         if actual == self.model:
             return passed(self.key)
         return failed(
             self.key,
             f"Expected model {fmt(self.model)}, got {fmt(actual)}",
+            path=path,
             expected=self.model,
             actual=actual,
         )
@@ -69,15 +73,7 @@ class UsedModel(Checker):
                 path=self.where.text,
                 expected=self.model,
             )
-        if actual == self.model:
-            return passed(self.key)
-        return failed(
-            self.key,
-            f"Expected model {fmt(self.model)}, got {fmt(actual)}",
-            path=self.where.text,
-            expected=self.model,
-            actual=actual,
-        )
+        return self._compare(actual, self.where.text)
 
 
 @expect_assertion("agent_used_model")
