@@ -16,6 +16,7 @@ import click
 
 from . import __version__
 from ._exceptions import AssertlyError, ConfigError, Problem
+from ._terminal import terminal_safe
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -25,7 +26,8 @@ _GC_THRESHOLD = 20_000
 
 
 def _print_problems(error: ConfigError) -> None:
-    click.echo(f"error: {error}", err=True)
+    # One problem per line; each line inert (problems quote file contents).
+    click.echo("\n".join(map(terminal_safe, f"error: {error}".split("\n"))), err=True)
 
 
 class _Main(click.Group):
@@ -205,9 +207,8 @@ def _echo_text(result: Any) -> None:
 
     console = Console(highlight=False, soft_wrap=True)
     for line, style in render_check(result):
-        # Agent output may hold lone surrogates (valid JSON escapes, not encodable text).
-        printable = line.encode("utf-8", "backslashreplace").decode("utf-8")
-        console.print(Text(printable, style=style or ""))
+        # Agent output may hold control characters and lone surrogates: shown, never obeyed.
+        console.print(Text(terminal_safe(line), style=style or ""))
 
 
 def _facts(values: tuple[str, ...]) -> dict[str, bool]:
@@ -383,9 +384,9 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
             dataset_cases += 1
             problems.extend(case.problems)
     for problem in problems:
-        click.echo(f"{problem}", err=True)
+        click.echo(terminal_safe(f"{problem}"), err=True)
     for warning in warnings:
-        click.echo(f"warning: {warning}")
+        click.echo(terminal_safe(f"warning: {warning}"))
     counts = [
         _count(len(loaded.tests), "test"),
         *([_count(dataset_cases, "dataset case")] if loaded.datasets else []),

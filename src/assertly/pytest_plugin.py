@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
 
+from ._terminal import terminal_safe
+
 if TYPE_CHECKING:
     from .engine import CheckResult
     from .loading import ConfigModel, EvalCase, EvalSuite, LoadResult, TestCase
@@ -777,7 +779,8 @@ class _AssertlyItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """An assertly verdict is shown as its report, with no Python traceback."""
         if isinstance(excinfo.value, AssertlyFailure):
-            return str(excinfo.value)
+            # Each line inert: the report quotes the agent's output.
+            return "\n".join(map(terminal_safe, str(excinfo.value).split("\n")))
         return super().repr_failure(excinfo, style)
 
 

@@ -4,6 +4,7 @@ that ``assertly report`` renders, assertly's reports, and the same under pytest-
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import xml.etree.ElementTree as ET
@@ -191,3 +192,21 @@ def test_xdist_workers_share_one_stored_run(pytester: pytest.Pytester) -> None:
         db.close()
     suite = ET.parse(root / "junit.xml").getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "8"
+
+
+def test_a_failure_report_shows_control_characters(pytester: pytest.Pytester) -> None:
+    hostile = "ok\x1b[2K\r\x1b[32mPASSED\x1b[0m fake"
+    root = make_project(
+        pytester,
+        {
+            "h.tests.yaml": "agent: rec\ntest_suites:\n  s:\n    tests:\n"
+            "      - {id: t, input: {}, expect: {status: success}}\n"
+        },
+    )
+    (root / "assertly.yaml").write_text("agents:\n  rec: fixtures:rec.jsonl\n")
+    record = {"id": "t", "output": {"status": hostile}}
+    (root / "rec.jsonl").write_text(json.dumps(record) + "\n")
+    result = run(pytester, "h.tests.yaml")
+    output = result.stdout.str()
+    assert "\x1b[2K" not in output and "\r" not in output
+    assert "\\x1b[2K\\r\\x1b[32mPASSED" in output

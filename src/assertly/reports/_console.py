@@ -10,15 +10,11 @@ import os
 import sys
 from typing import Any
 
+from .._terminal import terminal_safe
 from ..runner import RunRecord
 from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["ConsoleReporter"]
-
-
-def _printable(text: str) -> str:
-    """Text a terminal can take: agent output may hold lone surrogates (valid JSON escapes)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # Variables with which rich treats any stream as a terminal.
@@ -97,9 +93,9 @@ class ConsoleReporter:
 
     def _print(self, text: str, *, markup: bool) -> None:
         if self.console is not None:
-            self.console.print(_printable(text), markup=markup)
+            self.console.print(terminal_safe(text), markup=markup)
         else:
-            self.stream.write(_printable(text) + "\n")
+            self.stream.write(terminal_safe(text) + "\n")
 
     def summary(self, run: RunRecord) -> None:
         """Failing tests with their failing assertions, evals, then totals."""
