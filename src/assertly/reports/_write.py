@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from ..runner import RunRecord
 from ._json import write_json
@@ -19,15 +24,17 @@ _SURROGATES = "backslashreplace"
 def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = None) -> None:
     """Write ``run`` to ``path``: ``.json``, ``.xml`` (JUnit), ``.md`` or ``.html``.
 
+    The report is written to a temporary file beside ``path``, flushed to disk, then renamed
+    over it: a crash or a full disk leaves the previous report whole, never a truncated one.
+
     Raises:
         ValueError: The extension names no known format.
+        OSError: The report could not be written (the previous one is untouched).
     """
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix == ".json":  # streamed: a run of any size
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("wb") as handle:
-            write_json(run, handle, redact)
+        _replace(target, lambda handle: write_json(run, handle, redact))
         return
     if suffix == ".xml":
         data = render_junit(run)
@@ -43,5 +50,32 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
         raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
     for secret in redact or ():
         data = data.replace(secret.encode(), b"[REDACTED]")
+    _replace(target, lambda handle: handle.write(data))
+
+
+def _default_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _default_file_mode()
+
+
+def _replace(target: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write through ``write`` into a temporary file beside ``target``, then rename it over."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    descriptor, partial = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
+    )
+    try:
+        with open(descriptor, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(partial, _FILE_MODE)  # mkstemp's file is private; a report is not
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
