@@ -275,6 +275,17 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
     file = str(source.path)
     seen: dict[str, str] = {}
     for suite_key, suite in model.test_suites.items():
+        if "::" in suite_key:
+            # `::` separates file, suite and id in a test's key: "a" + "b::c" and "a::b" + "c"
+            # would be one test, and one would silently overwrite the other.
+            result.file_problems.append(
+                Problem(
+                    source.where(("test_suites", suite_key)),
+                    f"suite name '{suite_key}' contains '::', which separates file, suite and "
+                    "test id in a test's key; rename the suite",
+                )
+            )
+            continue
         if not _suite_shape_ok(source, suite_key, suite, result):
             continue
         # The nearest level wins, field by field: config, file, suite, test.
@@ -300,6 +311,14 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                 tags=list(suite.tags),
             )
             test.problems.extend(problems)
+            if "::" in test_id:
+                test.problems.append(
+                    Problem(
+                        f"{source.where((*key, 'id'))}: {test_id}",
+                        f"test id '{test_id}' contains '::', which separates file, suite and "
+                        "test id in a test's key; rename the test",
+                    )
+                )
             if test_id in seen:
                 test.problems.append(
                     Problem(
