@@ -262,6 +262,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(429, {"error": "slow down"}, {"Retry-After": "1"})
             else:
                 self._send(200, ok)
+        elif path.startswith("/bytes"):
+            # The body's exact bytes and Content-Type, taken from the request.
+            data = bytes.fromhex(body["hex"])
+            self.send_response(200)
+            self.send_header("Content-Type", body["type"])
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif path.startswith("/metrics"):
             # The call's cost and latency as the agent reports them, taken from the request.
             reported = {"X-Assertly-Cost-Usd": str(body.get("cost", "0.01"))}
@@ -301,7 +309,7 @@ class HttpAgent(ThreadingHTTPServer):
 
 def serve() -> Iterator[HttpAgent]:
     """Run a real HTTP agent on 127.0.0.1 (routes: /ok, /fail-once, /always500, /ratelimited,
-    /auth, /slow, /metrics; anything else is 404)."""
+    /auth, /slow, /metrics, /bytes; anything else is 404)."""
     server = HttpAgent()
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -10,6 +10,7 @@ timeouts and connection errors are errors; 429 and 5xx are retried with exponent
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import re
@@ -107,6 +108,7 @@ class HttpTarget:
                     status = response.status
                     raw = await _read_capped(response)
                     headers = response.headers
+                    charset = response.charset
             except TimeoutError:
                 raise TargetError(f"timed out after {timeout_s:g} s") from None
             except aiohttp.ClientError as error:
@@ -122,17 +124,55 @@ class HttpTarget:
                 attempt += 1
                 await asyncio.sleep(_retry_after(headers) or self.backoff_s * 2 ** (attempt - 1))
                 continue
-            text = raw.decode("utf-8", errors="replace")
             if not 200 <= status < 300:
+                text = raw.decode(charset or "utf-8", errors="replace")
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise TargetError(f"HTTP {status}{tries}: {text[:_BODY_TAIL]}")
-            return TargetResponse(output=text, **_header_metadata(headers))
+            return TargetResponse(output=decode_body(raw, charset), **_header_metadata(headers))
 
     async def aclose(self) -> None:
         """Close the connection pool."""
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE, whose BOM is its prefix
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode_body(raw: bytes, charset: str | None) -> str:
+    """The body as text, decoded as the server says.
+
+    A byte order mark wins (it is in the bytes themselves), then the ``charset=`` of the
+    Content-Type, then UTF-8, JSON's encoding (RFC 8259). Bytes that do not decode are an
+    error: a verdict on replacement characters would judge text the agent never sent.
+
+    Raises:
+        TargetError: An unknown charset, or bytes that are not valid in it.
+    """
+    encoding = charset or "utf-8"
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            encoding = name
+            break
+    try:
+        return raw.decode(encoding)
+    except LookupError:
+        raise TargetError(
+            f"the response's Content-Type names an unknown charset {charset!r}"
+        ) from None
+    except UnicodeDecodeError as error:
+        bad = raw[error.start : error.start + 4].hex(" ")
+        raise TargetError(
+            f"the response body is not valid {encoding}: bytes {bad} at offset {error.start} "
+            "(send UTF-8, or name the charset in Content-Type)"
+        ) from None
 
 
 async def _read_capped(response: Any) -> bytes:
