@@ -8,14 +8,12 @@ the run store before the next thing happens.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import os
 import shlex
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,6 @@ from .._exceptions import ConfigError, Problem, TargetError
 from ..engine import CheckContext, CheckResult, Expectation, Outcome
 from ..loading import (
     ConfigModel,
-    Dataset,
     EvalSuite,
     Step,
     TestCase,
@@ -38,9 +35,9 @@ from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
 from ..targets._base import metadata_from
 from ..targets._command import _kill_group
-from ._filters import unmatched_filters
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
+from ._options import RunOptions
 from ._records import (
     EvalCaseRecord,
     EvalRecord,
@@ -49,116 +46,16 @@ from ._records import (
     StepRecord,
     TrialRecord,
 )
+from ._selection import TestPlan, filtered, select_tests, unmatched_filters
 from ._verdict import PassThreshold, build_run, test_status
 
 __all__ = ["RunOptions", "Runner", "run"]
-
-
-@dataclass(slots=True)
-class RunOptions:
-    """Everything ``assertly run`` accepts."""
-
-    paths: list[str] = field(default_factory=list)
-    target: str | None = None
-    concurrency: int | None = None
-    trials: int | None = None
-    pass_threshold: PassThreshold | None = None
-    fail_fast: bool = False
-    agents: list[str] = field(default_factory=list)
-    suites: list[str] = field(default_factory=list)
-    test_ids: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    keyword: str | None = None
-    now: datetime | None = None
-    facts: dict[str, bool] = field(default_factory=dict)
-    timeout_s: float | None = None
-    rate_limit: float | None = None
-    resume: str | None = None
-    store_path: str | None = None
-    config_path: str | None = None
 
 
 Listener = Callable[[str, Any], None]
 
 _NOT_RUN = "not run: --fail-fast stopped the run after a failure"
 _TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
-
-
-def _matches_keyword(test: TestCase, expression: str) -> bool:
-    """``-k``: words joined by ``and``/``or``/``not`` matched against id, name, suite, tags."""
-    haystack = " ".join([test.id, test.name, test.suite, *test.tags]).lower()
-    tokens = expression.replace("(", " ( ").replace(")", " ) ").split()
-    python: list[str] = []
-    for token in tokens:
-        if token in ("and", "or", "not", "(", ")"):
-            python.append(token)
-        else:
-            python.append(repr(token.lower() in haystack))
-    try:
-        with warnings.catch_warnings():  # "(a)(b)" warns before it fails
-            warnings.simplefilter("ignore", SyntaxWarning)
-            return bool(eval(" ".join(python), {"__builtins__": {}}, {}))
-    except (SyntaxError, TypeError):  # e.g. "a b", or "(a)(b)" (a bool is not callable)
-        raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
-
-
-def select_tests(tests: Iterable[TestCase], options: RunOptions) -> list[TestCase]:
-    """Apply the combined filters (every given filter must match)."""
-    return [test for test in tests if selected(test, options)]
-
-
-def selected(test: TestCase, options: RunOptions) -> bool:
-    """Whether ``test`` passes every filter given (--agent, --suite, --test, --tag, -k)."""
-    if options.agents and test.agent not in options.agents:
-        return False
-    if options.suites and test.suite not in options.suites:
-        return False
-    if options.test_ids and not any(fnmatch.fnmatchcase(test.id, p) for p in options.test_ids):
-        return False
-    if options.tags and not set(options.tags) & set(test.tags):
-        return False
-    return not (options.keyword and not _matches_keyword(test, options.keyword))
-
-
-class TestPlan:
-    """The tests of a run, in order: the listed tests, then each dataset's cases, streamed.
-
-    Dataset lines are read as the run reaches them, never all at once.
-    """
-
-    __test__ = False  # not a pytest class
-
-    def __init__(self, tests: list[TestCase], datasets: list[Dataset], options: RunOptions):
-        self.tests = tests
-        self.datasets = [
-            dataset
-            for dataset in datasets
-            if (not options.agents or dataset.agent in options.agents)
-            and (not options.suites or dataset.suite in options.suites)
-        ]
-        self.options = options
-
-    def __iter__(self) -> Iterator[TestCase]:
-        yield from self.tests
-        case_filters = _filtered(self.options)
-        for dataset in self.datasets:
-            for case in dataset.cases():
-                if not case_filters or selected(case, self.options):
-                    yield case
-
-    def __bool__(self) -> bool:
-        return bool(self.tests or self.datasets)
-
-    def count(self) -> int:
-        """How many tests will run (an upper bound when filters apply to dataset cases)."""
-        return len(self.tests) + sum(dataset.count() for dataset in self.datasets)
-
-
-def _filtered(options: RunOptions) -> bool:
-    """Whether any test filter (--agent, --suite, --test, --tag, -k) is given."""
-    return bool(
-        options.agents or options.suites or options.test_ids or options.tags or options.keyword
-    )
 
 
 class _RateLimiter:
@@ -805,7 +702,7 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     problems = [str(problem) for problem in loaded.file_problems]
     tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out.
-    evals = [] if _filtered(options) else loaded.evals
+    evals = [] if filtered(options) else loaded.evals
     if not tests and not evals:
         if problems:
             raise ConfigError(loaded.file_problems)

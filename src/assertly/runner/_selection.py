@@ -1,0 +1,141 @@
+"""Which tests a run takes: --agent, --suite, --test, --tag and -k.
+
+Also the filter values that match nothing: a typo must not silently run fewer tests.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+
+from .._exceptions import ConfigError, Problem
+from ..loading import Dataset, TestCase
+from ._options import RunOptions
+
+__all__ = ["TestPlan", "filtered", "select_tests", "selected", "unmatched_filters"]
+
+
+def _matches_keyword(test: TestCase, expression: str) -> bool:
+    """``-k``: words joined by ``and``/``or``/``not`` matched against id, name, suite, tags."""
+    haystack = " ".join([test.id, test.name, test.suite, *test.tags]).lower()
+    tokens = expression.replace("(", " ( ").replace(")", " ) ").split()
+    python: list[str] = []
+    for token in tokens:
+        if token in ("and", "or", "not", "(", ")"):
+            python.append(token)
+        else:
+            python.append(repr(token.lower() in haystack))
+    try:
+        with warnings.catch_warnings():  # "(a)(b)" warns before it fails
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return bool(eval(" ".join(python), {"__builtins__": {}}, {}))
+    except (SyntaxError, TypeError):  # e.g. "a b", or "(a)(b)" (a bool is not callable)
+        raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
+
+
+def select_tests(tests: Iterable[TestCase], options: RunOptions) -> list[TestCase]:
+    """Apply the combined filters (every given filter must match)."""
+    return [test for test in tests if selected(test, options)]
+
+
+def selected(test: TestCase, options: RunOptions) -> bool:
+    """Whether ``test`` passes every filter given (--agent, --suite, --test, --tag, -k)."""
+    if options.agents and test.agent not in options.agents:
+        return False
+    if options.suites and test.suite not in options.suites:
+        return False
+    if options.test_ids and not any(fnmatch.fnmatchcase(test.id, p) for p in options.test_ids):
+        return False
+    if options.tags and not set(options.tags) & set(test.tags):
+        return False
+    return not (options.keyword and not _matches_keyword(test, options.keyword))
+
+
+class TestPlan:
+    """The tests of a run, in order: the listed tests, then each dataset's cases, streamed.
+
+    Dataset lines are read as the run reaches them, never all at once.
+    """
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, tests: list[TestCase], datasets: list[Dataset], options: RunOptions):
+        self.tests = tests
+        self.datasets = [
+            dataset
+            for dataset in datasets
+            if (not options.agents or dataset.agent in options.agents)
+            and (not options.suites or dataset.suite in options.suites)
+        ]
+        self.options = options
+
+    def __iter__(self) -> Iterator[TestCase]:
+        yield from self.tests
+        case_filters = filtered(self.options)
+        for dataset in self.datasets:
+            for case in dataset.cases():
+                if not case_filters or selected(case, self.options):
+                    yield case
+
+    def __bool__(self) -> bool:
+        return bool(self.tests or self.datasets)
+
+    def count(self) -> int:
+        """How many tests will run (an upper bound when filters apply to dataset cases)."""
+        return len(self.tests) + sum(dataset.count() for dataset in self.datasets)
+
+
+def filtered(options: RunOptions) -> bool:
+    """Whether any test filter (--agent, --suite, --test, --tag, -k) is given."""
+    return bool(
+        options.agents or options.suites or options.test_ids or options.tags or options.keyword
+    )
+
+
+def _unmatched(option: str, kind: str, given: Sequence[str], known: Iterable[str]) -> list[Problem]:
+    names = sorted(set(known))
+    problems = []
+    for value in given:
+        if value in names:
+            continue
+        close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        listed = ", ".join(names[:20]) + (", …" if len(names) > 20 else "") or "none"
+        problems.append(
+            Problem(option, f"'{value}' matches no {kind} in these files{hint}; {kind}s: {listed}")
+        )
+    return problems
+
+
+def unmatched_filters(
+    tests: Sequence[TestCase],
+    datasets: Sequence[Dataset],
+    *,
+    agents: Sequence[str],
+    suites: Sequence[str],
+    test_ids: Sequence[str],
+) -> list[Problem]:
+    """A problem for each ``--agent``, ``--suite`` or ``--test`` value that matches nothing.
+
+    Each value is checked on its own, against every test loaded (before any filter), so one
+    misspelt value among several is caught too. ``--test`` patterns are not checked when a
+    dataset is loaded: its case ids are known only once its lines are read.
+    """
+    problems = _unmatched(
+        "--agent", "agent", agents, [t.agent for t in tests] + [d.agent for d in datasets]
+    )
+    problems += _unmatched(
+        "--suite", "suite", suites, [t.suite for t in tests] + [d.suite for d in datasets]
+    )
+    if datasets:
+        return problems
+    ids = sorted({test.id for test in tests})
+    for pattern in test_ids:
+        if any(fnmatch.fnmatchcase(test_id, pattern) for test_id in ids):
+            continue
+        close = difflib.get_close_matches(pattern, ids, n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        problems.append(Problem("--test", f"'{pattern}' matches no test id in these files{hint}"))
+    return problems
