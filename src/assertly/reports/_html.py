@@ -17,7 +17,7 @@ import jinja2
 
 from .. import __version__
 from ..runner import RunRecord, TestRecord
-from ._markdown import (
+from ._analysis import (
     ReportData,
     SuiteRow,
     eval_case_failures,

@@ -1,13 +1,17 @@
-"""What ``assertly run`` accepts, shared by the CLI, the pytest plugin, resume and recheck."""
+"""What ``assertly run`` accepts, shared by the CLI, the pytest plugin, resume and recheck.
+
+Also how the options are stored with a run and read back from it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
+from typing import Any
 
 from ._verdict import PassThreshold
 
-__all__ = ["RunOptions"]
+__all__ = ["RunOptions", "options_dict", "restore_options"]
 
 
 @dataclass(slots=True)
@@ -32,3 +36,37 @@ class RunOptions:
     resume: str | None = None
     store_path: str | None = None
     config_path: str | None = None
+
+
+# Options a resumed run or a recheck does not take from the stored run. --fail-fast: the
+# failure that stopped the run is stored, so it would stop the resumed run at once (resuming is
+# how the tests it skipped get run). --resume and --store only say where the run is.
+_NOT_RESTORED = frozenset({"fail_fast", "resume", "store_path"})
+
+
+def restore_options(options: RunOptions, stored: dict[str, Any]) -> None:
+    """Fill every option the command line left unset from a stored run's options.
+
+    Used by ``--resume`` and ``assertly recheck``, so a resumed or re-checked run keeps the
+    paths, target, filters, ``--now``, facts, trials, pass threshold, timeout, concurrency,
+    rate limit and config file of the run it continues. Facts merge: a ``--fact`` given again
+    overrides that fact only.
+    """
+    for item in fields(RunOptions):
+        name = item.name
+        value = stored.get(name)
+        if name in _NOT_RESTORED or value is None:
+            continue
+        if name == "facts":
+            options.facts = {**value, **options.facts}
+        elif not getattr(options, name):
+            setattr(options, name, datetime.fromisoformat(value) if name == "now" else value)
+
+
+def options_dict(options: RunOptions, threshold: str, problems: list[str]) -> dict[str, Any]:
+    """The options as stored with a run (what `restore_options` reads back)."""
+    data = asdict(options)
+    data["now"] = options.now.isoformat() if options.now else None
+    data["pass_threshold"] = threshold
+    data["problems"] = problems
+    return data

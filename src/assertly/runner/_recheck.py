@@ -13,8 +13,9 @@ from typing import Any
 
 from ..engine import CheckContext
 from ..store import RunStore, new_run_id
+from ._options import RunOptions, options_dict, restore_options
 from ._records import RunRecord, TrialRecord
-from ._run import Runner, RunOptions, _meta, _now_iso, _options_dict, prepare, restore_options
+from ._run import Runner, _meta, _now_iso, prepare
 from ._verdict import build_run
 
 __all__ = ["recheck"]
@@ -42,7 +43,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         stored = store.trials(source_id)
         new_id = new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
-        data = _options_dict(options, threshold, problems)
+        data = options_dict(options, threshold, problems)
         data["recheck_of"] = source_id
         store.start_run(new_id, _now_iso(), data)
         runner = Runner(options, config, store, set())

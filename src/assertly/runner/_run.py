@@ -13,7 +13,7 @@ import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from ..targets._base import metadata_from
 from ..targets._command import _kill_group
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
-from ._options import RunOptions
+from ._options import RunOptions, options_dict, restore_options
 from ._records import (
     EvalCaseRecord,
     EvalRecord,
@@ -631,39 +631,6 @@ def _meta(test: TestCase) -> dict[str, Any]:
     }
 
 
-# Options a resumed run or a recheck does not take from the stored run. --fail-fast: the
-# failure that stopped the run is stored, so it would stop the resumed run at once (resuming is
-# how the tests it skipped get run). --resume and --store only say where the run is.
-_NOT_RESTORED = frozenset({"fail_fast", "resume", "store_path"})
-
-
-def restore_options(options: RunOptions, stored: dict[str, Any]) -> None:
-    """Fill every option the command line left unset from a stored run's options.
-
-    Used by ``--resume`` and ``assertly recheck``, so a resumed or re-checked run keeps the
-    paths, target, filters, ``--now``, facts, trials, pass threshold, timeout, concurrency,
-    rate limit and config file of the run it continues. Facts merge: a ``--fact`` given again
-    overrides that fact only.
-    """
-    for item in fields(RunOptions):
-        name = item.name
-        value = stored.get(name)
-        if name in _NOT_RESTORED or value is None:
-            continue
-        if name == "facts":
-            options.facts = {**value, **options.facts}
-        elif not getattr(options, name):
-            setattr(options, name, datetime.fromisoformat(value) if name == "now" else value)
-
-
-def _options_dict(options: RunOptions, threshold: str, problems: list[str]) -> dict[str, Any]:
-    data = asdict(options)
-    data["now"] = options.now.isoformat() if options.now else None
-    data["pass_threshold"] = threshold
-    data["problems"] = problems
-    return data
-
-
 def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
     """Load config, plugins and files; select tests.
 
@@ -736,7 +703,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     try:
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
-        store.start_run(run_id, _now_iso(), _options_dict(options, threshold, problems))
+        store.start_run(run_id, _now_iso(), options_dict(options, threshold, problems))
         runner = Runner(options, config, store, secrets, listener)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()

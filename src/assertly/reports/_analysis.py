@@ -1,0 +1,304 @@
+"""What the Markdown and HTML reports say about a run, computed once for both.
+
+Failures with their diffs, errors, skip reasons, per-suite rows, timings and percentiles,
+and how values read as text. The renderers only format this.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..engine._values import dumps
+from ..runner import EvalCaseRecord, EvalRecord, RunRecord, TestRecord
+
+__all__ = [
+    "Failure",
+    "ReportData",
+    "SuiteRow",
+    "clip",
+    "eval_case_failures",
+    "format_ms",
+    "format_rate",
+    "label",
+    "percentile",
+    "skip_reason",
+    "test_errors",
+    "test_failures",
+    "value_text",
+    "where",
+]
+
+SLOWEST = 10
+NONE = "\u2013"  # en dash: no value
+SEP = "\u203a"  # single right-pointing angle quote, between suite and test
+MESSAGE_LIMIT = 500
+VALUE_LIMIT = 2000
+
+
+# -- analysis -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Failure:
+    """One distinct failing assertion, with the trials (or eval block) where it happened."""
+
+    assertion: str
+    message: str
+    outcome: str = "failed"
+    step: str | None = None
+    path: str | None = None
+    expected: Any = None
+    actual: Any = None
+    trials: list[int] = field(default_factory=list)
+
+    @property
+    def has_expected(self) -> bool:
+        """An expected value worth showing."""
+        return self.expected is not None
+
+    @property
+    def has_actual(self) -> bool:
+        """An actual value worth showing."""
+        return self.actual is not None
+
+
+@dataclass(slots=True)
+class SuiteRow:
+    """Counts of one suite of one file (or one eval file)."""
+
+    file: str
+    suite: str
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    skipped: int = 0
+    is_eval: bool = False
+
+    @property
+    def judged(self) -> int:
+        """Tests that ran to a verdict other than skipped."""
+        return self.total - self.skipped
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed over judged; None when nothing was judged."""
+        return self.passed / self.judged if self.judged else None
+
+    def add(self, status: str) -> None:
+        """Count one verdict."""
+        self.total += 1
+        if status == "passed":
+            self.passed += 1
+        elif status == "failed":
+            self.failed += 1
+        elif status == "error":
+            self.errored += 1
+        else:
+            self.skipped += 1
+
+
+def test_failures(test: TestRecord) -> list[Failure]:
+    """Distinct failing assertions of a test, each with the trials it failed in."""
+    groups: dict[str, Failure] = {}
+    for trial in test.trials:
+        for item in trial.failures:
+            failure = Failure(
+                assertion=str(item.get("assertion", "?")),
+                message=str(item.get("message") or ""),
+                outcome=str(item.get("outcome") or "failed"),
+                step=item.get("step"),
+                path=item.get("path"),
+                expected=item.get("expected"),
+                actual=item.get("actual"),
+            )
+            key = dumps(
+                [
+                    *(failure.step, failure.assertion, failure.outcome, failure.message),
+                    *(failure.path, failure.expected, failure.actual),
+                ]
+            )
+            groups.setdefault(key, failure).trials.append(trial.trial)
+    return list(groups.values())
+
+
+def test_errors(test: TestRecord) -> list[tuple[str, list[int]]]:
+    """Distinct trial errors of a test, each with the trials it happened in."""
+    groups: dict[str, list[int]] = {}
+    for trial in test.trials:
+        if trial.error:
+            groups.setdefault(trial.error, []).append(trial.trial)
+    return list(groups.items())
+
+
+def skip_reason(test: TestRecord) -> str:
+    """Why a test was skipped."""
+    return next((trial.reason for trial in test.trials if trial.reason), None) or "skipped"
+
+
+def eval_case_failures(case: EvalCaseRecord) -> list[Failure]:
+    """The failing assertions of an eval case, the block id standing in for the step."""
+    failures: list[Failure] = []
+    for block, result in case.blocks.items():
+        for item in result.get("results", []):
+            if item.get("passed"):
+                continue
+            failures.append(
+                Failure(
+                    assertion=str(item.get("assertion", "?")),
+                    message=str(item.get("message") or ""),
+                    outcome=str(item.get("outcome") or "failed"),
+                    step=block,
+                    path=item.get("path"),
+                    expected=item.get("expected"),
+                    actual=item.get("actual"),
+                )
+            )
+    return failures
+
+
+def label(test: TestRecord) -> str:
+    """How a test is named in reports: its name, with the id when they differ."""
+    return test.id if not test.name or test.name == test.id else f"{test.name} ({test.id})"
+
+
+def where(test: TestRecord) -> str:
+    """file:line of a test."""
+    return f"{test.file}:{test.line}" if test.line else test.file
+
+
+def format_ms(ms: float | None) -> str:
+    """A duration for people: ``840 ms``, ``1.24 s``, ``2m 05s``."""
+    if ms is None or not math.isfinite(ms):
+        return NONE
+    if ms < 1:
+        return f"{ms:.2f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    minutes, seconds = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def format_rate(rate: float | None) -> str:
+    """A pass rate as a percentage, an en dash when there is none."""
+    return NONE if rate is None else f"{rate * 100:.1f}%"
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..1) of sorted ``values``."""
+    if not values:
+        return None
+    position = (len(values) - 1) * q
+    low = math.floor(position)
+    high = math.ceil(position)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+@dataclass(slots=True)
+class ReportData:
+    """What both human-readable reports show, computed once from a run."""
+
+    run: RunRecord
+    summary: dict[str, Any]
+    suites: list[SuiteRow]
+    failed: list[TestRecord]
+    errored: list[TestRecord]
+    skipped: list[TestRecord]
+    flaky: list[TestRecord]
+    slowest: list[TestRecord]
+    latencies: list[float]
+    average_ms: float | None
+    multi_trial: bool
+
+    @classmethod
+    def from_run(cls, run: RunRecord) -> ReportData:
+        """Analyse ``run``."""
+        # One pass: a stored run's tests are read from the store each time they are iterated.
+        suites: dict[tuple[str, str], SuiteRow] = {}
+        by_status: dict[str, list[TestRecord]] = {"failed": [], "error": [], "skipped": []}
+        flaky: list[TestRecord] = []
+        timed: list[TestRecord] = []  # the slowest so far, at most SLOWEST
+        latencies: list[float] = []
+        ran = 0
+        ran_ms = 0.0
+        multi_trial = False
+        for test in run.tests:
+            key = (test.file, test.suite)
+            suites.setdefault(key, SuiteRow(test.file, test.suite)).add(test.status)
+            by_status.get(test.status, []).append(test)
+            if test.flaky:
+                flaky.append(test)
+            multi_trial = multi_trial or len(test.trials) > 1
+            latencies.extend(
+                step.latency_ms
+                for trial in test.trials
+                for step in trial.steps
+                if step.latency_ms is not None and math.isfinite(step.latency_ms)
+            )
+            if test.status != "skipped":
+                ran += 1
+                ran_ms += test.duration_ms
+                if test.duration_ms > 0:
+                    timed.append(test)
+                    if len(timed) > 4 * SLOWEST:
+                        timed = sorted(timed, key=lambda t: -t.duration_ms)[:SLOWEST]
+        rows = list(suites.values())
+        for suite in run.evals:
+            row = SuiteRow(suite.file, "eval", is_eval=True)
+            for case in suite.cases:
+                row.add(case.status)
+            rows.append(row)
+        latencies.sort()
+        return cls(
+            run=run,
+            summary=run.summary(),
+            suites=rows,
+            failed=by_status["failed"],
+            errored=by_status["error"],
+            skipped=by_status["skipped"],
+            flaky=flaky,
+            slowest=sorted(timed, key=lambda t: -t.duration_ms)[:SLOWEST],
+            latencies=latencies,
+            average_ms=ran_ms / ran if ran else None,
+            multi_trial=multi_trial,
+        )
+
+    @property
+    def failing_evals(self) -> list[tuple[EvalRecord, list[EvalCaseRecord]]]:
+        """Every eval file with its cases that did not pass (even when the suite passed)."""
+        return [
+            (suite, [case for case in suite.cases if case.status != "passed"])
+            for suite in self.run.evals
+            if any(case.status != "passed" for case in suite.cases)
+        ]
+
+
+# -- values as text --------------------------------------------------------------------------
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
+
+
+def value_text(value: Any, limit: int = VALUE_LIMIT) -> str:
+    """A value as people read it: JSON (pretty when long), long or multi-line text as is."""
+    if isinstance(value, str) and ("\n" in value.strip("\n") or len(value) > 120):
+        return clip(value.rstrip("\n"), limit)
+    text = dumps(value)
+    if len(text) > 100 and isinstance(value, dict | list):
+        with contextlib.suppress(TypeError, orjson.JSONEncodeError):
+            text = orjson.dumps(
+                value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+            ).decode()
+    return clip(text, limit)
