@@ -3,6 +3,7 @@
 Uses the engine; knows nothing of targets, runs or reports.
 """
 
+from ._cases import definition_digest
 from ._config import (
     check_against_config,
     config_read,
@@ -26,6 +27,7 @@ __all__ = [
     "check_against_config",
     "discover",
     "config_read",
+    "definition_digest",
     "find_config",
     "json_schemas",
     "load_config",

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from .._exceptions import Problem
 from ..engine import Expectation
 
-__all__ = ["EvalCase", "EvalSuite", "Step", "TestCase"]
+__all__ = ["EvalCase", "EvalSuite", "Step", "TestCase", "definition_digest"]
+
+
+def definition_digest(*parts: Any) -> str:
+    """A short, stable digest of what defines a test (its input, expectations, settings).
+
+    Two runs store the same digest for a test exactly when the file said the same thing:
+    mappings are hashed with sorted keys, so reordering keys in a file changes nothing, while
+    any change of a value does. 128-bit BLAKE2b: a collision by chance is out of reach.
+    """
+    try:
+        text = orjson.dumps(parts, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits: the stdlib writes them
+        text = json.dumps(parts, sort_keys=True, default=repr).encode()
+    return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
 @dataclass(slots=True)
@@ -45,6 +63,9 @@ class TestCase:
     priority: str | int | None = None
     problems: list[Problem] = field(default_factory=list)
     case_key: str | None = None  # a dataset case's key (its line), ids there need not be unique
+    # What the file says defines the test (`definition_digest`); the runner adds the target,
+    # trials and pass threshold before storing it with the test's verdicts.
+    definition: str = ""
 
     @property
     def key(self) -> str:

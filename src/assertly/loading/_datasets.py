@@ -24,7 +24,7 @@ from typing import Any
 from .._exceptions import Problem
 from ..engine import Expectation
 from ..engine._values import loads
-from ._cases import Step, TestCase
+from ._cases import Step, TestCase, definition_digest
 
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
 
@@ -78,6 +78,7 @@ class Dataset:
     tags: list[str] = field(default_factory=list)
     trials: int | None = None
     timeout_s: float | None = None
+    definition: str = ""  # the suite's checks and settings (`definition_digest`)
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
@@ -150,6 +151,9 @@ class Dataset:
             priority=self.priority,
             problems=[Problem(f"{p.location}: {case_id}", p.message) for p in problems],
             case_key=f"{self.file}::{self.suite}::{where}",
+            # A case is defined by the suite's checks and its own input; a recorded output is
+            # the response under judgement, not part of the definition.
+            definition=definition_digest(self.definition, line.get("input")),
         )
         return test
 

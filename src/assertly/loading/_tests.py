@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
-from ._cases import EvalCase, EvalSuite, Step, TestCase
+from ._cases import EvalCase, EvalSuite, Step, TestCase, definition_digest
 from ._datasets import Dataset, has_lines, inside_project
 from ._models import (
     AgentTestFileModel,
@@ -393,8 +393,27 @@ def _add_dataset(
             tags=list(suite.tags),
             trials=suite.trials,
             timeout_s=suite.timeout_s,
+            definition=definition_digest(
+                suite.model_dump(include=_DEFINING_KEYS, exclude_none=True, mode="json"), shape
+            ),
         )
     )
+
+
+# What defines a test, for `definition_digest`: not its name, description, tags or priority,
+# which only say how it is shown and selected.
+_DEFINING_KEYS = {
+    "input",
+    "expect",
+    "assertions",
+    "threshold",
+    "multi_step",
+    "skip_if",
+    "setup",
+    "cleanup",
+    "trials",
+    "timeout_s",
+}
 
 
 def _fill_test(
@@ -405,6 +424,9 @@ def _fill_test(
     context: _LoadContext,
     shape: dict[str, str],
 ) -> None:
+    test.definition = definition_digest(
+        model.model_dump(include=_DEFINING_KEYS, exclude_none=True, mode="json"), shape
+    )
     test.description = model.description
     test.skip_if = model.skip_if
     test.setup = _as_list(model.setup)

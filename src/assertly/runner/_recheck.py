@@ -49,7 +49,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         runner = Runner(options, config, store, set())
         started = time.perf_counter()
         kept = [test for test in tests if test.key in stored]
-        store.save_tests(new_id, [_meta(test) for test in kept])
+        store.save_tests(new_id, [_meta(test, runner.definition_of(test)) for test in kept])
         for test in kept:
             steps_by_name = {step.name: step for step in test.steps}
             for number, raw in sorted(stored[test.key].items()):

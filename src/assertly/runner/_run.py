@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ConfigError, Problem, TargetError
+from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from ..engine import CheckContext, CheckResult, Expectation, Outcome
 from ..loading import (
     ConfigModel,
@@ -26,6 +26,7 @@ from ..loading import (
     Step,
     TestCase,
     config_read,
+    definition_digest,
     find_config,
     load_config,
     load_config_plugins,
@@ -123,10 +124,12 @@ class Runner:
         self.facts = {**config.facts, **options.facts}
         self.warnings: list[str] = []
         self._targets: dict[str, Target | TargetError] = {}
+        self._identities: dict[str, Any] = {}
         self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
         self.judge_process: JudgeProcess | None = None
         self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
+        self.changed_definitions = 0  # resumed tests whose stored verdicts were for another test
         self._inline_count = 0
 
     # -- targets ---------------------------------------------------------------------------
@@ -147,6 +150,24 @@ class Runner:
 
         agents = [test.agent for test in tests.tests] + [d.agent for d in tests.datasets]
         return any(calls(agent) for agent in agents)
+
+    def definition_of(self, test: TestCase) -> str:
+        """The digest stored with a test's verdicts: what its file says, plus how it runs.
+
+        The target that answers it (unless every step is a recorded response), its trials and
+        the pass threshold: a change to any of these makes a stored verdict about another test.
+        """
+        recorded = bool(test.steps) and all(step.recorded is not None for step in test.steps)
+        target = None if recorded else self._target_identity(test.agent)
+        return definition_digest(test.definition, target, self.trials_of(test), self.threshold)
+
+    def _target_identity(self, agent: str) -> Any:
+        if agent not in self._identities:
+            spec = self.target_spec(agent)
+            if hasattr(spec, "model_dump"):
+                spec = spec.model_dump(mode="json", exclude_none=True)
+            self._identities[agent] = spec
+        return self._identities[agent]
 
     def trials_of(self, test: TestCase) -> int:
         """How many trials ``test`` gets: its own ``trials``, else ``--trials``, else config.
@@ -441,9 +462,22 @@ class Runner:
     ) -> Iterator[tuple[TestCase, dict[int, dict[str, Any]]]]:
         """Each test with its stored trials that count, metadata saved a batch ahead."""
         position = 0
+        stored = self.store.definitions(self.run_id) if resumed else {}
         for batch in _batches(tests, _META_BATCH):
             # A test's metadata is stored before any of its trials: reports join on it.
-            self.store.save_tests(self.run_id, [_meta(test) for test in batch], start=position)
+            metas = [_meta(test, self.definition_of(test)) for test in batch]
+            changed = [
+                meta["key"]
+                for meta in metas
+                if stored.get(meta["key"], meta["definition"]) != meta["definition"]
+            ]
+            if changed:
+                # Its verdicts judged another test: they are dropped and it runs again.
+                self.store.forget_trials(self.run_id, changed)
+                for key in changed:
+                    resumed.pop(key, None)
+                    self.changed_definitions += 1
+            self.store.save_tests(self.run_id, metas, start=position)
             position += len(batch)
             for test in batch:
                 yield test, _kept_trials(resumed.get(test.key, {}))
@@ -575,6 +609,11 @@ class Runner:
             await asyncio.gather(*workers, return_exceptions=True)
             raise
         finally:
+            if self.changed_definitions:
+                self._warn(
+                    f"{self.changed_definitions} test(s) changed since run {run_id} judged them "
+                    "(input, expectations, target, trials or pass threshold): run again"
+                )
             await self._finish(run_id, started)
         run = build_run(self.store, run_id)
         run.problems = problems
@@ -616,8 +655,9 @@ def _raise_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
-def _meta(test: TestCase) -> dict[str, Any]:
+def _meta(test: TestCase, definition: str) -> dict[str, Any]:
     return {
+        "definition": definition,
         "key": test.key,
         "id": test.id,
         "name": test.name,
@@ -700,10 +740,18 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     secrets: set[str] = set()
     store = RunStore(options.store_path or config.store_path, redact=secrets)
     runner: Runner | None = None
+    claimed: str | None = None
     try:
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
+        files = _files_of(tests, evals)
+        if options.resume:
+            _refuse_new_files(files, store.run_info(run_id)["options"], run_id)
+        store.claim_run(run_id, _now_iso())
+        claimed = run_id
         threshold = options.pass_threshold or config.pass_threshold
-        store.start_run(run_id, _now_iso(), options_dict(options, threshold, problems))
+        data = options_dict(options, threshold, problems)
+        data["files"] = files
+        store.start_run(run_id, _now_iso(), data)
         runner = Runner(options, config, store, secrets, listener)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
@@ -716,11 +764,43 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     finally:
         if runner is not None and runner.judge_process is not None:
             runner.judge_process.close()
+        if claimed is not None:
+            with suppress(StoreError):
+                store.release_run(claimed)
         store.close()
     if not evals and not record.tests:
         # Filters can leave no line of a dataset, which is only known once it has been read.
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record
+
+
+def _files_of(tests: TestPlan, evals: list[EvalSuite]) -> list[str]:
+    """The test files (and datasets' files) a run is made of, sorted."""
+    found = {test.file for test in tests.tests} | {dataset.file for dataset in tests.datasets}
+    return sorted(found | {suite.file for suite in evals})
+
+
+def _refuse_new_files(files: list[str], stored: dict[str, Any], run_id: str) -> None:
+    """A resumed run judges the files it started with, never files added since.
+
+    Raises:
+        ConfigError: The paths now hold test files the run did not have.
+    """
+    known = stored.get("files")
+    if known is None:  # a run stored before runs recorded their files
+        return
+    added = sorted(set(files) - set(known))
+    if added:
+        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        raise ConfigError(
+            [
+                Problem(
+                    "--resume",
+                    f"run {run_id} did not have {shown}: a resumed run only finishes the tests "
+                    "it started with; start a new run (without --resume) to include new files",
+                )
+            ]
+        )
 
 
 def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:

@@ -8,6 +8,8 @@ run is writing to it.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -56,7 +58,29 @@ CREATE TABLE IF NOT EXISTS evals (
     record   TEXT NOT NULL,
     PRIMARY KEY (run_id, file)
 );
+CREATE TABLE IF NOT EXISTS writers (
+    run_id  TEXT PRIMARY KEY,
+    pid     INTEGER NOT NULL,
+    host    TEXT NOT NULL,
+    since   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS baseline (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    run_id     TEXT NOT NULL,
+    blessed_at TEXT NOT NULL
+);
 """
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process of this host is still running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
 
 
 def new_run_id() -> str:
@@ -268,22 +292,99 @@ class RunStore:
             )
 
     def resolve_run_id(self, run_id: str) -> str:
-        """``last`` → the newest run id; otherwise check that the run exists.
+        """A run named as users name it, checked to exist.
+
+        ``last`` is the run started most recently (finished or not: a run interrupted a
+        moment ago is the one to resume); ``last~N`` the run started N runs before it;
+        ``blessed`` the run `bless` marked as the project's baseline; anything else a run id.
 
         Raises:
             StoreError: No such run.
         """
-        if run_id == "last":
+        if run_id == "last" or run_id.startswith("last~"):
+            back = run_id.removeprefix("last").removeprefix("~") or "0"
+            if not back.isdigit():
+                raise StoreError(f"{run_id!r}: write last~N with N a whole number (e.g. last~1)")
             row = self._db.execute(
-                "SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1"
+                "SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1 OFFSET ?",
+                (int(back),),
             ).fetchone()
             if row is None:
-                raise StoreError(f"the run store {self.path} has no runs yet")
+                count = self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+                if not count:
+                    raise StoreError(f"the run store {self.path} has no runs yet")
+                raise StoreError(
+                    f"{run_id!r}: the run store {self.path} has only {count} "
+                    f"run{'' if count == 1 else 's'} (last~{count - 1} is the oldest)"
+                )
+            return str(row[0])
+        if run_id == "blessed":
+            row = self._db.execute("SELECT run_id FROM baseline WHERE id = 1").fetchone()
+            if row is None:
+                raise StoreError(
+                    f"no run of {self.path} is blessed yet: `assertly bless RUN` marks one "
+                    "as the baseline"
+                )
             return str(row[0])
         row = self._db.execute("SELECT run_id FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise StoreError(f"no run {run_id!r} in {self.path}")
         return run_id
+
+    def bless(self, run_id: str, blessed_at: str) -> None:
+        """Make ``run_id`` the project's baseline (``blessed``), replacing the previous one."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO baseline (id, run_id, blessed_at) VALUES (1, ?, ?)",
+                (run_id, blessed_at),
+            )
+
+    def claim_run(self, run_id: str, since: str) -> None:
+        """Become the one process writing ``run_id`` (a run, or a resume of it).
+
+        A claim whose process is gone (killed, crashed) on this host is taken over; a live
+        one, or one held from another host, is refused, so two resumes of one run never call
+        the same test twice.
+
+        Raises:
+            StoreError: Another live process writes the run.
+        """
+        host = socket.gethostname()
+        with self._write() as db:
+            row = db.execute(
+                "SELECT pid, host, since FROM writers WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and row[0] != os.getpid():
+                pid, holder, held_since = row
+                if holder != host or _alive(pid):
+                    raise StoreError(
+                        f"run {run_id} is being written by process {pid} on {holder} (since "
+                        f"{held_since}); wait for it to finish or stop it, then resume again"
+                    )
+            db.execute(
+                "INSERT OR REPLACE INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?)",
+                (run_id, os.getpid(), host, since),
+            )
+
+    def release_run(self, run_id: str) -> None:
+        """Give up this process's claim on ``run_id``."""
+        with self._write() as db:
+            db.execute("DELETE FROM writers WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+
+    def forget_trials(self, run_id: str, test_keys: list[str]) -> None:
+        """Drop the stored trials and metadata of tests (resumed, with a changed definition)."""
+        with self._write() as db:
+            for key in test_keys:
+                db.execute("DELETE FROM trials WHERE run_id = ? AND test_key = ?", (run_id, key))
+                db.execute("DELETE FROM tests WHERE run_id = ? AND test_key = ?", (run_id, key))
+
+    def definitions(self, run_id: str) -> dict[str, str]:
+        """Each stored test's definition digest (tests stored before digests existed: none)."""
+        rows = self._db.execute(
+            "SELECT test_key, json_extract(meta, '$.definition') FROM tests WHERE run_id = ?",
+            (run_id,),
+        )
+        return {key: definition for key, definition in rows if definition}
 
     def run_info(self, run_id: str) -> dict[str, Any]:
         """The run's row: started_at, finished_at, options, duration_ms."""
