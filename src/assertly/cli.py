@@ -292,12 +292,34 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     help="The config (default: the nearest assertly.yaml or [tool.assertly] upward).",
 )
 @click.option("--plain", is_flag=True, help="No progress bar, even on a terminal.")
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    metavar="R",
+    help="Gate: exit 0 when the pass rate is at least R (0-1), even with failures.",
+)
+@click.option(
+    "--baseline",
+    metavar="RUN",
+    help="Gate: compare with this run (id, last, last~N, blessed, or a JSON report); "
+    "exit 1 on a regression.",
+)
+@click.option(
+    "--max-regressions",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Regressions the --baseline gate allows.",
+)
 def run_command(
     paths: tuple[str, ...],
     outputs: tuple[str, ...],
     facts: tuple[str, ...],
     now: str | None,
     plain: bool,
+    min_pass_rate: float | None,
+    baseline: str | None,
+    max_regressions: int,
     **kwargs: Any,
 ) -> None:
     """Run agent test files and workflow eval sections."""
@@ -320,6 +342,12 @@ def run_command(
         )
         if not options.paths and not options.resume:
             raise ConfigError([Problem("paths", "give at least one test file or directory")])
+        base_side = None
+        if baseline is not None:
+            from .compare import open_side
+
+            # Before the run: `last` is the run before this one, not this one.
+            base_side = open_side(baseline, options.store_path or _default_store(must_exist=False))
         try:
             with ConsoleReporter(force_plain=plain) as reporter:
                 record = run_tests(options, reporter)
@@ -337,7 +365,40 @@ def run_command(
             "(no agent was called)",
             err=True,
         )
-    _write_reports(record, outputs)
+    exit_code = None
+    if min_pass_rate is not None or base_side is not None:
+        exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions)
+    _write_reports(record, outputs, exit_code)
+
+
+def _apply_gates(
+    record: Any,
+    options: Any,
+    min_pass_rate: float | None,
+    base_side: Any,
+    max_regressions: int,
+) -> int:
+    """Print what the gates decided (regressions first); the exit code they decided."""
+    from .compare import apply_gates, open_side
+    from .reports._diff import render_diff_text
+
+    with _usage_errors():
+        candidate = None
+        if base_side is not None:
+            candidate = open_side(record.run_id, options.store_path or _default_store())
+        decision = apply_gates(
+            record,
+            min_pass_rate=min_pass_rate,
+            baseline=base_side,
+            candidate=candidate,
+            max_regressions=max_regressions,
+        )
+    if decision.diff is not None:
+        record.comparison = decision.diff
+        click.echo("")
+        click.echo(render_diff_text(decision.diff))
+    click.echo(decision.line)
+    return decision.exit_code
 
 
 @main.command("validate")
@@ -459,8 +520,11 @@ def _usage_errors() -> Iterator[None]:
         sys.exit(EXIT_USAGE)
 
 
-def _write_reports(record: Any, outputs: tuple[str, ...]) -> None:
-    """Write each ``-o`` report, then exit 0 when the run passed and 1 otherwise."""
+def _write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None = None) -> None:
+    """Write each ``-o`` report, then exit with the gates' ``exit_code``, if any.
+
+    Without gates: 0 when the run passed and 1 otherwise.
+    """
     from .reports import write_report
 
     for output in outputs:
@@ -475,15 +539,125 @@ def _write_reports(record: Any, outputs: tuple[str, ...]) -> None:
             )
             sys.exit(EXIT_USAGE)
         click.echo(f"wrote {output}")
-    sys.exit(EXIT_PASSED if record.ok else EXIT_FAILED)
+    if exit_code is None:
+        exit_code = EXIT_PASSED if record.ok else EXIT_FAILED
+    sys.exit(exit_code)
 
 
-def _default_store() -> str:
+def _default_store(*, must_exist: bool = True) -> str:
     from pathlib import Path
 
     from .loading import find_config, load_config
 
+    del must_exist  # the store is opened (and checked) by whoever reads it
     return load_config(find_config(Path.cwd())).store_path
+
+
+@main.command("diff")
+@click.argument("base")
+@click.argument("candidate")
+@_store_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "md"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, json for tools, md for a pull-request comment.",
+)
+@click.option("-o", "--output", metavar="FILE", help="Write the diff to FILE instead of stdout.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["regressions", "changes", "significant", "never"]),
+    default="regressions",
+    show_default=True,
+    help="What makes the exit code 1: any regression, any change, a statistically "
+    "significant regression, or nothing.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level for --fail-on significant (Holm-corrected across tests).",
+)
+def diff_command(
+    base: str,
+    candidate: str,
+    store_path: str | None,
+    output_format: str,
+    output: str | None,
+    fail_on: str,
+    alpha: float,
+) -> None:
+    """Compare two runs: what regressed, what was fixed, and whether it is more than chance.
+
+    BASE and CANDIDATE are run ids, last, last~N (N runs before the last), blessed, or paths
+    to JSON reports.
+    """
+    from .compare import compare_runs, open_side
+    from .reports._diff import render_diff_markdown, render_diff_text, write_diff_json
+
+    with _usage_errors():
+        store = store_path
+        if store is None and not (base.endswith(".json") and candidate.endswith(".json")):
+            store = _default_store()
+        diff = compare_runs(open_side(base, store), open_side(candidate, store), alpha=alpha)
+    if output_format == "json":
+        if output:
+            from .reports._write import replace_file
+
+            _write_or_fail(output, lambda: replace_file(output, lambda h: write_diff_json(diff, h)))
+        else:
+            write_diff_json(diff, sys.stdout.buffer)
+            sys.stdout.flush()
+    else:
+        text = render_diff_text(diff) if output_format == "text" else render_diff_markdown(diff)
+        if output:
+            from .reports._write import replace_file
+
+            data = text.encode("utf-8", "backslashreplace")
+            _write_or_fail(output, lambda: replace_file(output, lambda h: h.write(data)))
+        else:
+            click.echo(text)
+    if output:
+        click.echo(f"wrote {output}", err=True)
+    reason = diff.failing_rule(fail_on)
+    if reason is not None:
+        click.echo(f"diff: {reason} (--fail-on {fail_on}) → exit 1", err=True)
+        sys.exit(EXIT_FAILED)
+    sys.exit(EXIT_PASSED)
+
+
+def _write_or_fail(output: str, write: Callable[[], Any]) -> None:
+    try:
+        write()
+    except OSError as error:
+        click.echo(f"error: cannot write {output}: {error.strerror or error}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@main.command("bless")
+@click.argument("run_id")
+@_store_option
+def bless_command(run_id: str, store_path: str | None) -> None:
+    """Mark a run as the project's baseline: `--baseline blessed` and `diff blessed …` use it."""
+    from datetime import UTC, datetime
+
+    from .store import RunStore
+
+    with _usage_errors():
+        store = RunStore(store_path or _default_store(), must_exist=True)
+        try:
+            resolved = store.resolve_run_id(run_id)
+            started = store.run_info(resolved)["started_at"]
+            store.bless(resolved, datetime.now(UTC).isoformat(timespec="seconds"))
+        finally:
+            store.close()
+    click.echo(
+        f"blessed run {resolved} (started {started}) as the baseline: "
+        "`--baseline blessed` and `assertly diff blessed last` compare with it"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

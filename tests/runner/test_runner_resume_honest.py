@@ -61,7 +61,11 @@ def test_an_unchanged_definition_is_kept(project: Project, tmp_path: Path) -> No
                             "input": {"tag": "a", "log": str(log)},
                             "id": "a",
                         },
-                        {"id": "b", "input": {"log": str(log), "tag": "b"}, "expect": {"status": "x"}},
+                        {
+                            "id": "b",
+                            "input": {"log": str(log), "tag": "b"},
+                            "expect": {"status": "x"},
+                        },
                     ]
                 }
             },
@@ -87,7 +91,8 @@ def test_resume_refuses_test_files_the_run_did_not_have(project: Project, tmp_pa
     _two_tests(project, log)
     project.run("run", ".", "--target", project.agent)
     project.tests_file(
-        "new.tests.yaml", {"s": [{"id": "c", "input": {"log": str(log)}, "expect": {"status": "x"}}]}
+        "new.tests.yaml",
+        {"s": [{"id": "c", "input": {"log": str(log)}, "expect": {"status": "x"}}]},
     )
     again = project.run("run", "--resume", "last")
     assert again.exit_code == 2

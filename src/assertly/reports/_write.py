@@ -13,7 +13,7 @@ from ..runner import RunRecord
 from ._json import write_json
 from ._junit import render_junit
 
-__all__ = ["FORMATS", "write_report"]
+__all__ = ["FORMATS", "replace_file", "write_report"]
 
 FORMATS = (".json", ".xml", ".md", ".html")
 # Agent output may hold lone surrogates (valid JSON escapes that no encoding can write): they
@@ -62,8 +62,15 @@ def _default_file_mode() -> int:
 _FILE_MODE = _default_file_mode()
 
 
+def replace_file(target: str | Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write through ``write`` into a temporary file beside ``target``, then rename it over.
+
+    A crash or a full disk leaves the previous file whole, never a truncated one.
+    """
+    _replace(Path(target), write)
+
+
 def _replace(target: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write through ``write`` into a temporary file beside ``target``, then rename it over."""
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor, partial = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".partial"

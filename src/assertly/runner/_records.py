@@ -111,6 +111,7 @@ class TestRecord:
     tags: list[str] = field(default_factory=list)
     priority: str | int | None = None
     description: str | None = None
+    definition: str | None = None  # digest of what defined it (`loading.definition_digest`)
 
     @property
     def passes(self) -> int:
@@ -143,6 +144,7 @@ class TestRecord:
             if (value := pass_at_k(n, c, k)) is not None
         }
         return {
+            "key": self.key,
             "id": self.id,
             "name": self.name,
             "suite": self.suite,
@@ -167,6 +169,7 @@ class TestRecord:
             "pass_at_k_estimates": estimates,
             "line": self.line,
             "tags": self.tags,
+            "definition": self.definition,
         }
 
 
@@ -231,6 +234,8 @@ class RunRecord:
     # Trials this invocation ran (None for a run rebuilt from the store): 0 on a resumed run
     # means every test already had its verdicts.
     trials_run: int | None = None
+    # The comparison with a --baseline run (`compare.RunDiff`), shown by the HTML report.
+    comparison: Any = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it

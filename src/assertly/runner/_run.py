@@ -124,7 +124,6 @@ class Runner:
         self.facts = {**config.facts, **options.facts}
         self.warnings: list[str] = []
         self._targets: dict[str, Target | TargetError] = {}
-        self._identities: dict[str, Any] = {}
         self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
         self.judge_process: JudgeProcess | None = None
@@ -154,20 +153,12 @@ class Runner:
     def definition_of(self, test: TestCase) -> str:
         """The digest stored with a test's verdicts: what its file says, plus how it runs.
 
-        The target that answers it (unless every step is a recorded response), its trials and
-        the pass threshold: a change to any of these makes a stored verdict about another test.
+        The agent it addresses, its trials and the pass threshold: a change to any of these
+        makes a stored verdict about another test. The endpoint that answers the agent (URL,
+        command, model, recordings) is not part of it: that is what a comparison of two runs
+        measures ("I changed the model: did it get worse?").
         """
-        recorded = bool(test.steps) and all(step.recorded is not None for step in test.steps)
-        target = None if recorded else self._target_identity(test.agent)
-        return definition_digest(test.definition, target, self.trials_of(test), self.threshold)
-
-    def _target_identity(self, agent: str) -> Any:
-        if agent not in self._identities:
-            spec = self.target_spec(agent)
-            if hasattr(spec, "model_dump"):
-                spec = spec.model_dump(mode="json", exclude_none=True)
-            self._identities[agent] = spec
-        return self._identities[agent]
+        return definition_digest(test.definition, test.agent, self.trials_of(test), self.threshold)
 
     def trials_of(self, test: TestCase) -> int:
         """How many trials ``test`` gets: its own ``trials``, else ``--trials``, else config.

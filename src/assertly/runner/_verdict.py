@@ -70,6 +70,7 @@ def _test_record(
         tags=meta.get("tags", []),
         priority=meta.get("priority"),
         description=meta.get("description"),
+        definition=meta.get("definition"),
     )
     if not trials:
         record.trials = [

@@ -1,0 +1,215 @@
+"""One side of a comparison: a stored run, or a JSON report, read as tests sorted by key.
+
+A stored run is streamed from SQLite in key order (the primary key's index), one row per
+test with its trial statuses counted in SQL, so two million-test runs merge in flat memory.
+A JSON report is read whole (reports are files people keep; the store is for scale).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from .._exceptions import StoreError
+from ..engine._values import loads
+
+__all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side"]
+
+
+@dataclass(slots=True)
+class TestOutcome:
+    """What a comparison needs of one test of one run."""
+
+    key: str
+    id: str
+    suite: str
+    file: str
+    status: str  # passed, failed, error, skipped
+    passes: int  # trials that passed
+    ran: int  # trials that ran (not skipped)
+    score: float | None
+    definition: str | None
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passes over trials run; None when none ran."""
+        return self.passes / self.ran if self.ran else None
+
+
+@dataclass(slots=True)
+class EvalOutcome:
+    """An eval suite's score in one run."""
+
+    file: str
+    score: float
+    passed: bool
+
+
+@dataclass
+class RunSide:
+    """A run to compare: its identity, its evals, and its tests in key order (`tests`)."""
+
+    run_id: str
+    started_at: str
+    source: str  # the store's path or the report's, for messages
+    evals: list[EvalOutcome] = field(default_factory=list)
+    threshold: str = "all"
+    _store_path: Path | None = None
+    _tests: list[TestOutcome] | None = None  # a report's tests, sorted
+
+    def tests(self) -> Iterator[TestOutcome]:
+        """Every test, sorted by key (streamed from a store)."""
+        if self._tests is not None:
+            yield from self._tests
+            return
+        assert self._store_path is not None
+        yield from _stored_tests(self._store_path, self.run_id, self.threshold)
+
+    def failures_of(self, key: str) -> list[dict[str, Any]]:
+        """The failing assertions of one test (its first trial that did not pass)."""
+        if self._store_path is None:
+            return self._report_failures.get(key, [])
+        from ..store import RunStore
+
+        store = RunStore(self._store_path, must_exist=True, read_only=True)
+        try:
+            record = store.first_not_passed(self.run_id, key)
+        finally:
+            store.close()
+        return _failures(record) if record else []
+
+    _report_failures: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def open_side(name: str, store_path: str | Path | None) -> RunSide:
+    """A run named as users name it: a JSON report's path, or a run of the store.
+
+    Args:
+        name: ``last``, ``last~N``, ``blessed``, a run id, or a path to a ``.json`` report.
+        store_path: The run store, for names that are not report files.
+
+    Raises:
+        StoreError: The report or the run cannot be read.
+    """
+    path = Path(name)
+    if name.endswith(".json") or (path.is_file() and not _is_sqlite(path)):
+        return _report_side(path)
+    if store_path is None:
+        raise StoreError(f"{name!r} is not a report file, and no run store is configured")
+    from ..store import RunStore
+
+    store = RunStore(store_path, must_exist=True, read_only=True)
+    try:
+        run_id = store.resolve_run_id(name)
+        info = store.run_info(run_id)
+        evals = [
+            EvalOutcome(str(data["file"]), float(data["score"]), bool(data["passed"]))
+            for data in store.evals(run_id)
+        ]
+    finally:
+        store.close()
+    options = info.get("options") or {}
+    return RunSide(
+        run_id=run_id,
+        started_at=str(info.get("started_at") or ""),
+        source=str(store_path),
+        evals=evals,
+        threshold=str(options.get("pass_threshold") or "all"),
+        _store_path=Path(store_path).resolve(),
+    )
+
+
+def _is_sqlite(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(16) == b"SQLite format 3\x00"
+
+
+def _stored_tests(store_path: Path, run_id: str, threshold: str) -> Iterator[TestOutcome]:
+    from ..runner._verdict import PassThreshold, status_of
+    from ..store import RunStore
+
+    store = RunStore(store_path, must_exist=True, read_only=True)
+    try:
+        for key, meta, passed, failed, errored, skipped, score in store.test_counts(run_id):
+            statuses = (
+                ["passed"] * passed
+                + ["failed"] * failed
+                + ["error"] * errored
+                + ["skipped"] * skipped
+            )
+            own = cast(PassThreshold, meta.get("pass_threshold") or threshold)
+            yield TestOutcome(
+                key=key,
+                id=str(meta.get("id", key)),
+                suite=str(meta.get("suite", "")),
+                file=str(meta.get("file", "")),
+                status=status_of(statuses, own) if statuses else "error",
+                passes=passed,
+                ran=passed + failed + errored,
+                score=score,
+                definition=meta.get("definition"),
+            )
+    finally:
+        store.close()
+
+
+def _failures(trial: dict[str, Any]) -> list[dict[str, Any]]:
+    """A trial's failing assertions; a trial that errored before judging: its error."""
+    found = list(trial.get("failures") or [])
+    if not found and trial.get("error"):
+        found = [{"assertion": "error", "outcome": "error", "message": trial["error"]}]
+    return found
+
+
+def _report_side(path: Path) -> RunSide:
+    try:
+        data = loads(path.read_bytes())
+    except OSError as error:
+        raise StoreError(f"cannot read the report {path}: {error.strerror}") from None
+    except ValueError as error:
+        raise StoreError(f"{path} is not a JSON report: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
+        raise StoreError(
+            f"{path} is not an assertly JSON report (no tests list); write one with "
+            "`assertly run … -o report.json` or `assertly report RUN -o report.json`"
+        )
+    tests: list[TestOutcome] = []
+    failures: dict[str, list[dict[str, Any]]] = {}
+    for test in data["tests"]:
+        key = test.get("key") or f"{test.get('file')}::{test.get('suite')}::{test.get('id')}"
+        trials = test.get("trials") or []
+        ran = [trial for trial in trials if trial.get("status") != "skipped"]
+        tests.append(
+            TestOutcome(
+                key=key,
+                id=str(test.get("id")),
+                suite=str(test.get("suite")),
+                file=str(test.get("file")),
+                status=str(test.get("status")),
+                passes=sum(1 for trial in ran if trial.get("status") == "passed"),
+                ran=len(ran),
+                score=test.get("score"),
+                definition=test.get("definition"),
+            )
+        )
+        for trial in ran:
+            if trial.get("status") != "passed":
+                failures[key] = _failures(trial)
+                break
+    tests.sort(key=lambda outcome: outcome.key)
+    evals = [
+        EvalOutcome(
+            str(suite.get("file")), float(suite.get("score") or 0.0), bool(suite.get("passed"))
+        )
+        for suite in data.get("evals") or []
+    ]
+    return RunSide(
+        run_id=str(data.get("run_id") or path.name),
+        started_at=str(data.get("started_at") or ""),
+        source=str(path),
+        evals=evals,
+        _tests=tests,
+        _report_failures=failures,
+    )

@@ -1,0 +1,344 @@
+"""``assertly diff`` and the comparison behind it: every change kind, the statistics, inputs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from assertly.cli import main
+from assertly.compare import compare_runs, open_side
+from assertly.store import RunStore
+
+STORE = "runs.sqlite"
+
+
+def store_run(
+    root: Path,
+    run_id: str,
+    tests: dict[str, Any],
+    *,
+    started: str | None = None,
+    threshold: str = "all",
+    evals: dict[str, float] | None = None,
+) -> None:
+    """A run written straight into a store: ``{key: statuses | (statuses, definition)}``."""
+    store = RunStore(root / STORE)
+    try:
+        store.start_run(
+            run_id, started or f"2026-01-01T00:00:{len(run_id):02d}Z", {"pass_threshold": threshold}
+        )
+        metas = []
+        for key, spec in tests.items():
+            statuses, definition = spec if isinstance(spec, tuple) else (spec, "d-" + key)
+            file, suite, test_id = key.split("::")
+            metas.append(
+                {
+                    "key": key,
+                    "id": test_id,
+                    "name": test_id,
+                    "suite": suite,
+                    "file": file,
+                    "definition": definition,
+                }
+            )
+        store.save_tests(run_id, metas)
+        for key, spec in tests.items():
+            statuses = spec[0] if isinstance(spec, tuple) else spec
+            for number, status in enumerate(statuses, start=1):
+                failures = (
+                    [{"assertion": "contains", "outcome": "failed", "message": f"no {key}"}]
+                    if status == "failed"
+                    else []
+                )
+                record = {
+                    "test_key": key,
+                    "trial": number,
+                    "status": status,
+                    "duration_ms": 1.0,
+                    "steps": [],
+                    "failures": failures,
+                    "error": None,
+                    "reason": None,
+                    "score": 1.0 if status == "passed" else 0.0,
+                }
+                store.save_trial(run_id, key, number, record)
+        for file, score in (evals or {}).items():
+            store.save_eval(
+                run_id,
+                file,
+                {
+                    "file": file,
+                    "score": score,
+                    "threshold": 0.5,
+                    "passed": score >= 0.5,
+                    "cases": [],
+                },
+            )
+        store.finish_run(run_id, "2026-01-01T01:00:00Z", 10.0)
+    finally:
+        store.close()
+
+
+def diff(root: Path, base: str = "base", candidate: str = "cand", **options: Any) -> Any:
+    store = root / STORE
+    return compare_runs(open_side(base, store), open_side(candidate, store), **options)
+
+
+def cli(root: Path, *args: str) -> Any:
+    return CliRunner().invoke(main, [*args, "--store", str(root / STORE)], catch_exceptions=False)
+
+
+def test_every_change_kind(tmp_path: Path) -> None:
+    store_run(
+        tmp_path,
+        "base",
+        {
+            "f::s::regress": ["passed"],
+            "f::s::fix": ["failed"],
+            "f::s::same": ["passed"],
+            "f::s::redefined": (["passed"], "one"),
+            "f::s::gone": ["passed"],
+            "f::s::skip_then_fail": ["skipped"],
+            "f::s::fail_then_skip": ["error"],
+            "f::s::fail_then_error": ["failed"],
+        },
+    )
+    store_run(
+        tmp_path,
+        "cand",
+        {
+            "f::s::regress": ["failed"],
+            "f::s::fix": ["passed"],
+            "f::s::same": ["passed"],
+            "f::s::redefined": (["failed"], "two"),
+            "f::s::new": ["failed"],
+            "f::s::skip_then_fail": ["error"],
+            "f::s::fail_then_skip": ["skipped"],
+            "f::s::fail_then_error": ["error"],
+        },
+    )
+    result = diff(tmp_path)
+    kinds = {item.id: item.change for item in result.tests()}
+    assert kinds == {
+        "regress": "regressed",
+        "fix": "fixed",
+        "same": "unchanged",
+        "redefined": "changed_definition",
+        "gone": "removed",
+        "new": "added",
+        "skip_then_fail": "regressed",
+        "fail_then_skip": "fixed",
+        "fail_then_error": "unchanged",
+    }
+    assert result.counts == {
+        "regressed": 2,
+        "fixed": 2,
+        "unchanged": 2,
+        "added": 1,
+        "removed": 1,
+        "changed_definition": 1,
+    }
+    # A redefined test is about two different tests: no statistics, never a regression.
+    redefined = next(item for item in result.tests() if item.id == "redefined")
+    assert redefined.p_value is None and redefined.score_delta is None
+    assert [item.id for item in result.regressions] == ["regress", "skip_then_fail"]
+    assert result.regressions[0].failures[0]["message"] == "no f::s::regress"
+
+
+def test_fisher_and_holm_per_test(tmp_path: Path) -> None:
+    # 5/5 → 0/5: two-sided Fisher p = 2 / C(10, 5) = 2/252 (both extreme tables).
+    # 3/3 → 2/3: p = 1. Holm over the two: min(1, 2 × 2/252) and max(that, 1 × 1).
+    store_run(tmp_path, "base", {"f::s::a": ["passed"] * 5, "f::s::b": ["passed"] * 3})
+    store_run(
+        tmp_path,
+        "cand",
+        {"f::s::a": ["failed"] * 5, "f::s::b": ["passed", "passed", "failed"]},
+    )
+    result = diff(tmp_path)
+    by_id = {item.id: item for item in result.tests()}
+    assert by_id["a"].p_value == pytest.approx(2 / 252, rel=1e-12)
+    assert by_id["a"].p_adjusted == pytest.approx(4 / 252, rel=1e-12)
+    assert by_id["b"].p_value == pytest.approx(1.0)
+    assert by_id["b"].p_adjusted == pytest.approx(1.0)
+    assert by_id["a"].base_pass_rate == 1.0 and by_id["a"].candidate_pass_rate == 0.0
+    assert by_id["b"].candidate_pass_rate == pytest.approx(2 / 3)
+    assert by_id["a"].score_delta == pytest.approx(-1.0)
+    assert [item.id for item in result.significant_regressions()] == ["a"]
+    assert result.failing_rule("significant") == (
+        "1 test regressed significantly (Holm-adjusted p ≤ 0.05)"
+    )
+    # At alpha 0.01 the adjusted 4/252 = 0.0159 is not significant; one test is not a suite.
+    strict = diff(tmp_path, alpha=0.01)
+    assert strict.significant_regressions() == []
+    assert strict.failing_rule("significant") is None
+    assert strict.failing_rule("regressions") == "2 tests regressed"  # b: 2/3 fails "all"
+
+
+def test_one_trial_regressions_are_judged_by_mcnemar_over_the_suite(tmp_path: Path) -> None:
+    keys = [f"f::s::t{number:02d}" for number in range(12)]
+    store_run(tmp_path, "base", dict.fromkeys(keys, ["passed"]))
+    # 10 of 12 single-trial tests regress, none is fixed: exact McNemar p = 2 × 0.5^10.
+    store_run(
+        tmp_path, "cand", {key: ["failed"] if i < 10 else ["passed"] for i, key in enumerate(keys)}
+    )
+    result = diff(tmp_path)
+    assert result.paired_regressions == 10 and result.paired_fixes == 0
+    assert result.mcnemar_p == pytest.approx(2 * 0.5**10)
+    assert result.significant_regressions() == [], "one trial per test: no test alone is evidence"
+    assert result.suite_regressed_significantly
+    assert "the suite regressed significantly: 10 passing→failing against 0" in str(
+        result.failing_rule("significant")
+    )
+    # 1 regression, 1 fix: p = 1, nothing significant.
+    store_run(tmp_path, "c2", {key: ["passed"] for key in keys[1:]} | {keys[0]: ["failed"]})
+    store_run(
+        tmp_path,
+        "c3",
+        {key: ["passed"] for key in keys[2:]} | {keys[0]: ["passed"], keys[1]: ["failed"]},
+    )
+    mixed = diff(tmp_path, "c2", "c3")
+    assert mixed.mcnemar_p == pytest.approx(1.0)
+    assert mixed.failing_rule("significant") is None
+    assert mixed.failing_rule("changes") == "2 tests changed"
+
+
+def test_pass_rates_with_wilson_intervals(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {f"f::s::t{i}": ["passed"] for i in range(10)})
+    store_run(
+        tmp_path, "cand", {f"f::s::t{i}": ["passed"] if i < 8 else ["failed"] for i in range(10)}
+    )
+    summary = diff(tmp_path).summary()
+    assert summary["base_pass_rate"] == 1.0
+    assert summary["candidate_pass_rate"] == pytest.approx(0.8)
+    # Wilson 95 % for 8/10 (z = 1.959964): [0.4901625, 0.9433178] (Newcombe 1998, table I).
+    low, high = summary["candidate_pass_rate_interval"]
+    assert low == pytest.approx(0.4901625, abs=1e-6)
+    assert high == pytest.approx(0.9433178, abs=1e-6)
+
+
+def test_per_test_pass_threshold_decides_each_sides_status(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {"f::s::a": ["passed", "passed", "failed"]}, threshold="majority")
+    store_run(tmp_path, "cand", {"f::s::a": ["passed", "failed", "failed"]}, threshold="majority")
+    item = next(diff(tmp_path).tests())
+    assert (item.base, item.candidate, item.change) == ("passed", "failed", "regressed")
+
+
+def test_evals_are_compared_by_file(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {"f::s::a": ["passed"]}, evals={"w.yaml": 0.9, "old.yaml": 0.5})
+    store_run(tmp_path, "cand", {"f::s::a": ["passed"]}, evals={"w.yaml": 0.6})
+    evals = {change.file: change.to_dict() for change in diff(tmp_path).evals}
+    assert evals["w.yaml"]["delta"] == pytest.approx(-0.3)
+    assert evals["old.yaml"] == {
+        "file": "old.yaml",
+        "base_score": 0.5,
+        "candidate_score": None,
+        "delta": None,
+    }
+
+
+def test_cli_fail_on_rules_and_exit_codes(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {"f::s::a": ["passed"], "f::s::b": ["failed"]})
+    store_run(tmp_path, "cand", {"f::s::a": ["failed"], "f::s::b": ["failed"]})
+    store_run(tmp_path, "same", {"f::s::a": ["passed"], "f::s::b": ["failed"]})
+    regressed = cli(tmp_path, "diff", "base", "cand")
+    assert regressed.exit_code == 1
+    assert "REGRESSED f::s::a  passed → failed" in regressed.stdout
+    assert "✗ contains: no f::s::a" in regressed.stdout
+    assert "diff: 1 test regressed (--fail-on regressions) → exit 1" in regressed.stderr
+    assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "never").exit_code == 0
+    assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "significant").exit_code == 0
+    assert cli(tmp_path, "diff", "base", "same", "--fail-on", "changes").exit_code == 0
+    changed = cli(tmp_path, "diff", "same", "cand", "--fail-on", "changes")
+    assert changed.exit_code == 1 and "1 test changed" in changed.stderr
+    fixed = cli(tmp_path, "diff", "cand", "base")
+    assert fixed.exit_code == 0, "a fix is not a regression"
+    assert "FIXED     f::s::a  failed → passed" in fixed.stdout
+
+
+def test_cli_names_runs_like_users_do(tmp_path: Path) -> None:
+    for number, status in enumerate(["passed", "failed", "passed"]):
+        store_run(tmp_path, f"r{number}", {"f::s::a": [status]}, started=f"2026-01-0{number + 1}")
+    # last = r2, last~1 = r1, last~2 = r0.
+    result = cli(tmp_path, "diff", "last~1", "last", "--format", "json")
+    data = json.loads(result.stdout)
+    assert (data["base"]["run_id"], data["candidate"]["run_id"]) == ("r1", "r2")
+    assert data["tests"][0]["change"] == "fixed"
+    assert cli(tmp_path, "diff", "last~2", "last~1").exit_code == 1
+    missing = cli(tmp_path, "diff", "last~3", "last")
+    assert missing.exit_code == 2
+    assert "has only 3 runs (last~2 is the oldest)" in missing.stderr
+    unknown = cli(tmp_path, "diff", "nope", "last")
+    assert unknown.exit_code == 2 and "no run 'nope'" in unknown.stderr
+    assert "Traceback" not in unknown.output
+    blessed = cli(tmp_path, "bless", "last~2")
+    assert blessed.exit_code == 0 and "blessed run r0" in blessed.stdout
+    assert cli(tmp_path, "diff", "blessed", "last~1").exit_code == 1
+
+
+def test_json_shape_is_pinned(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {"f::s::a": ["passed"], "f::s::gone": ["passed"]})
+    store_run(tmp_path, "cand", {"f::s::a": ["failed"], "f::s::new": ["passed"]})
+    out = tmp_path / "diff.json"
+    result = cli(tmp_path, "diff", "base", "cand", "--format", "json", "-o", str(out))
+    assert result.exit_code == 1
+    data = json.loads(out.read_text())
+    assert set(data) == {"base", "candidate", "summary", "tests", "evals"}
+    assert {"run_id", "started_at"} <= set(data["base"])
+    assert {"regressed", "fixed", "unchanged", "added", "removed", "changed_definition"} <= set(
+        data["summary"]
+    )
+    pinned = {
+        "key",
+        "id",
+        "suite",
+        "file",
+        "base",
+        "candidate",
+        "change",
+        "base_pass_rate",
+        "candidate_pass_rate",
+        "p_value",
+        "score_delta",
+    }
+    for test in data["tests"]:
+        assert pinned <= set(test)
+    changes = {
+        test["id"]: (test["base"], test["candidate"], test["change"]) for test in data["tests"]
+    }
+    assert changes == {
+        "a": ("passed", "failed", "regressed"),
+        "gone": ("passed", None, "removed"),
+        "new": (None, "passed", "added"),
+    }
+
+
+def test_markdown_is_a_pull_request_comment_and_inert(tmp_path: Path) -> None:
+    evil = "f::s::x|<script>alert(1)</script>`"
+    store_run(tmp_path, "base", {evil: ["passed"], "f::s::b": ["failed"]})
+    store_run(tmp_path, "cand", {evil: ["failed"], "f::s::b": ["passed"]})
+    result = cli(tmp_path, "diff", "base", "cand", "--format", "md")
+    text = result.stdout
+    assert text.startswith("### ❌ assertly: 1 regressed, 1 fixed")
+    # Raw HTML only inside code spans (shown as text); everywhere else it is escaped.
+    outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text)
+    assert "<script>" not in outside_code
+    assert "\\<script\\>" in outside_code
+    assert "<details><summary>Fixed (1)</summary>" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| test |"))
+    row = next(line for line in lines if line.startswith("| `") and "regress" not in line)
+    cells = re.compile(r"(?<!\\)\|")  # a pipe that is not escaped separates cells
+    assert len(cells.findall(row)) == len(cells.findall(header)), "the pipe stays in its cell"
+
+
+def test_terminal_output_is_inert(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {"f::s::\x1b[2KPASSED": ["passed"]})
+    store_run(tmp_path, "cand", {"f::s::\x1b[2KPASSED": ["failed"]})
+    result = cli(tmp_path, "diff", "base", "cand")
+    assert "\x1b" not in result.stdout
+    assert "\\x1b[2KPASSED" in result.stdout
