@@ -152,7 +152,7 @@ def test_every_change_kind(tmp_path: Path) -> None:
 
 def test_fisher_and_holm_per_test(tmp_path: Path) -> None:
     # 5/5 → 0/5: two-sided Fisher p = 2 / C(10, 5) = 2/252 (both extreme tables).
-    # 3/3 → 2/3: p = 1. Holm over the two: min(1, 2 × 2/252) and max(that, 1 × 1).
+    # 3/3 → 2/3: p = 1. Holm over the two: min(1, 2 * 2/252) and max(that, 1 * 1).
     store_run(tmp_path, "base", {"f::s::a": ["passed"] * 5, "f::s::b": ["passed"] * 3})
     store_run(
         tmp_path,
@@ -181,8 +181,8 @@ def test_fisher_and_holm_per_test(tmp_path: Path) -> None:
 
 def test_one_trial_regressions_are_judged_by_mcnemar_over_the_suite(tmp_path: Path) -> None:
     keys = [f"f::s::t{number:02d}" for number in range(12)]
-    store_run(tmp_path, "base", dict.fromkeys(keys, ["passed"]))
-    # 10 of 12 single-trial tests regress, none is fixed: exact McNemar p = 2 × 0.5^10.
+    store_run(tmp_path, "base", {key: ["passed"] for key in keys})
+    # 10 of 12 single-trial tests regress, none is fixed: exact McNemar p = 2 * 0.5^10.
     store_run(
         tmp_path, "cand", {key: ["failed"] if i < 10 else ["passed"] for i, key in enumerate(keys)}
     )

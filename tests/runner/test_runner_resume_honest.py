@@ -13,6 +13,9 @@ from runner_support import Project
 from assertly.store import RunStore
 
 
+B = {"status": "x"}
+
+
 def _calls(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
