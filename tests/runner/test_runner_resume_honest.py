@@ -12,7 +12,6 @@ from runner_support import Project
 
 from assertly.store import RunStore
 
-
 B = {"status": "x"}
 
 
