@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The assertly demo. Part 1 judges the bundled example responses with `assertly check`; part 2
 # runs the example agent tests and workflow eval with `assertly run` from examples/, writes
-# reports to examples/reports/, re-renders the stored run with `assertly report` and validates
-# the files with `assertly validate`.
+# reports to examples/reports/, re-renders the stored run with `assertly report`, validates
+# the files with `assertly validate`, and ends by comparing two runs (`--baseline`, `diff`).
 # Run it with `make demo` (which puts .venv/bin on PATH first), or from the repository root:
 #   PATH=.venv/bin:$PATH bash examples/demo.sh
 # Some steps are meant to fail (exit code 1) or to be refused (exit code 2). Any other
@@ -86,5 +86,17 @@ sed -n '1,12p' reports/last.md
 heading "10. Load and compile the test files without running anything"
 demo 0 validate notes.tests.yaml summarizer.workflow.yaml
 
+heading "11. Did my change make it worse? A new agent version, gated on the run of step 8"
+demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
+    --target 'cmd:python3 agent/notes_agent.py --without-history' --baseline last \
+    -o reports/compare.html
+
+heading "12. The two runs compared: regressions first, then the statistics"
+demo 1 diff last~1 last
+
+heading "13. The same comparison as a pull-request comment (Markdown)"
+demo 1 diff last~1 last --format md -o reports/diff.md
+cat reports/diff.md
+
 printf '\nDemo finished: every command exited with the expected code.\n'
-printf 'Reports: examples/reports/report.{json,xml,md,html}\n'
+printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md\n'

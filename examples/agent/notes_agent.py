@@ -33,6 +33,9 @@ object to the file named in $ASSERTLY_METADATA_FILE when that variable is set (a
 it for cmd: targets). Standard library only; no randomness and no clock.
 
 Try it:  echo '{"search_text": "security", "limit": 3}' | python3 examples/agent/notes_agent.py
+
+With ``--without-history`` it plays a new version of the agent that lost a feature (deleted
+notes are no longer reported): the demo's regression for ``assertly diff`` and ``--baseline``.
 """
 
 from __future__ import annotations
@@ -232,7 +235,8 @@ def search(request: dict) -> dict:
         "sensitive_dirs_skipped": skipped,
         "performance": {"notes_scanned": len(notes)},
     }
-    if request.get("include_history") is True:
+    # `--without-history` is the demo's "new version" with a regression: it forgot history.
+    if request.get("include_history") is True and "--without-history" not in sys.argv[1:]:
         history = json.loads(HISTORY.read_text(encoding="utf-8"))
         response["history_results"] = [
             entry

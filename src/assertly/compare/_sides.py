@@ -59,13 +59,18 @@ class RunSide:
     _store_path: Path | None = None
     _tests: list[TestOutcome] | None = None  # a report's tests, sorted
 
-    def tests(self) -> Iterator[TestOutcome]:
-        """Every test, sorted by key (streamed from a store)."""
+    def tests(self, *, scores: bool = True) -> Iterator[TestOutcome]:
+        """Every test, sorted by key (streamed from a store).
+
+        Args:
+            scores: Read each test's mean score (a stored run reads every trial record for
+                it; without, a test's score is None).
+        """
         if self._tests is not None:
             yield from self._tests
             return
         assert self._store_path is not None
-        yield from _stored_tests(self._store_path, self.run_id, self.threshold)
+        yield from _stored_tests(self._store_path, self.run_id, self.threshold, scores=scores)
 
     def failures_of(self, key: str) -> list[dict[str, Any]]:
         """The failing assertions of one test (its first trial that did not pass)."""
@@ -126,30 +131,27 @@ def _is_sqlite(path: Path) -> bool:
         return handle.read(16) == b"SQLite format 3\x00"
 
 
-def _stored_tests(store_path: Path, run_id: str, threshold: str) -> Iterator[TestOutcome]:
-    from ..runner._verdict import PassThreshold, status_of
+def _stored_tests(
+    store_path: Path, run_id: str, threshold: str, *, scores: bool
+) -> Iterator[TestOutcome]:
+    from ..runner._verdict import PassThreshold, status_of_counts
     from ..store import RunStore
 
     store = RunStore(store_path, must_exist=True, read_only=True)
     try:
-        for key, meta, passed, failed, errored, skipped, score in store.test_counts(run_id):
-            statuses = (
-                ["passed"] * passed
-                + ["failed"] * failed
-                + ["error"] * errored
-                + ["skipped"] * skipped
-            )
+        rows = store.test_counts(run_id, scores=scores)
+        for key, meta, passed, failed, errored, skipped, score in rows:
             own = cast(PassThreshold, meta.get("pass_threshold") or threshold)
             yield TestOutcome(
-                key=key,
-                id=str(meta.get("id", key)),
-                suite=str(meta.get("suite", "")),
-                file=str(meta.get("file", "")),
-                status=status_of(statuses, own) if statuses else "error",
-                passes=passed,
-                ran=passed + failed + errored,
-                score=score,
-                definition=meta.get("definition"),
+                key,
+                str(meta.get("id", key)),
+                str(meta.get("suite", "")),
+                str(meta.get("file", "")),
+                status_of_counts(passed, failed, errored, skipped, own),
+                passed,
+                passed + failed + errored,
+                score,
+                meta.get("definition"),
             )
     finally:
         store.close()

@@ -14,7 +14,14 @@ from typing import Any, Literal, overload
 from ..store import RunStore
 from ._records import EvalCaseRecord, EvalRecord, RunRecord, Status, TestRecord, TrialRecord
 
-__all__ = ["PassThreshold", "StoredTests", "build_run", "status_of", "test_status"]
+__all__ = [
+    "PassThreshold",
+    "StoredTests",
+    "build_run",
+    "status_of",
+    "status_of_counts",
+    "test_status",
+]
 
 PassThreshold = Literal["any", "all", "majority"]
 
@@ -32,19 +39,31 @@ def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
 
 def status_of(statuses: Sequence[str], threshold: PassThreshold) -> Status:
     """`test_status` from the trials' statuses alone."""
-    run = [status for status in statuses if status != "skipped"]
+    return status_of_counts(
+        statuses.count("passed"),
+        statuses.count("failed"),
+        statuses.count("error"),
+        statuses.count("skipped"),
+        threshold,
+    )
+
+
+def status_of_counts(
+    passed: int, failed: int, errored: int, skipped: int, threshold: PassThreshold
+) -> Status:
+    """`test_status` from how many trials ended in each status."""
+    run = passed + failed + errored
     if not run:
-        return "skipped" if statuses else "error"
-    passes = run.count("passed")
+        return "skipped" if skipped else "error"
     if threshold == "any":
-        verdict = passes > 0
+        verdict = passed > 0
     elif threshold == "majority":
-        verdict = passes * 2 > len(run)
+        verdict = passed * 2 > run
     else:
-        verdict = passes == len(run)
+        verdict = passed == run
     if verdict:
         return "passed"
-    return "failed" if "failed" in run else "error"
+    return "failed" if failed else "error"
 
 
 def _score(trials: list[TrialRecord]) -> float | None:
