@@ -342,3 +342,35 @@ def test_terminal_output_is_inert(tmp_path: Path) -> None:
     result = cli(tmp_path, "diff", "base", "cand")
     assert "\x1b" not in result.stdout
     assert "\\x1b[2KPASSED" in result.stdout
+
+
+def test_json_output_follows_the_shipped_schema(tmp_path: Path) -> None:
+    import jsonschema_rs
+
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "diff.schema.json").read_text())
+    validator = jsonschema_rs.validator_for(schema)
+    store_run(
+        tmp_path,
+        "base",
+        {"f::s::a": ["passed"] * 3, "f::s::b": (["failed"], "x"), "f::s::gone": ["skipped"]},
+        evals={"w.yaml": 0.7},
+    )
+    store_run(
+        tmp_path,
+        "cand",
+        {"f::s::a": ["passed", "failed", "error"], "f::s::b": (["passed"], "y"), "f::s::n": []},
+        evals={"w.yaml": 0.9, "new.yaml": 0.1},
+    )
+    result = cli(tmp_path, "diff", "base", "cand", "--format", "json")
+    data = json.loads(result.stdout)
+    errors = [error.message for error in validator.iter_errors(data)]
+    assert errors == []
+    assert {test["change"] for test in data["tests"]} == {
+        "regressed",
+        "changed_definition",
+        "removed",
+        "added",
+    }
+    # A test stored with no trial at all (interrupted before it ran) is an error, not a pass.
+    assert next(t for t in data["tests"] if t["id"] == "n")["candidate"] == "error"
+    assert not validator.is_valid({**data, "unexpected": 1}), "the schema is strict"
