@@ -69,19 +69,23 @@ def build_store(path: Path, tests: int) -> None:
                 "score": 1.0 if passed else 0.0,
             }  # fmt: skip
             batch_tests.append((run_id, key, number, orjson.dumps(meta).decode()))
-            batch_trials.append((run_id, key, 1, status, orjson.dumps(record).decode(), 0.0))
+            batch_trials.append(
+                (run_id, key, 1, status, orjson.dumps(record).decode(), 0.0, record["score"])
+            )
             if len(batch_tests) >= 50_000:
                 _flush(db, batch_tests, batch_trials)
         _flush(db, batch_tests, batch_trials)
     db.close()
 
 
-def _flush(db: sqlite3.Connection, tests: list[tuple[Any, ...]], trials: list[tuple[Any, ...]]) -> None:
+def _flush(
+    db: sqlite3.Connection, tests: list[tuple[Any, ...]], trials: list[tuple[Any, ...]]
+) -> None:
     with db:
         db.executemany("INSERT INTO tests VALUES (?, ?, ?, ?)", tests)
         db.executemany(
-            "INSERT INTO trials (run_id, test_key, trial, status, record, saved_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO trials (run_id, test_key, trial, status, record, saved_at, score) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             trials,
         )
     tests.clear()

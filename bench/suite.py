@@ -13,6 +13,7 @@ inputs generated here from one seed, so every ratio compares the same work:
   `promptfoo eval` on the same cases: wall time and peak RSS.
 * runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
   second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
+* diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
 * start-up: `assertly --version` and `python -c "import assertly"`, and the peers' own, in
   interleaved rounds (mean and median of every command's runs).
 
@@ -55,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import assertly
+import diff_bench
 import engine_bench as eb
 import peers as peer_install
 import workload as wl
@@ -301,13 +303,15 @@ class Sizes:
     runner: int
     startup_runs: int
     scale: tuple[int, ...] = (100_000, 1_000_000)
+    diff: int = 1_000_000  # tests in each of the two runs compared
 
     @classmethod
     def make(cls, quick: bool) -> Sizes:
         """Full or --quick."""
         if quick:
             return cls(1_000, rounds=7, slot_s=0.2, min_timed_s=1.5, e2e=1_000, e2e_runs=1,
-                       runner=2_000, startup_runs=3, scale=(20_000, 100_000))  # fmt: skip
+                       runner=2_000, startup_runs=3, scale=(20_000, 100_000),
+                       diff=100_000)  # fmt: skip
         return cls(5_000, rounds=14, slot_s=0.5, min_timed_s=5.0, e2e=5_000, e2e_runs=2,
                    runner=2_000, startup_runs=5)  # fmt: skip
 
@@ -1176,12 +1180,48 @@ def install_peers(skip: bool) -> dict[str, peer_install.Peer]:
     return peers
 
 
+# --- diff ----------------------------------------------------------------------------------------
+
+
+def section_diff(run: Run) -> None:
+    """`assertly diff` of two runs of N tests each (1 % regressed), text and JSON: wall, RSS."""
+    count = run.sizes.diff
+    log(f"diff: building two runs of {count:,} tests in one store")
+    directory = run.work / "diff"
+    directory.mkdir()
+    store = directory / "diff.sqlite"
+    diff_bench.build_store(store, count)
+    found: dict[str, Any] = {"tests": count, "store_mb": store.stat().st_size / 2**20}
+    for label, extra in (("text", []), ("json", ["--format", "json", "-o", "diff.json"])):
+        log(f"diff: assertly diff base cand ({label})")
+        command = [str(ASSERTLY), "diff", "base", "cand", "--store", str(store), *extra]
+        found[label] = run_measured(command, cwd=directory, log_file=directory / f"{label}.log")
+    run.results["diff"] = found
+    for label in ("text", "json"):
+        measured = found[label]
+        workload = f"2 runs x {count:,} tests, 1 % regressed"
+        if measured["exit_code"] != 1:  # regressions: exit 1 is the right answer
+            run.table.add("diff", workload, f"assertly diff ({label})", "failed")
+            continue
+        run.table.add(
+            "diff",
+            workload,
+            f"assertly diff --format {label}: wall",
+            f"{measured['wall_s']:.1f} s",
+            1.0,
+            f"peak RSS {measured['max_rss_kb'] / 1024:,.0f} MiB (targets: under 60 s, 200 MB); "
+            f"store {found['store_mb']:,.0f} MiB",
+        )
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 SECTIONS: dict[str, Callable[[Run], None]] = {
     "engine": section_engine,
     "end to end": section_end_to_end,
     "runner": section_runner,
     "start-up": section_startup,
     "scale": section_scale,
+    "diff": section_diff,
 }
 
 

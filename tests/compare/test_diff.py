@@ -374,3 +374,20 @@ def test_json_output_follows_the_shipped_schema(tmp_path: Path) -> None:
     # A test stored with no trial at all (interrupted before it ran) is an error, not a pass.
     assert next(t for t in data["tests"] if t["id"] == "n")["candidate"] == "error"
     assert not validator.is_valid({**data, "unexpected": 1}), "the schema is strict"
+
+
+def test_a_store_from_before_the_score_column_is_compared_too(tmp_path: Path) -> None:
+    import sqlite3
+
+    store_run(tmp_path, "base", {"f::s::a": ["passed"]})
+    store_run(tmp_path, "cand", {"f::s::a": ["failed"]})
+    path = tmp_path / STORE
+    with sqlite3.connect(path) as db:  # as an older assertly wrote it: scores only in records
+        db.execute("ALTER TABLE trials DROP COLUMN score")
+    item = next(diff(tmp_path).tests())  # read-only: the records' scores are read
+    assert (item.change, item.score_delta) == ("regressed", -1.0)
+    RunStore(path).close()  # opened for writing: the column is added
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(trials)")]
+    assert "score" in columns
+    assert next(diff(tmp_path).tests()).score_delta == -1.0

@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS trials (
     test_key TEXT NOT NULL,
     trial    INTEGER NOT NULL,
     status   TEXT NOT NULL,
+    score    REAL,  -- before the record: read without reading the record's overflow pages
     record   TEXT NOT NULL,
     saved_at REAL NOT NULL,
     PRIMARY KEY (run_id, test_key, trial)
@@ -102,8 +103,8 @@ def _loads(text: str) -> Any:
 
 
 _SAVE_TRIAL = (
-    "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at, score) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 # Trials saved with batch=True that may share one commit.
 BATCH_TRIALS = 256
@@ -148,6 +149,10 @@ class RunStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            if not self._has_score_column():
+                # Stores made before trials kept their score in a column of its own (comparing
+                # runs reads it there instead of parsing every record).
+                self._db.execute("ALTER TABLE trials ADD COLUMN score REAL")
         except (sqlite3.Error, OSError) as error:
             raise StoreError(f"cannot open the run store {self.path}: {error}") from None
 
@@ -262,6 +267,7 @@ class RunStore:
             record["status"],
             self._clean(_dumps(record)),
             time.time(),
+            record.get("score"),
         )
         if not batch:
             # One statement is its own transaction: committed when execute returns, with no
@@ -472,7 +478,14 @@ class RunStore:
             counts the trials; the primary key's index gives the order, so a million tests
             stream with no sort.
         """
-        score = "AVG(json_extract(r.record, '$.score'))" if scores else "NULL"  # fixed texts
+        score = "NULL"  # one of three fixed texts
+        if scores:
+            # A store made before the score column: those trials' scores are in their records.
+            score = (
+                "AVG(COALESCE(r.score, json_extract(r.record, '$.score')))"
+                if self._has_score_column()
+                else "AVG(json_extract(r.record, '$.score'))"
+            )
         cursor = self._db.execute(
             "SELECT t.test_key, t.meta, "
             "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
@@ -485,6 +498,10 @@ class RunStore:
         loads_meta = orjson.loads
         for key, meta, passed, failed, errored, skipped, mean in cursor:
             yield key, loads_meta(meta), passed, failed, errored, skipped, mean
+
+    def _has_score_column(self) -> bool:
+        columns = self._db.execute("PRAGMA table_info(trials)").fetchall()
+        return any(column[1] == "score" for column in columns)
 
     def first_not_passed(self, run_id: str, test_key: str) -> dict[str, Any] | None:
         """The record of a test's first trial that failed or errored, if any."""
