@@ -1,15 +1,29 @@
 """Comparing runs: what changed between a base and a candidate run, and whether it is real.
 
 Sits above the store and the runner's verdicts, below the reports that render a comparison.
+The statistics (`fisher_exact`, `mcnemar_exact`, `wilson_interval`, `holm` and the one-sided
+regression p-values) are pure Python and need nothing else.
 """
 
 from ._diff import CHANGES, FAIL_ON, EvalChange, RunDiff, TestChange, compare_runs
 from ._gates import GateDecision, apply_gates
 from ._sides import EvalOutcome, RunSide, TestOutcome, open_side
+from ._stats import (
+    EXACT_LIMIT,
+    Alternative,
+    fisher_exact,
+    holm,
+    mcnemar_exact,
+    paired_regression_p_value,
+    regression_p_value,
+    wilson_interval,
+)
 
 __all__ = [
     "CHANGES",
+    "EXACT_LIMIT",
     "FAIL_ON",
+    "Alternative",
     "EvalChange",
     "EvalOutcome",
     "GateDecision",
@@ -19,5 +33,11 @@ __all__ = [
     "TestOutcome",
     "apply_gates",
     "compare_runs",
+    "fisher_exact",
+    "holm",
+    "mcnemar_exact",
     "open_side",
+    "paired_regression_p_value",
+    "regression_p_value",
+    "wilson_interval",
 ]
