@@ -298,7 +298,7 @@ def test_mcnemar_equals_the_definition(b: int, c: int, alternative: str) -> None
 
 
 @PROPERTY
-@given(st.integers(0, 30_000), st.integers(0, 30_000))
+@given(*[st.integers(0, 2_000) | st.integers(20_000, 1_000_000)] * 2)
 def test_mcnemar_symmetries(b: int, c: int) -> None:
     assert mcnemar_exact(b, c) == mcnemar_exact(c, b)
     assert mcnemar_exact(b, c, "greater") == mcnemar_exact(c, b, "less")
@@ -383,11 +383,11 @@ def test_holm_properties(p: list[float]) -> None:
                 assert adjusted[i] <= adjusted[j]
 
 
-def test_holm_handles_a_million_values() -> None:
+def test_holm_handles_many_values() -> None:
     # p[i] = 1e-9 (m - i) / m: the j-th smallest is p(j) = 1e-9 j / m, scaled to
     # (m - j + 1) j 1e-9 / m, which rises up to j = m / 2 and falls after; so the adjusted
     # value is the scaled one below rank m / 2 and the peak, (m/2 + 1)(m/2) 1e-9 / m, above.
-    m = 1_000_000
+    m = 200_000  # a million take ~1.5 s (measured), too long for `make test`
     p = [1e-9 * (m - i) / m for i in range(m)]
     adjusted = holm(p)
     assert adjusted[m - 1] == pytest.approx(m * 1e-9 / m, rel=1e-12)  # rank 1
