@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assertly.cli import main
 from assertly.compare import compare_runs, open_side
@@ -168,11 +170,17 @@ def test_fisher_and_holm_per_test(tmp_path: Path) -> None:
     assert by_id["a"].base_pass_rate == 1.0 and by_id["a"].candidate_pass_rate == 0.0
     assert by_id["b"].candidate_pass_rate == pytest.approx(2 / 3)
     assert by_id["a"].score_delta == pytest.approx(-1.0)
+    # The gate is one-sided ("did it get worse?"): a's p = 1/252; b's (3/3 -> 2/3) = 3/6;
+    # the suite's McNemar (2 regressions, 0 fixes) = 1/4. Holm over those three: a's is
+    # 3 * 1/252 = 0.0119, b's max(that, 1 * 0.5) = 0.5, the suite's 2 * 0.25 = 0.5.
+    assert by_id["a"].p_regression == pytest.approx(3 / 252, rel=1e-12)
+    assert by_id["b"].p_regression == pytest.approx(0.5)
+    assert result.suite_p_regression == pytest.approx(0.5)
     assert [item.id for item in result.significant_regressions()] == ["a"]
     assert result.failing_rule("significant") == (
-        "1 test regressed significantly (Holm-adjusted p ≤ 0.05)"
+        "1 test regressed significantly (one-sided Fisher, Holm-adjusted p ≤ 0.05)"
     )
-    # At alpha 0.01 the adjusted 4/252 = 0.0159 is not significant; one test is not a suite.
+    # At alpha 0.01 the adjusted 3/252 = 0.0119 is not significant; one test is not a suite.
     strict = diff(tmp_path, alpha=0.01)
     assert strict.significant_regressions() == []
     assert strict.failing_rule("significant") is None
@@ -188,7 +196,10 @@ def test_one_trial_regressions_are_judged_by_mcnemar_over_the_suite(tmp_path: Pa
     )
     result = diff(tmp_path)
     assert result.paired_regressions == 10 and result.paired_fixes == 0
-    assert result.mcnemar_p == pytest.approx(2 * 0.5**10)
+    assert result.mcnemar_p == pytest.approx(2 * 0.5**10)  # two-sided, as shown
+    # The gate's one-sided McNemar, 0.5^10, is the smallest of a family of 13 (12 tests whose
+    # one-sided p is 1/2 or 1, and the suite): Holm makes it 13 * 0.5^10 = 0.0127.
+    assert result.suite_p_regression == pytest.approx(13 * 0.5**10)
     assert result.significant_regressions() == [], "one trial per test: no test alone is evidence"
     assert result.suite_regressed_significantly
     assert "the suite regressed significantly: 10 passing→failing against 0" in str(
@@ -203,6 +214,7 @@ def test_one_trial_regressions_are_judged_by_mcnemar_over_the_suite(tmp_path: Pa
     )
     mixed = diff(tmp_path, "c2", "c3")
     assert mixed.mcnemar_p == pytest.approx(1.0)
+    assert mixed.suite_p_regression == pytest.approx(1.0)
     assert mixed.failing_rule("significant") is None
     assert mixed.failing_rule("changes") == "2 tests changed"
 
@@ -391,3 +403,13 @@ def test_a_store_from_before_the_score_column_is_compared_too(tmp_path: Path) ->
         columns = [row[1] for row in db.execute("PRAGMA table_info(trials)")]
     assert "score" in columns
     assert next(diff(tmp_path).tests()).score_delta == -1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=60))
+def test_holm_by_rank_agrees_with_holm(p_values: list[float]) -> None:
+    from assertly.compare import holm
+    from assertly.compare._diff import _Holm
+
+    table = _Holm(p_values)
+    assert [table(p) for p in p_values] == pytest.approx(holm(p_values), abs=1e-15)

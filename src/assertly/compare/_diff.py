@@ -19,13 +19,20 @@ A test's change:
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
 from ._sides import RunSide, TestOutcome
-from ._stats import fisher_exact, holm, mcnemar_exact, wilson_interval
+from ._stats import (
+    fisher_exact,
+    mcnemar_exact,
+    paired_regression_p_value,
+    regression_p_value,
+    wilson_interval,
+)
 
 __all__ = [
     "CHANGES",
@@ -69,14 +76,15 @@ class TestChange:
     base_pass_rate: float | None = None
     candidate_pass_rate: float | None = None
     p_value: float | None = None  # two-sided Fisher exact test on passes/trials
-    p_adjusted: float | None = None  # Holm-adjusted across every compared test
+    p_adjusted: float | None = None  # p_value, Holm-adjusted across every compared test
+    p_regression: float | None = None  # one-sided "candidate worse", Holm-adjusted (the gate's)
     score_delta: float | None = None
-    index: int = -1  # position among the tests with a p-value (for the Holm correction)
+    p_worse: float | None = None  # one-sided "candidate worse", before adjustment
     failures: list[dict[str, Any]] = field(default_factory=list)  # the candidate's, if failing
 
     def significant(self, alpha: float) -> bool:
-        """Whether the change of pass rate is significant at ``alpha`` after Holm."""
-        return self.p_adjusted is not None and self.p_adjusted <= alpha
+        """Whether the drop in pass rate is significant at ``alpha`` (one-sided, after Holm)."""
+        return self.p_regression is not None and self.p_regression <= alpha
 
     def to_dict(self) -> dict[str, Any]:
         """The pinned shape of a test in ``assertly diff --format json``."""
@@ -92,14 +100,49 @@ class TestChange:
             "candidate_pass_rate": self.candidate_pass_rate,
             "p_value": self.p_value,
             "p_adjusted": self.p_adjusted,
+            "p_regression": self.p_regression,
             "score_delta": self.score_delta,
         }
 
 
 @lru_cache(maxsize=4096)
-def _fisher(base_passes: int, base_fails: int, cand_passes: int, cand_fails: int) -> float:
-    # Most tests of a run share a handful of tables (1/1 against 1/1): computed once each.
-    return fisher_exact(base_passes, base_fails, cand_passes, cand_fails)
+def _p_values(
+    base_passes: int, base_ran: int, cand_passes: int, cand_ran: int
+) -> tuple[float, float]:
+    """(two-sided Fisher, one-sided "candidate worse" Fisher) of a test's trials.
+
+    Most tests of a run share a handful of tables (1/1 against 1/1): computed once each.
+    """
+    base_fails = base_ran - base_passes
+    cand_fails = cand_ran - cand_passes
+    return (
+        fisher_exact(base_passes, base_fails, cand_passes, cand_fails),
+        regression_p_value(base_passes, base_ran, cand_passes, cand_ran),
+    )
+
+
+class _Holm:
+    """Holm-adjusted p-values of a whole family, kept as two flat arrays (16 bytes a member).
+
+    Holm (1979): with the m p-values sorted, p(1) <= ... <= p(m), the adjusted value of the
+    j-th is max over i <= j of min(1, (m - i + 1) p(i)). Looking a p-value up by its rank
+    gives the same numbers as `holm` without a list of a million floats per family.
+    """
+
+    def __init__(self, p_values: Iterable[float]) -> None:
+        ordered = array("d", sorted(p_values))
+        size = len(ordered)
+        adjusted = array("d", ordered)
+        running = 0.0
+        for rank, value in enumerate(ordered):
+            running = max(running, min(1.0, (size - rank) * value))
+            adjusted[rank] = running
+        self._sorted = ordered
+        self._adjusted = adjusted
+
+    def __call__(self, p_value: float) -> float:
+        """The adjusted value of a member of the family."""
+        return self._adjusted[bisect_right(self._sorted, p_value) - 1]
 
 
 def _merged(
@@ -152,11 +195,8 @@ def _change(base: TestOutcome | None, candidate: TestOutcome | None) -> TestChan
     )
     if base is not None and candidate is not None and kind != "changed_definition":
         if base.ran and candidate.ran:
-            item.p_value = _fisher(
-                base.passes,
-                base.ran - base.passes,
-                candidate.passes,
-                candidate.ran - candidate.passes,
+            item.p_value, item.p_worse = _p_values(
+                base.passes, base.ran, candidate.passes, candidate.ran
             )
         if base.score is not None and candidate.score is not None:
             item.score_delta = candidate.score - base.score
@@ -201,6 +241,9 @@ class RunDiff:
         evals: Eval suites by file.
         mcnemar_p: Exact two-sided McNemar test on the paired verdicts (tests in both runs,
             same definition, judged in both): pass→not-pass against not-pass→pass.
+        suite_p_regression: The one-sided McNemar test (more pass→not-pass than back),
+            Holm-adjusted in the same family as the tests' one-sided p-values: the suite
+            regressed significantly when it is at most ``alpha``.
         paired_regressions: Paired tests that went from passing to not passing.
         paired_fixes: Paired tests that went from not passing to passing.
     """
@@ -212,11 +255,13 @@ class RunDiff:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CHANGES, 0))
     evals: list[EvalChange] = field(default_factory=list)
     mcnemar_p: float = 1.0
+    suite_p_regression: float = 1.0
     paired_regressions: int = 0
     paired_fixes: int = 0
     base_rate: tuple[int, int] = (0, 0)  # (passed, judged) over the base's tests
     candidate_rate: tuple[int, int] = (0, 0)
-    _adjusted: list[float] = field(default_factory=list)
+    _two_sided: _Holm | None = None
+    _one_sided: _Holm | None = None
 
     # -- what people ask -------------------------------------------------------------------
     @property
@@ -235,8 +280,8 @@ class RunDiff:
 
     @property
     def suite_regressed_significantly(self) -> bool:
-        """More tests regressed than were fixed, and McNemar's test says it is not chance."""
-        return self.paired_regressions > self.paired_fixes and self.mcnemar_p <= self.alpha
+        """More tests regressed than were fixed, beyond chance (one-sided McNemar, Holm)."""
+        return self.suite_p_regression <= self.alpha
 
     def failing_rule(self, fail_on: str) -> str | None:
         """Why the diff fails the ``--fail-on`` rule, or None when it does not."""
@@ -251,13 +296,14 @@ class RunDiff:
             if significant:
                 return (
                     f"{_count(len(significant), 'test')} regressed significantly "
-                    f"(Holm-adjusted p ≤ {self.alpha:g})"
+                    f"(one-sided Fisher, Holm-adjusted p ≤ {self.alpha:g})"
                 )
             if self.suite_regressed_significantly:
                 return (
                     f"the suite regressed significantly: {self.paired_regressions} "
-                    f"passing→failing against {self.paired_fixes} failing→passing, exact "
-                    f"McNemar p = {self.mcnemar_p:.3g} ≤ {self.alpha:g}"
+                    f"passing→failing against {self.paired_fixes} failing→passing, one-sided "
+                    f"exact McNemar, Holm-adjusted p = {self.suite_p_regression:.3g} ≤ "
+                    f"{self.alpha:g}"
                 )
         return None
 
@@ -277,19 +323,23 @@ class RunDiff:
             "candidate_pass_rate": cand_rate,
             "candidate_pass_rate_interval": list(cand_interval),
             "mcnemar_p": self.mcnemar_p,
+            "suite_p_regression": self.suite_p_regression,
             "alpha": self.alpha,
             "significant_regressions": len(self.significant_regressions()),
         }
 
     def tests(self) -> Iterator[TestChange]:
         """Every test of both runs, in key order, streamed again from the two runs."""
-        index = 0
         for base, candidate in _merged(self.base.tests(), self.candidate.tests()):
             item = _change(base, candidate)
-            if item.p_value is not None:
-                item.p_adjusted = self._adjusted[index]
-                index += 1
+            self._adjust(item)
             yield item
+
+    def _adjust(self, item: TestChange) -> None:
+        if item.p_value is not None and self._two_sided is not None:
+            item.p_adjusted = self._two_sided(item.p_value)
+        if item.p_worse is not None and self._one_sided is not None:
+            item.p_regression = self._one_sided(item.p_worse)
 
 
 def compare_runs(
@@ -305,7 +355,8 @@ def compare_runs(
             console and the pull-request comment).
     """
     diff = RunDiff(base, candidate, alpha)
-    p_values = array("d")
+    two_sided = array("d")  # every compared test's p-values, for the Holm corrections
+    one_sided = array("d")
     base_passed = base_judged = cand_passed = cand_judged = 0
     # Counting needs no scores (which cost reading every trial record of a stored run): the
     # score deltas of the changed tests are read after, those of all tests only by `tests()`.
@@ -318,9 +369,9 @@ def compare_runs(
             cand_passed += right.status == "passed"
         item = _change(left, right)
         diff.counts[item.change] += 1
-        if item.p_value is not None:
-            item.index = len(p_values)
-            p_values.append(item.p_value)
+        if item.p_value is not None and item.p_worse is not None:
+            two_sided.append(item.p_value)
+            one_sided.append(item.p_worse)
         if item.change != "unchanged":
             diff.changed.append(item)
         if (
@@ -334,10 +385,16 @@ def compare_runs(
             diff.paired_fixes += now and not was
     diff.base_rate = (base_passed, base_judged)
     diff.candidate_rate = (cand_passed, cand_judged)
-    diff._adjusted = holm(p_values) if p_values else []
+    # The gate's family: every compared test's one-sided p-value and the suite's McNemar one,
+    # so the chance that `--fail-on significant` fails a change that is not real stays <= alpha.
+    suite_p = paired_regression_p_value(diff.paired_regressions, diff.paired_fixes)
+    one_sided.append(suite_p)
+    diff._two_sided = _Holm(two_sided)
+    diff._one_sided = _Holm(one_sided)
+    del two_sided, one_sided
+    diff.suite_p_regression = diff._one_sided(suite_p)
     for item in diff.changed:
-        if item.index >= 0:
-            item.p_adjusted = diff._adjusted[item.index]
+        diff._adjust(item)
     if failures:
         for item in diff.regressions[:FAILURES_READ]:
             item.failures = candidate.failures_of(item.key)
