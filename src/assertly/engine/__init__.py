@@ -1,7 +1,7 @@
 """The assertion engine: pure, no I/O, no knowledge of files, targets or runs.
 
-The built-in assertions (``engine.expect``, ``engine.typed``) register themselves in the
-global registry the first time it is used.
+The built-in assertions (``engine.expect``, ``engine.typed``, listed in ``_manifest``) are
+imported by the global registry the first time it looks a name up.
 """
 
 from ._compile import Expectation, check, compile

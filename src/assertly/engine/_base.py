@@ -71,7 +71,7 @@ class BuildContext:
     Locations read like ``expect.one_of[1].status``; a child context extends its parent's.
     """
 
-    __slots__ = ("location", "options", "problems", "registry")
+    __slots__ = ("location", "nested", "options", "problems", "registry")
 
     def __init__(
         self,
@@ -79,11 +79,19 @@ class BuildContext:
         options: Options,
         problems: list[Problem],
         location: str,
+        nested: NestedCompiler | None = None,
     ) -> None:
         self.registry = registry
         self.options = options
         self.problems = problems
         self.location = location
+        # The expect-dict compiler (`_compile.compile_expect_checkers`), carried here so that
+        # builders of nested dicts need not import the module that imports them.
+        self.nested = nested
+
+    def with_problems(self, problems: list[Problem], location: str) -> BuildContext:
+        """A context with the same registry, options and compiler, recording into ``problems``."""
+        return BuildContext(self.registry, self.options, problems, location, self.nested)
 
     def at(self, key: str | int) -> BuildContext:
         """A context for a nested key or list index."""
@@ -91,7 +99,7 @@ class BuildContext:
             location = f"{self.location}[{key}]"
         else:
             location = f"{self.location}.{key}" if self.location else key
-        return BuildContext(self.registry, self.options, self.problems, location)
+        return BuildContext(self.registry, self.options, self.problems, location, self.nested)
 
     def problem(self, message: str) -> None:
         """Record a problem at this location."""
@@ -147,9 +155,9 @@ class BuildContext:
 
     def compile_expect(self, spec: Any) -> list[Checker]:
         """Compile a nested expect dict (``one_of`` alternatives, ``if_*`` bodies)."""
-        from ._compile import compile_expect_checkers
-
-        return compile_expect_checkers(spec, self)
+        if self.nested is None:
+            raise RuntimeError("this BuildContext has no expect-dict compiler (nested=None)")
+        return self.nested(spec, self)
 
 
 def _describe_validation_error(item: Any, model: type[BaseModel], example: str) -> str:
@@ -179,3 +187,4 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
 
 
 Builder = Callable[[Any, BuildContext], Checker | None]
+NestedCompiler = Callable[[Any, BuildContext], list[Checker]]

@@ -184,7 +184,7 @@ def compile(
     """
     problems: list[Problem] = []
     options = Options() if sensitive_prefixes is None else Options(tuple(sensitive_prefixes))
-    ctx = BuildContext(registry or REGISTRY, options, problems, location)
+    ctx = BuildContext(registry or REGISTRY, options, problems, location, compile_expect_checkers)
     if shape is not None:
         compiled_shape = compile_shape(shape, ctx.at("shape"))
         if compiled_shape is None:
@@ -199,7 +199,7 @@ def compile(
         threshold = None
     if isinstance(expectation, Mapping):
         if not location:
-            ctx = BuildContext(ctx.registry, options, problems, "expect")
+            ctx = ctx.with_problems(problems, "expect")
         if "type" in expectation and isinstance(expectation.get("type"), str):
             ctx.problem(
                 "this looks like one typed assertion ({type: ...}); "
@@ -216,7 +216,7 @@ def compile(
         return Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
     if isinstance(expectation, list | tuple):
         if not location:
-            ctx = BuildContext(ctx.registry, options, problems, "assertions")
+            ctx = ctx.with_problems(problems, "assertions")
         from .typed._wrapper import compile_typed_list
 
         checkers, weights, metrics = compile_typed_list(expectation, ctx)

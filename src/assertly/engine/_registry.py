@@ -1,7 +1,8 @@
 """One registry of assertions for both dialects: built-ins, decorated functions and plugins.
 
-* Built-in assertions register themselves with `expect_assertion` / `typed_assertion` when the
-  engine is imported.
+* Built-in assertions register themselves with `expect_assertion` / `typed_assertion` (in
+  `_entries`, a leaf module) when their family module is imported; the registry imports the
+  families its manifest (`_manifest.FAMILIES`) lists the first time a lookup needs a name.
 * Users add theirs with the `assertion` decorator (``@assertly.assertion("has-citation")``),
   from a module they name (`load_module`, which also accepts a promptfoo-style ``get_assert``),
   or with an entry point in the group ``assertly.assertions``. Entry points are loaded the
@@ -14,107 +15,100 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import importlib
-import inspect
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from ._base import BuildContext
+from ._custom import custom_builder
+from ._entries import BUILTINS, Builder, Dialect, Entry, expect_assertion, typed_assertion
+from ._entries import first_line as _first_line
+from ._manifest import FAMILIES
 
-__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Entry", "Registry", "assertion"]
+# `Entry`, `expect_assertion` and `typed_assertion` live in the leaf module `_entries` (family
+# modules import them from there); they are re-exported here for code that imports them from
+# the registry.
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "REGISTRY",
+    "Builder",
+    "Entry",
+    "Registry",
+    "assertion",
+    "expect_assertion",
+    "typed_assertion",
+]
 
 ENTRY_POINT_GROUP = "assertly.assertions"
 
-Dialect = Literal["expect", "typed"]
-Builder = Callable[[Any, "BuildContext"], Any]
 
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A registered assertion.
-
-    Attributes:
-        name: The key (expect dialect) or ``type`` (typed dialect) users write.
-        build: Compile-time factory: ``build(spec, ctx)`` returns a checker or None after
-            recording problems on ``ctx``.
-        summary: One line for docs and ``--help``.
-        params: A pydantic model of the parameters, or a tuple of them for alternative forms,
-            when it has one (used for JSON Schema).
-        builtin: False for user and plugin assertions.
-        options: Typed dialect: a strict pydantic model of the ``config`` mapping, or None when
-            the assertion takes no options. Checked for built-ins before they build; a user
-            assertion receives its ``config`` as written.
-        threshold: Typed dialect: whether ``threshold`` means something to the assertion (a
-            threshold given to one that ignores it is a configuration error).
-        value: Typed dialect: whether ``value`` means something to the assertion.
-    """
-
-    name: str
-    build: Builder
-    summary: str = ""
-    params: Any = None
-    builtin: bool = True
-    options: Any = None
-    threshold: bool = False
-    value: bool = True
+@functools.cache  # once per process; a failed import is not cached, so it is tried again
+def load_families() -> None:
+    """Import every built-in family module the manifest names."""
+    for module in FAMILIES:
+        importlib.import_module(module)
 
 
 class Registry:
     """Assertion names for both dialects, with did-you-mean suggestions."""
 
     def __init__(self, *, builtins: bool = False) -> None:
-        self._entries: dict[str, dict[str, Entry]] = {"expect": {}, "typed": {}}
+        self._entries: dict[Dialect, dict[str, Entry]] = {"expect": {}, "typed": {}}
         self._entry_points_loaded = False
-        # The built-in families (and pydantic with them) are imported on first use, so that
-        # `import assertly` stays cheap.
-        self._builtins_pending = builtins
+        # The global registry sees the built-in tables of `_entries`, whose family modules (and
+        # pydantic with them) are imported on first use, so that `import assertly` stays cheap.
+        self._builtins = builtins
         # User functions registered here (by id; the dict keeps them alive, so ids stay unique).
         self._functions: dict[int, Callable[..., Any]] = {}
 
-    def _ensure_builtins(self) -> None:
-        if self._builtins_pending:
-            self._builtins_pending = False
-            importlib.import_module("assertly.engine.expect")
-            importlib.import_module("assertly.engine.typed")
+    def _known(self, dialect: Dialect, name: str) -> Entry | None:
+        """This registry's entry for ``name``, else the built-in one (loaded now if need be)."""
+        entry = self._entries[dialect].get(name)
+        if entry is None and self._builtins:
+            load_families()
+            entry = BUILTINS[dialect].get(name)
+        return entry
+
+    def _all_names(self, dialect: Dialect) -> set[str]:
+        names = set(self._entries[dialect])
+        if self._builtins:
+            load_families()
+            names.update(BUILTINS[dialect])
+        return names
 
     def add(self, dialect: Dialect, entry: Entry, *, replace: bool = False) -> None:
         """Register ``entry``; a second registration of a name is an error unless ``replace``."""
-        self._ensure_builtins()
-        table = self._entries[dialect]
-        if entry.name in table and not replace and table[entry.name].build is not entry.build:
+        known = self._known(dialect, entry.name)
+        if known is not None and not replace and known.build is not entry.build:
             raise ValueError(f"assertion {entry.name!r} is already registered")
-        table[entry.name] = entry
+        self._entries[dialect][entry.name] = entry
 
     def get(self, dialect: Dialect, name: str) -> Entry | None:
         """Find an assertion by name, loading plugins the first time a name is unknown."""
-        self._ensure_builtins()
-        entry = self._entries[dialect].get(name)
+        entry = self._known(dialect, name)
         if entry is None and not self._entry_points_loaded:
             self.load_entry_points()
-            entry = self._entries[dialect].get(name)
+            entry = self._known(dialect, name)
         return entry
 
     def names(self, dialect: Dialect) -> list[str]:
         """Every registered name of a dialect, sorted."""
-        self._ensure_builtins()
-        return sorted(self._entries[dialect])
+        return sorted(self._all_names(dialect))
 
     def entries(self, dialect: Dialect) -> list[Entry]:
         """Every registered entry of a dialect, sorted by name."""
-        return [self._entries[dialect][name] for name in self.names(dialect)]
+        found = (self._known(dialect, name) for name in self.names(dialect))
+        return [entry for entry in found if entry is not None]
 
     def suggest(self, dialect: Dialect, name: str) -> str | None:
         """The closest registered name, for ``did you mean``."""
-        self._ensure_builtins()
-        candidates = list(self._entries[dialect])
+        candidates = self._all_names(dialect)
         normalised = name.replace("-", "_") if dialect == "expect" else name.replace("_", "-")
-        if normalised != name and normalised in self._entries[dialect]:
+        if normalised != name and normalised in candidates:
             return normalised
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+        close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
         return close[0] if close else None
 
     def load_entry_points(self) -> None:
@@ -151,7 +145,7 @@ class Registry:
 
     def _knows(self, function: Callable[..., Any], name: str) -> bool:
         return id(function) in self._functions or any(
-            name in table for table in self._entries.values()
+            self._known(dialect, name) is not None for dialect in ("expect", "typed")
         )
 
     def _adopt_module(self, module: ModuleType, default_name: str) -> None:
@@ -160,7 +154,7 @@ class Registry:
             if not callable(value) or not isinstance(names, dict):
                 continue
             for dialect, name in names.items():
-                if name not in self._entries[dialect]:
+                if self._known(dialect, name) is None:
                     register_function(self, name, value, dialects=(dialect,))
         get_assert = getattr(module, "get_assert", None)
         if callable(get_assert) and id(get_assert) not in self._functions:
@@ -169,56 +163,6 @@ class Registry:
 
 
 REGISTRY = Registry(builtins=True)
-
-
-def expect_assertion(
-    name: str, *, summary: str = "", params: Any = None
-) -> Callable[[Builder], Builder]:
-    """Register a built-in expect-dict assertion builder."""
-
-    def decorate(build: Builder) -> Builder:
-        REGISTRY.add("expect", Entry(name, build, summary or _first_line(build), params))
-        return build
-
-    return decorate
-
-
-def typed_assertion(
-    name: str,
-    *,
-    summary: str = "",
-    options: Any = None,
-    threshold: bool = False,
-    value: bool = True,
-) -> Callable[[Builder], Builder]:
-    """Register a built-in typed-list assertion builder.
-
-    Args:
-        name: The ``type`` users write.
-        summary: One line for docs; the builder's first docstring line by default.
-        options: A strict pydantic model of the ``config`` mapping; None: no options.
-        threshold: Whether the assertion reads ``threshold``.
-        value: Whether the assertion reads ``value``.
-    """
-
-    def decorate(build: Builder) -> Builder:
-        entry = Entry(
-            name,
-            build,
-            summary or _first_line(build),
-            options=options,
-            threshold=threshold,
-            value=value,
-        )
-        REGISTRY.add("typed", entry)
-        return build
-
-    return decorate
-
-
-def _first_line(function: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(function) or ""
-    return doc.splitlines()[0] if doc else ""
 
 
 # Set by the `assertion` decorator: {dialect: name}, so any registry can adopt the function.
@@ -234,8 +178,6 @@ def register_function(
     replace: bool = False,
 ) -> None:
     """Register a user function ``function(output, context)`` under ``name``."""
-    from ._custom import custom_builder
-
     build = custom_builder(name, function)
     summary = _first_line(function)
     for dialect in dialects:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._paths import DotPath, PathMiss
+from ._paths import DotPath, PathMiss, singular_steps
 
 if TYPE_CHECKING:
     from ._base import BuildContext
@@ -112,8 +112,6 @@ def _dot_path(steps: tuple[str | int, ...]) -> str:
 
 def compile_shape(spec: Any, ctx: BuildContext) -> Shape | None:
     """A `Shape` from ``{field: "$.json.path"}``, or None after recording the problems."""
-    from .typed._wrapper import _singular_steps
-
     if spec is None:
         return DEFAULT_SHAPE
     if not isinstance(spec, Mapping):
@@ -130,7 +128,7 @@ def compile_shape(spec: Any, ctx: BuildContext) -> Shape | None:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             where.problem(f"unknown shape field '{field}'{hint}; fields: {', '.join(SHAPE_FIELDS)}")
             continue
-        steps = _singular_steps(expression) if isinstance(expression, str) else None
+        steps = singular_steps(expression) if isinstance(expression, str) else None
         if not steps:
             where.problem(
                 f"expected a JSONPath to one value, such as '$.data.hits' or "

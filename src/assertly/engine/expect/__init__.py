@@ -1,15 +1,5 @@
-"""The expect-dict dialect: one module per family. Importing registers every assertion."""
+"""The expect-dict dialect: one module per family, ``_common`` for what they share.
 
-from . import arrays, calls, conditionals, counts, dates, fields, ranges, schema, tags
-
-__all__ = [
-    "arrays",
-    "calls",
-    "conditionals",
-    "counts",
-    "dates",
-    "fields",
-    "ranges",
-    "schema",
-    "tags",
-]
+The families are listed in `assertly.engine._manifest` and imported by the registry the first
+time it needs them; importing this package imports none of them.
+"""

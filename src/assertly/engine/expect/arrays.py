@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._paths import DotPath, PathMiss
 from .._regex import Pattern
-from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt, is_number, json_equal
 from ._common import JsonChecker, Params, WildcardChecker, item_label, miss_result

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._paths import DotPath, PathMiss
-from .._registry import expect_assertion
 from .._response import NOT_JSON, Response
 from .._result import AssertionResult, errored, failed, passed
 from .._shape import Field as ShapedField

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._paths import DotPath, PathMiss
-from .._registry import expect_assertion
 from .._response import NOT_JSON
 from .._result import (
     ERROR,

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._paths import PathMiss
-from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._shape import Field
 from ._common import JsonChecker, results_field, results_of

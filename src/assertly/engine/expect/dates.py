@@ -12,8 +12,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._paths import DotPath
-from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt
 from ._common import Number, Params, WildcardChecker

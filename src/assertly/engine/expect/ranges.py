@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._paths import DotPath
-from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._values import fmt, fmt_number, is_number
 from ._common import Number, Params, WildcardChecker

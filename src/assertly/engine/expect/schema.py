@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._entries import expect_assertion
 from .._jsonschema import FORMATS, format_validator
 from .._paths import DotPath, PathMiss
-from .._registry import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._shape import Field
 from .._values import fmt, json_type

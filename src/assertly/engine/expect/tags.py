@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
-from .._registry import expect_assertion
+from .._entries import expect_assertion
 from .._result import AssertionResult, failed, passed
 from .._shape import Field
 from .._values import fmt, json_type

@@ -1,5 +1,5 @@
-"""The typed-list dialect: one module per family. Importing registers every assertion."""
+"""The typed-list dialect: ``_wrapper`` is its frame, one module per family.
 
-from . import metrics, performance, strings, structure
-
-__all__ = ["metrics", "performance", "strings", "structure"]
+The families are listed in `assertly.engine._manifest` and imported by the registry the first
+time it needs them; importing this package imports none of them.
+"""

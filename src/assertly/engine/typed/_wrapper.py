@@ -6,12 +6,14 @@ family module only judges an output string.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
+from .._paths import NOT_FOUND as _NOT_FOUND
+from .._paths import singular_steps as _singular_steps
+from .._paths import walk_steps as _walk
 from .._response import NOT_JSON, Response
 from .._result import ERROR, FAILED, PASSED, AssertionResult, errored, failed
 from .._values import TOO_DEEP_MESSAGE
@@ -19,7 +21,7 @@ from .._values import TOO_DEEP_MESSAGE
 if TYPE_CHECKING:
     from ..._exceptions import Problem
     from .._context import CheckContext
-    from .._registry import Entry
+    from .._entries import Entry
 
 __all__ = ["JsonString", "TypedSpec", "compile_typed_list"]
 
@@ -44,44 +46,6 @@ class TypedSpec(BaseModel):
     def given(self, name: str) -> bool:
         """Whether the user wrote this field (rather than taking the default)."""
         return name in self.model_fields_set
-
-
-# `$.a.b`, `$['a'][0]`: singular queries of names and non-negative indexes. They select at most
-# one node, exactly as RFC 9535 says, so they are walked directly instead of through the
-# general (and ten times slower) JSONPath machinery, whose import alone costs more than half
-# of assertly's start-up. The pattern admits only valid RFC 9535 syntax (no leading zeros,
-# indexes within I-JSON's range, no control characters or escapes inside quotes); anything
-# else goes to the library, which also reports syntax errors.
-_INDEX = r"0|[1-9][0-9]{0,14}"
-_SINGULAR = re.compile(
-    rf"\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:{_INDEX})\]|\['[^'\\\x00-\x1f]*'\]|\[\"[^\"\\\x00-\x1f]*\"\])*"
-)
-_STEP = re.compile(rf"\.([A-Za-z_][A-Za-z0-9_]*)|\[({_INDEX})\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
-_NOT_FOUND: Any = object()
-
-
-def _singular_steps(expression: str) -> tuple[str | int, ...] | None:
-    if _SINGULAR.fullmatch(expression) is None:
-        return None
-    steps: list[str | int] = []
-    for match in _STEP.finditer(expression, 1):
-        name, index, single, double = match.groups()
-        steps.append(int(index) if index is not None else (name or single or double or ""))
-    return tuple(steps)
-
-
-def _walk(document: Any, steps: tuple[str | int, ...]) -> Any:
-    value = document
-    for step in steps:
-        if type(step) is str:
-            if type(value) is not dict or step not in value:
-                return _NOT_FOUND
-            value = value[step]
-        else:
-            if type(value) is not list or step >= len(value):  # type: ignore[operator]
-                return _NOT_FOUND
-            value = value[step]  # type: ignore[index]
-    return value
 
 
 class JsonPathTransform:
@@ -271,8 +235,6 @@ def compile_typed_list(
     items: Any, ctx: BuildContext
 ) -> tuple[list[Checker], list[float], list[str | None]]:
     """Compile a list of typed assertion mappings, recording every problem on ``ctx``."""
-    from . import metrics, performance, strings, structure  # noqa: F401  (registration)
-
     checkers: list[Checker] = []
     weights: list[float] = []
     metric_names: list[str | None] = []
@@ -299,7 +261,7 @@ def compile_typed_list(
         # they are written), and the builder sees the default options instead of bad ones.
         config_problems: list[Problem] = []
         if entry.builtin:
-            config_ctx = BuildContext(ctx.registry, ctx.options, config_problems, "")
+            config_ctx = ctx.with_problems(config_problems, "")
             _unread_fields(spec, entry, base, item_ctx)
             _check_config(spec, entry, base, config_ctx.at(item_ctx.location).at("config"))
             if config_problems:

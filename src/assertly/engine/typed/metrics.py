@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._base import BuildContext, Checker
-from .._registry import typed_assertion
+from .._entries import typed_assertion
 from .._result import PASSED, AssertionResult, errored, failed, passed
 from .._text import NO_SPACE_SCRIPTS, fold, nfc
 from .._values import fmt

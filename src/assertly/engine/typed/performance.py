@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from .._base import BuildContext, Checker
-from .._registry import typed_assertion
+from .._entries import typed_assertion
 from .._result import AssertionResult, errored, failed, passed
 from ._wrapper import TypedSpec
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
+from .._entries import typed_assertion
 from .._regex import Pattern
-from .._registry import typed_assertion
 from .._response import NOT_JSON
 from .._result import AssertionResult, errored, failed, passed
 from .._text import count_words, fold, lstrip_edges, nfc, strip_edges

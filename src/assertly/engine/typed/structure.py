@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
+from .._entries import typed_assertion
 from .._jsonschema import compile_schema, first_error
-from .._registry import typed_assertion
 from .._response import NOT_JSON, fenced_spans, iter_json_values
 from .._result import AssertionResult, errored, failed, passed
 from .._values import TOO_DEEP_MESSAGE, JsonTooDeep
