@@ -10,12 +10,14 @@ import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import click
 
 from . import __version__
 from ._exceptions import AssertlyError, ConfigError, Problem
+from ._frontend import check_report_paths, parse_facts, parse_now_option
 from ._terminal import terminal_safe
 
 EXIT_PASSED = 0
@@ -125,7 +127,6 @@ def check_command(
 ) -> None:
     """Judge one response against an expectation."""
     from .engine import compile as compile_expectation
-    from .engine._context import parse_now
     from .loading import load_data_argument, read_text_argument
 
     try:
@@ -133,7 +134,7 @@ def check_command(
         expectation_data, threshold = _unwrap(expectation_data)
         expectation = compile_expectation(expectation_data, threshold=threshold)
         context = _load_context(context_argument)
-        moment = _parse_now(now, parse_now)
+        moment = _parse_now(now)
         response = read_text_argument(response_argument, "response")
     except ConfigError as error:
         if output_format == "json":
@@ -181,16 +182,11 @@ def _load_context(argument: str | None) -> dict[str, Any] | None:
     return context
 
 
-def _parse_now(now: str | None, parse: Any) -> Any:
-    if now is None:
-        return None
+def _parse_now(now: str | None) -> datetime | None:
     try:
-        return parse(now)
-    except ValueError:
-        raise ConfigError(
-            [Problem("--now", f"{now!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z")],
-            title="invalid --now",
-        ) from None
+        return parse_now_option(now)
+    except ValueError as error:
+        raise ConfigError([Problem("--now", str(error))], title="invalid --now") from None
 
 
 def _echo_json(data: Any) -> None:
@@ -212,25 +208,17 @@ def _echo_text(result: Any) -> None:
 
 
 def _facts(values: tuple[str, ...]) -> dict[str, bool]:
-    facts: dict[str, bool] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name or value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-            raise ConfigError([Problem("--fact", f"expected NAME=true|false, got {item!r}")])
-        facts[name] = value.lower() in ("true", "1", "yes")
-    return facts
+    try:
+        return parse_facts(values)
+    except ValueError as error:
+        raise ConfigError([Problem("--fact", str(error))]) from None
 
 
 def _check_outputs(outputs: tuple[str, ...]) -> None:
-    for output in outputs:
-        if not output.lower().endswith((".json", ".xml", ".md", ".html")):
-            raise ConfigError(
-                [
-                    Problem(
-                        "-o", f"{output!r}: the extension picks the format: .json, .xml, .md, .html"
-                    )
-                ]
-            )
+    try:
+        check_report_paths(outputs)
+    except ValueError as error:
+        raise ConfigError([Problem("-o", str(error))]) from None
 
 
 @main.command("run")
@@ -323,7 +311,6 @@ def run_command(
     **kwargs: Any,
 ) -> None:
     """Run agent test files and workflow eval sections."""
-    from .engine._context import parse_now
     from .reports import ConsoleReporter
     from .runner import RunOptions
     from .runner import run as run_tests
@@ -333,7 +320,7 @@ def run_command(
         options = RunOptions(
             paths=list(paths),
             facts=_facts(facts),
-            now=_parse_now(now, parse_now),
+            now=_parse_now(now),
             agents=list(kwargs.pop("agents")),
             suites=list(kwargs.pop("suites")),
             test_ids=list(kwargs.pop("test_ids")),
@@ -487,13 +474,12 @@ def recheck_command(
     run_id: str, outputs: tuple[str, ...], store_path: str | None, now: str | None
 ) -> None:
     """Re-judge a stored run's responses with the current test files (no target calls)."""
-    from .engine._context import parse_now
     from .reports import ConsoleReporter
     from .runner import recheck
 
     with _usage_errors():
         _check_outputs(outputs)
-        record = recheck(store_path or _default_store(), run_id, now=_parse_now(now, parse_now))
+        record = recheck(store_path or _default_store(), run_id, now=_parse_now(now))
     ConsoleReporter(len(record.tests), force_plain=True).summary(record)
     _write_reports(record, outputs)
 

@@ -1,0 +1,109 @@
+"""What the two front ends (the ``assertly`` command line and the pytest plugin) both read.
+
+``--fact``, ``--now``, ``--target`` and report file names mean the same in both; each front end
+turns the `ValueError` these raise into its own kind of usage error (``ConfigError`` for the
+command line, ``pytest.UsageError`` for the plugin), with the same message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+
+from .engine._context import parse_now
+
+__all__ = [
+    "REPORT_SUFFIXES",
+    "TARGET_PREFIXES",
+    "check_report_paths",
+    "check_target",
+    "fact_value",
+    "now_iso",
+    "parse_facts",
+    "parse_now_option",
+]
+
+REPORT_SUFFIXES = (".json", ".xml", ".md", ".html")
+TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
+
+_TRUE = ("true", "1", "yes")
+_BOOLEANS = (*_TRUE, "false", "0", "no")
+
+
+def parse_facts(values: Iterable[str]) -> dict[str, bool]:
+    """``NAME=true|false`` items (also 1/0, yes/no) as a mapping; the last one of a name wins.
+
+    Raises:
+        ValueError: An item is not ``NAME=BOOL``.
+    """
+    facts: dict[str, bool] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or value.lower() not in _BOOLEANS:
+            raise ValueError(f"expected NAME=true|false, got {item!r}")
+        facts[name] = value.lower() in _TRUE
+    return facts
+
+
+def fact_value(
+    name: str, given: Mapping[str, bool], declared: Callable[[], Mapping[str, bool]]
+) -> bool | None:
+    """A ``skip_if`` fact: the command line's first, then the environment, then the config.
+
+    ``skip_if: CI`` with ``CI=true`` in the environment holds. ``declared`` returns the
+    config's facts; it is called only when neither of the others has the fact (reading the
+    config may fail). None when nothing declares the fact.
+    """
+    if name in given:
+        return given[name]
+    value = os.environ.get(name)
+    if value is not None:
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return declared().get(name)
+
+
+def parse_now_option(text: str | None) -> datetime | None:
+    """``--now``: an ISO 8601 time (None when not given).
+
+    Raises:
+        ValueError: The text is not an ISO 8601 time.
+    """
+    if text is None:
+        return None
+    try:
+        return parse_now(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time such as 2026-01-31T12:00:00Z") from None
+
+
+def check_report_paths(paths: Iterable[str]) -> list[str]:
+    """Report file names, whose extension picks the format.
+
+    Raises:
+        ValueError: A name ends in none of `REPORT_SUFFIXES`.
+    """
+    chosen = list(paths)
+    for path in chosen:
+        if not path.lower().endswith(REPORT_SUFFIXES):
+            raise ValueError(f"{path!r}: the extension picks the format: .json, .xml, .md, .html")
+    return chosen
+
+
+def check_target(target: str | None) -> str | None:
+    """``--target``: a target spec, or None.
+
+    Raises:
+        ValueError: The spec starts with none of `TARGET_PREFIXES`.
+    """
+    if target is not None and not target.startswith(TARGET_PREFIXES):
+        raise ValueError(
+            f"unknown target {target!r}: use cmd:<command>, http(s)://…, "
+            "py:module:function or fixtures:<file.jsonl>"
+        )
+    return target
+
+
+def now_iso() -> str:
+    """The current UTC time as stored with a run (``2026-01-31T12:00:00.000Z``)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
