@@ -25,7 +25,13 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     shutil.copy(SOURCE / "notes_agent.json", root / "notes_agent.tests.json")
     shutil.copy(SOURCE / "recorded.jsonl", root / "recorded.jsonl")
+    # The seed's sensitive prefixes (its if_sensitive_results reads them) are the project's to
+    # set: assertly has none of its own.
+    (root / "assertly.yaml").write_text(SEED_CONFIG)
     return root
+
+
+SEED_CONFIG = "sensitive_prefixes: [people/, documents/]\n"
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -34,7 +40,10 @@ def run(*args: str) -> tuple[int, str]:
 
 
 def test_the_file_validates_with_no_problem(tmp_path: Path) -> None:
-    code, output = run("validate", str(project(tmp_path) / "notes_agent.tests.json"))
+    root = project(tmp_path)
+    code, output = run(
+        "validate", "--config", str(root / "assertly.yaml"), str(root / "notes_agent.tests.json")
+    )
     assert code == 0, output
     assert "31 tests, 0 eval cases, 0 problems" in output
 
@@ -53,6 +62,7 @@ def run_recorded(root: Path, tmp_path: Path) -> tuple[int, str, dict[str, Any]]:
     target = f"fixtures:{root / 'recorded.jsonl'}"
     code, output = run(
         "run", str(root / "notes_agent.tests.json"), "--target", target,
+        "--config", str(root / "assertly.yaml"),
         "--store", str(tmp_path / "runs.db"), "--plain", "-o", str(report),
     )  # fmt: skip
     return code, output, json.loads(report.read_text())["summary"]
@@ -79,6 +89,7 @@ def test_a_config_may_name_its_schema_too(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "assertly.yaml").write_text(
         "$schema: ./schemas/config.schema.json\nagents: {notes: 'fixtures:recorded.jsonl'}\n"
+        + SEED_CONFIG
     )
     code, output = run(
         "validate", "--config", str(root / "assertly.yaml"), str(root / "notes_agent.tests.json")

@@ -71,6 +71,7 @@ def test_failure_shows_each_assertion_and_the_lines_of_the_test(
     assert "prose:" not in result.stdout.str()
     # No Python traceback for a verdict.
     assert "pytest_plugin.py" not in result.stdout.str()
+    assert "pytest_plugin/" not in result.stdout.str()  # the plugin is a package
 
 
 def test_source_lines_stop_at_the_next_test(pytester: pytest.Pytester) -> None:

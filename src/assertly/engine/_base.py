@@ -49,7 +49,8 @@ class Options:
     """Compile-time options shared by all assertions of an expectation.
 
     Args:
-        sensitive_prefixes: File prefixes that make a result sensitive (``if_sensitive_results``).
+        sensitive_prefixes: File prefixes that make a result sensitive (``if_sensitive_results``);
+            none by default: which files are sensitive is the project's to say (its config).
         shape: Where the fields the expect dict reads live (`Shape`; the seed's top level
             by default).
     """
@@ -58,7 +59,7 @@ class Options:
 
     def __init__(
         self,
-        sensitive_prefixes: tuple[str, ...] = ("people/", "documents/"),
+        sensitive_prefixes: tuple[str, ...] = (),
         shape: Shape = DEFAULT_SHAPE,
     ) -> None:
         self.sensitive_prefixes = tuple(sensitive_prefixes)

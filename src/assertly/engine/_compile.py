@@ -171,8 +171,9 @@ def compile(
         expectation: A mapping (expect dict) or a list of typed assertion mappings.
         threshold: Pass when the aggregate score reaches this (typed lists and eval cases);
             without it every assertion must pass.
-        sensitive_prefixes: File prefixes for ``if_sensitive_results``
-            (default ``people/``, ``documents/``).
+        sensitive_prefixes: File prefixes for ``if_sensitive_results`` (none by default; an
+            expectation that uses ``if_sensitive_results`` without them is a configuration
+            error).
         shape: Where the fields the expect dict reads live, as JSONPaths
             (``{"results": "$.data.hits", "summary": "$.answer"}``); fields left out are the
             seed's top-level ones. See `compile_shape`.

@@ -14,9 +14,12 @@ import pytest
 import assertly
 from assertly import AssertionResult, CheckResult, ConfigError, Outcome
 
+# The seed's sensitive prefixes: the engine has none by default, a project's config sets them.
+SEED_PREFIXES = ["people/", "documents/"]
+
 
 def check(expect: dict[str, Any], response: Any, **kwargs: Any) -> CheckResult:
-    sensitive = kwargs.pop("sensitive_prefixes", None)
+    sensitive = kwargs.pop("sensitive_prefixes", SEED_PREFIXES)
     return assertly.compile(expect, sensitive_prefixes=sensitive).check(response, **kwargs)
 
 
@@ -28,7 +31,7 @@ def only(expect: dict[str, Any], response: Any, **kwargs: Any) -> AssertionResul
 
 def problems(expect: Any) -> list[tuple[str, str]]:
     with pytest.raises(ConfigError) as caught:
-        assertly.compile(expect)
+        assertly.compile(expect, sensitive_prefixes=SEED_PREFIXES)
     return [(p.location, p.message) for p in caught.value.problems]
 
 
@@ -318,6 +321,29 @@ def test_custom_sensitive_prefixes() -> None:
     assert only(SENSITIVE_FLAG, people, **custom).outcome is Outcome.SKIPPED
 
 
+@pytest.mark.parametrize("prefixes", [None, []], ids=["default", "empty"])
+def test_if_sensitive_results_without_prefixes_is_a_configuration_error(
+    prefixes: list[str] | None,
+) -> None:
+    # No prefix would make no result sensitive, and the assertion pass without looking.
+    with pytest.raises(ConfigError) as info:
+        assertly.compile(SENSITIVE_FLAG, sensitive_prefixes=prefixes)
+    (problem,) = info.value.problems
+    assert problem.location == "expect.if_sensitive_results"
+    assert "no sensitive prefixes are set" in problem.message
+    assert "sensitive_prefixes" in problem.message
+    nested = {"if_results": {"if_sensitive_results": {"field_equals": {"redacted": True}}}}
+    with pytest.raises(ConfigError) as info:
+        assertly.compile(nested, sensitive_prefixes=prefixes)
+    assert [p.location for p in info.value.problems] == ["expect.if_results.if_sensitive_results"]
+
+
+def test_the_engine_knows_no_sensitive_prefixes_of_its_own() -> None:
+    from assertly.engine._base import Options
+
+    assert Options().sensitive_prefixes == ()
+
+
 def test_if_sensitive_results_nested_expect_form() -> None:
     expect = {"if_sensitive_results": {"field_equals": {"redacted": True}}}
     response = {"results": [{"file": "documents/a.md"}], "redacted": False}
@@ -375,7 +401,8 @@ def test_describe() -> None:
             "if_results": {"status": "ok", "results_min": 2},
             "one_of": [{"status": "error"}, {"contains": "filter"}],
             "if_sensitive_results": {"has_field": "sensitive", "value": True},
-        }
+        },
+        sensitive_prefixes=SEED_PREFIXES,
     )
     assert expectation.describe() == [
         "if results: status is 'ok' and the response has at least 2 results",

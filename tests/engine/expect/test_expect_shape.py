@@ -24,7 +24,7 @@ DATA = {
 
 
 def judge(expect: dict[str, Any], response: Any, shape: dict[str, str]) -> assertly.CheckResult:
-    return assertly.compile(expect, shape=shape).check(response)
+    return assertly.compile(expect, shape=shape, sensitive_prefixes=["people/"]).check(response)
 
 
 @pytest.mark.parametrize(

@@ -245,6 +245,14 @@ def build_if_has_history(value: Any, ctx: BuildContext) -> Checker | None:
 def build_if_sensitive_results(value: Any, ctx: BuildContext) -> Checker | None:
     """When a result's file starts with a sensitive prefix, these assertions must pass."""
     prefixes = ctx.options.sensitive_prefixes
+    if not prefixes:
+        # With no prefix no result is ever sensitive, and the assertion would pass unseen.
+        ctx.problem(
+            "no sensitive prefixes are set: give them with sensitive_prefixes in the config "
+            "(assertly.yaml), such as [people/, documents/], or sensitive_prefixes= to "
+            "assertly.compile"
+        )
+        return None
     if isinstance(value, dict) and set(value) == {"has_field", "value"}:
         field = ctx.at("has_field").dot_path(value["has_field"], relative=True)
         if field is None:
