@@ -178,7 +178,11 @@ class ConfigModel(FileModel):
     agents: dict[str, str | HttpTargetModel | CommandTargetModel] = Field(default_factory=dict)
     hooks: dict[str, str | list[str]] = Field(default_factory=dict)
     facts: dict[str, bool] = Field(default_factory=dict)
-    sensitive_prefixes: list[str] | None = None
+    sensitive_prefixes: list[str] | None = Field(
+        default=None,
+        description="File prefixes that make a result sensitive for if_sensitive_results "
+        "(e.g. [people/, documents/]); none by default.",
+    )
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
