@@ -190,7 +190,7 @@ def _parse_now(now: str | None) -> datetime | None:
 
 
 def _echo_json(data: Any) -> None:
-    from .engine._values import to_json_bytes
+    from ._json import to_json_bytes
 
     sys.stdout.write(to_json_bytes(data, indent=True).decode() + "\n")
 

@@ -1,24 +1,36 @@
-"""Small helpers on JSON values: strict equality, type names, and how values read in messages."""
+"""Small helpers on JSON values: strict equality, type names, and how values read in messages.
+
+The JSON codec itself (`loads`, `dumps`, `to_json_bytes`, depth limits) is the package-level
+`assertly._json`; its names are re-exported here for the engine's modules.
+"""
 
 from __future__ import annotations
 
-import json
 import math
-import re
-import sys
-import threading
-from collections.abc import Iterator
 from typing import Any
 
-import orjson
+from .._json import (
+    MAX_JSON_DEPTH,
+    TOO_DEEP_MESSAGE,
+    JsonTooDeep,
+    dumps,
+    iter_brackets,
+    json_depth,
+    loads,
+    loads_deep,
+    loads_nested,
+    nested_too_deep,
+    to_json_bytes,
+)
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "TOO_DEEP_MESSAGE",
     "JsonTooDeep",
     "dumps",
     "fmt",
-    "iter_brackets",
     "is_number",
+    "iter_brackets",
     "json_depth",
     "json_equal",
     "json_type",
@@ -28,246 +40,6 @@ __all__ = [
     "nested_too_deep",
     "to_json_bytes",
 ]
-
-# How deeply nested a response's JSON may be and still be judged. orjson stops at 1,024
-# levels; JSON nested deeper than that (up to this limit) is parsed by the standard library's
-# pure-Python scanner, whose recursion does not consume the C stack (Python 3.11+).
-MAX_JSON_DEPTH = 10_000
-
-
-class JsonTooDeep(ValueError):
-    """JSON text nested deeper than `MAX_JSON_DEPTH`: it cannot be judged."""
-
-    def __init__(self) -> None:
-        super().__init__(TOO_DEEP_MESSAGE)
-
-
-TOO_DEEP_MESSAGE = (
-    f"the output's JSON is nested more than {MAX_JSON_DEPTH:,} levels deep; assertly judges "
-    f"JSON nested up to {MAX_JSON_DEPTH:,} levels"
-)
-
-_DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
-
-
-# orjson reads integers beyond 64 bits as floats, which would make 10**30 equal 10**30 + 1.
-# Any run of 19 digits may be such an integer; such text is read by the stdlib, exactly. The
-# check maps bytes to "digit or not" with one C-level translate (~1 µs for 700 characters,
-# a sixth of a regex search) and looks for 19 digits in a row.
-_DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_RUN = b"0" * 19
-
-
-def _has_long_digit_run(text: str | bytes) -> bool:
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    return _LONG_RUN in data.translate(_DIGIT_MAP)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def loads(text: str | bytes) -> Any:
-    """Parse JSON text exactly: orjson, or the stdlib when big integers may be present.
-
-    Raises:
-        json.JSONDecodeError: The text is not JSON (orjson's error is a subclass), with
-            ``msg``, ``lineno`` and ``colno``; or ValueError for nesting beyond the limits.
-    """
-    if isinstance(text, bytes | bytearray):
-        if not _has_long_digit_run(bytes(text)):
-            return orjson.loads(text)
-        text = text.decode("utf-8")
-    elif not _has_long_digit_run(text):
-        return orjson.loads(text)
-    stripped = text.strip()
-    try:
-        value, end = _EXACT_DECODER.raw_decode(stripped)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-    if end != len(stripped):
-        raise json.JSONDecodeError("Extra data", stripped, end)
-    return value
-
-
-_STRUCTURE = re.compile(r'["\\\[\]{}]')
-
-
-def iter_brackets(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
-    """``(position, bracket)`` of every ``[ ] { }`` outside JSON strings, from ``start``.
-
-    Only structural characters are visited (a regex jumps between them), so the cost is
-    linear in the text and small for prose.
-    """
-    in_string = False
-    skip_to = -1
-    for match in _STRUCTURE.finditer(text, start):
-        position = match.start()
-        if position < skip_to:
-            continue
-        char = text[position]
-        if in_string:
-            if char == "\\":
-                skip_to = position + 2  # the escaped character is never structure
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        else:
-            yield position, char
-
-
-def json_depth(text: str) -> int:
-    """The deepest nesting of brackets outside strings."""
-    depth = deepest = 0
-    for _position, char in iter_brackets(text):
-        if char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
-
-
-_DEEP_LOCK = threading.Lock()
-_DEEP_DECODER: Any = None
-
-
-def loads_deep(text: str) -> Any:
-    """`loads`, also for JSON nested deeper than orjson's 1,024 levels.
-
-    Raises:
-        JsonTooDeep: The text nests deeper than `MAX_JSON_DEPTH`.
-        ValueError: The text is not JSON.
-    """
-    try:
-        return loads(text)
-    except ValueError as error:
-        if not nested_too_deep(error):
-            raise
-    return loads_nested(text)
-
-
-def nested_too_deep(error: ValueError) -> bool:
-    """Whether a `loads` error is about nesting, not syntax (cheap: no message formatting)."""
-    message = getattr(error, "msg", None)
-    if message is None:
-        message = str(error)
-    return message.startswith(("depth limit exceeded", "JSON nested too deeply"))
-
-
-def loads_nested(text: str) -> Any:
-    """JSON nested deeper than orjson reads, up to `MAX_JSON_DEPTH` (`loads_deep`'s slow path).
-
-    Raises:
-        JsonTooDeep: The text nests deeper than `MAX_JSON_DEPTH`.
-        ValueError: The text is not JSON.
-    """
-    depth = json_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise JsonTooDeep
-    global _DEEP_DECODER  # noqa: PLW0603 - built once, on first use
-    if _DEEP_DECODER is None:
-        import json.scanner
-
-        decoder = json.JSONDecoder(parse_constant=_reject_constant)
-        decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
-        _DEEP_DECODER = decoder
-    stripped = text.strip()
-    # Three Python frames per level; the lock keeps two threads from lowering the limit under
-    # each other.
-    with _DEEP_LOCK:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 3 * depth + 1000))
-        try:
-            value, end = _DEEP_DECODER.raw_decode(stripped)
-        finally:
-            sys.setrecursionlimit(limit)
-    if end != len(stripped):
-        raise json.JSONDecodeError("Extra data", stripped, end)
-    return value
-
-
-def _write_deep(value: Any, *, ascii_only: bool) -> str:
-    """Compact JSON of a value of any depth, without recursion (for what the encoders refuse)."""
-    parts: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is _Text:
-            parts.append(item.text)
-        elif isinstance(item, dict):
-            parts.append("{")
-            stack.append(_CLOSE_OBJECT)
-            entries = list(item.items())
-            for index in range(len(entries) - 1, -1, -1):
-                key, child = entries[index]
-                stack.append(child)
-                stack.append(_Text(json.dumps(str(key), ensure_ascii=ascii_only) + ":"))
-                if index:
-                    stack.append(_COMMA)
-        elif isinstance(item, list | tuple):
-            parts.append("[")
-            stack.append(_CLOSE_ARRAY)
-            for index in range(len(item) - 1, -1, -1):
-                stack.append(item[index])
-                if index:
-                    stack.append(_COMMA)
-        else:
-            parts.append(
-                json.dumps(item, ensure_ascii=ascii_only, allow_nan=False, default=repr)
-                if not isinstance(item, float) or math.isfinite(item)
-                else repr(item)
-            )
-    return "".join(parts)
-
-
-class _Text:
-    """Text already written as JSON (a key, a bracket), as opposed to a string value."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Text("}"), _Text("]"), _Text(",")
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text of a value, non-ASCII kept as is."""
-    try:
-        return orjson.dumps(value, option=_DUMP_OPTIONS).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        # orjson stops at 64-bit integers; the stdlib writes any integer. Values that are not
-        # JSON at all (NaN, sets, objects) still need to read well in a message.
-        try:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError):
-            pass
-        except RecursionError:
-            return _write_deep(value, ascii_only=False)  # the output's own text, not a stand-in
-        try:
-            return repr(value)
-        except RecursionError:
-            return "<value nested too deeply to print>"
-
-
-def to_json_bytes(data: Any, *, indent: bool = False) -> bytes:
-    """Serialise report data: orjson, or the stdlib for what orjson refuses (huge integers)."""
-    options = _DUMP_OPTIONS | (orjson.OPT_INDENT_2 if indent else 0)
-    try:
-        return orjson.dumps(data, option=options)
-    except (TypeError, orjson.JSONEncodeError):
-        # ASCII escapes keep lone surrogates (valid JSON escapes, invalid UTF-8) writable.
-        try:
-            text = json.dumps(data, ensure_ascii=True, indent=2 if indent else None, default=repr)
-        except RecursionError:  # a judged output nested up to MAX_JSON_DEPTH levels
-            text = _write_deep(data, ascii_only=True)
-        return text.encode()
 
 
 def fmt(value: Any) -> str:

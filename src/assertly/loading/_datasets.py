@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import Problem
+from .._json import loads
 from ..engine import Expectation
-from ..engine._values import loads
 from ._cases import Step, TestCase, definition_digest
 
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]

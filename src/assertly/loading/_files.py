@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, Problem
-from ..engine._values import loads
+from .._json import loads
 from ._source import MAX_FILE_BYTES, parse_yaml
 
 __all__ = ["load_data_argument", "read_text_argument"]

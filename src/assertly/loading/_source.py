@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .._exceptions import ConfigError, Problem
-from ..engine._values import loads
+from .._json import loads
 from ._json_source import UnusualJSON, depth_exceeds, parse_json_with_positions
 from ._yaml import yaml_loader
 

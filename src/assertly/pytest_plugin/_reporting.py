@@ -117,7 +117,7 @@ def _headline(record: TrialRecord) -> str:
 
 
 def _short(value: Any) -> str:
-    from ..engine._values import dumps
+    from .._json import dumps
 
     text = value.rstrip() if isinstance(value, str) else dumps(value)
     return text if len(text) <= _VALUE_LIMIT else text[: _VALUE_LIMIT - 1] + "…"

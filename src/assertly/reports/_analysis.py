@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ..engine._values import dumps
+from .._json import dumps
 from ..runner import EvalCaseRecord, EvalRecord, RunRecord, TestRecord
 
 __all__ = [

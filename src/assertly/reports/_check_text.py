@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._json import dumps
 from ..engine import AssertionResult, CheckResult, Outcome
-from ..engine._values import dumps
 
 _MARKS = {
     Outcome.PASSED: ("✓", "green"),

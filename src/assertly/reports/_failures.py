@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..engine._values import dumps
+from .._json import dumps
 from ..runner import EvalCaseRecord, TestRecord
 
 __all__ = ["eval_case_detail", "test_failure_lines", "value_text"]

@@ -10,7 +10,7 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
-from ..engine._values import to_json_bytes
+from .._json import to_json_bytes
 from ..runner import RunRecord
 
 __all__ = ["render_json", "write_json"]

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from .._exceptions import StoreError
-from ..engine._values import loads, to_json_bytes
+from .._json import loads, to_json_bytes
 
 __all__ = ["RunStore", "new_run_id"]
 

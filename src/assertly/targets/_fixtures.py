@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from .._exceptions import TargetError
-from ..engine._values import loads
+from .._json import loads
 from ._base import TargetResponse, metadata_from
 
 __all__ = ["FixtureTarget"]
