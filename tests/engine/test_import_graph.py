@@ -59,18 +59,22 @@ def _imports(nodes: list[ast.stmt], *, nested: bool) -> Iterator[ast.Import | as
                             yield from _imports([child], nested=nested)
 
 
+def _origin(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module name a ``from … import`` statement imports from."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".")
+    if MODULES[module].name != "__init__.py":
+        package.pop()
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
 def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
     """The engine modules an import statement imports."""
     if isinstance(node, ast.Import):
         return {alias.name for alias in node.names if alias.name in MODULES}
-    if node.level:
-        package = module.split(".")
-        if MODULES[module].name != "__init__.py":
-            package.pop()
-        base = package[: len(package) - (node.level - 1)]
-        origin = ".".join([*base, *([node.module] if node.module else [])])
-    else:
-        origin = node.module or ""
+    origin = _origin(module, node)
     found = set()
     for alias in node.names:
         submodule = f"{origin}.{alias.name}"
@@ -150,6 +154,23 @@ def test_the_manifest_names_every_family_module() -> None:
     }
     assert set(FAMILIES) == families
     assert len(FAMILIES) == len(set(FAMILIES))
+
+
+def test_the_engine_imports_nothing_above_it() -> None:
+    # Only the package-level leaves below every layer: errors and the JSON codec.
+    allowed = ("assertly.engine", "assertly._exceptions", "assertly._json")
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [_origin(module, node)]
+            else:
+                continue
+            for name in names:
+                if name == "assertly" or name.startswith("assertly."):
+                    assert name.startswith(allowed), f"{module} imports {name}"
 
 
 def test_a_cycle_is_reported_with_its_path() -> None:
