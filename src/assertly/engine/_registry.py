@@ -22,7 +22,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Literal
 
-from ._custom import custom_builder
 from ._entries import BUILTINS, Builder, Dialect, Entry, expect_assertion, typed_assertion
 from ._entries import first_line as _first_line
 from ._manifest import FAMILIES
@@ -178,6 +177,8 @@ def register_function(
     replace: bool = False,
 ) -> None:
     """Register a user function ``function(output, context)`` under ``name``."""
+    from ._custom import custom_builder  # only when a user registers one: start-up stays light
+
     build = custom_builder(name, function)
     summary = _first_line(function)
     for dialect in dialects:
