@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._exceptions import StoreError
-from ..engine._values import loads
+from .._json import loads
 
 __all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side"]
 

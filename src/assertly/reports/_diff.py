@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from .._json import to_json_bytes
 from .._terminal import terminal_safe
 from ..compare import RunDiff, TestChange
-from ..engine._values import to_json_bytes
 from ._analysis import NONE, clip
 from ._markdown import md_code, md_text
 
