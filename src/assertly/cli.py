@@ -8,28 +8,29 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import click
 
 from . import __version__
-from ._exceptions import AssertlyError, ConfigError, Problem
+from ._cli_compare import bless_command, diff_command
+from ._cli_support import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    default_store,
+    print_problems,
+    store_option,
+    usage_errors,
+)
+from ._exceptions import ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
 from ._terminal import terminal_safe
 
-EXIT_PASSED = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 _GC_THRESHOLD = 20_000
-
-
-def _print_problems(error: ConfigError) -> None:
-    # One problem per line; each line inert (problems quote file contents).
-    click.echo("\n".join(map(terminal_safe, f"error: {error}".split("\n"))), err=True)
 
 
 class _Main(click.Group):
@@ -86,11 +87,6 @@ def _outputs(*, required: bool) -> Callable[[Callable[..., Any]], Callable[..., 
     )
 
 
-_store_option = click.option(
-    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
-)
-
-
 @main.command("check")
 @click.option(
     "--expect",
@@ -139,7 +135,7 @@ def check_command(
     except ConfigError as error:
         if output_format == "json":
             _echo_json({"error": "configuration", "problems": [str(p) for p in error.problems]})
-        _print_problems(error)
+        print_problems(error)
         sys.exit(EXIT_USAGE)
     result = expectation.check(response, context=context, now=moment)
     if output_format == "json":
@@ -272,7 +268,7 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
 @click.option(
     "--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last')."
 )
-@_store_option
+@store_option
 @click.option(
     "--config",
     "config_path",
@@ -315,7 +311,7 @@ def run_command(
     from .runner import RunOptions
     from .runner import run as run_tests
 
-    with _usage_errors():
+    with usage_errors():
         _check_outputs(outputs)
         options = RunOptions(
             paths=list(paths),
@@ -334,7 +330,7 @@ def run_command(
             from .compare import open_side
 
             # Before the run: `last` is the run before this one, not this one.
-            base_side = open_side(baseline, options.store_path or _default_store(must_exist=False))
+            base_side = open_side(baseline, options.store_path or default_store(must_exist=False))
         try:
             with ConsoleReporter(force_plain=plain) as reporter:
                 record = run_tests(options, reporter)
@@ -369,10 +365,10 @@ def _apply_gates(
     from .compare import apply_gates, open_side
     from .reports._diff import render_diff_text
 
-    with _usage_errors():
+    with usage_errors():
         candidate = None
         if base_side is not None:
-            candidate = open_side(record.run_id, options.store_path or _default_store())
+            candidate = open_side(record.run_id, options.store_path or default_store())
         decision = apply_gates(
             record,
             min_pass_rate=min_pass_rate,
@@ -413,7 +409,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         load_paths,
     )
 
-    with _usage_errors():
+    with usage_errors():
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
         config = load_config(config_file)
         load_config_plugins(config)
@@ -454,21 +450,21 @@ def _count(number: int, noun: str) -> str:
 @main.command("report")
 @click.argument("run_id")
 @_outputs(required=True)
-@_store_option
+@store_option
 def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None) -> None:
     """Re-render a stored run without re-running it."""
     from .runner import load_run
 
-    with _usage_errors():
+    with usage_errors():
         _check_outputs(outputs)
-        record = load_run(store_path or _default_store(), run_id)
+        record = load_run(store_path or default_store(), run_id)
     _write_reports(record, outputs)
 
 
 @main.command("recheck")
 @click.argument("run_id")
 @_outputs(required=False)
-@_store_option
+@store_option
 @click.option("--now", metavar="ISO", help="Reference time for date assertions.")
 def recheck_command(
     run_id: str, outputs: tuple[str, ...], store_path: str | None, now: str | None
@@ -477,9 +473,9 @@ def recheck_command(
     from .reports import ConsoleReporter
     from .runner import recheck
 
-    with _usage_errors():
+    with usage_errors():
         _check_outputs(outputs)
-        record = recheck(store_path or _default_store(), run_id, now=_parse_now(now))
+        record = recheck(store_path or default_store(), run_id, now=_parse_now(now))
     ConsoleReporter(len(record.tests), force_plain=True).summary(record)
     _write_reports(record, outputs)
 
@@ -491,19 +487,6 @@ def schema_command(kind: str) -> None:
     from .loading import json_schemas
 
     _echo_json(json_schemas()[kind])
-
-
-@contextmanager
-def _usage_errors() -> Iterator[None]:
-    """Turn a user's mistake into a clear message and exit code 2 (never a traceback)."""
-    try:
-        yield
-    except ConfigError as error:
-        _print_problems(error)
-        sys.exit(EXIT_USAGE)
-    except AssertlyError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
 
 
 def _write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None = None) -> None:
@@ -530,120 +513,8 @@ def _write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None 
     sys.exit(exit_code)
 
 
-def _default_store(*, must_exist: bool = True) -> str:
-    from pathlib import Path
-
-    from .loading import find_config, load_config
-
-    del must_exist  # the store is opened (and checked) by whoever reads it
-    return load_config(find_config(Path.cwd())).store_path
-
-
-@main.command("diff")
-@click.argument("base")
-@click.argument("candidate")
-@_store_option
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "md"]),
-    default="text",
-    show_default=True,
-    help="text for a terminal, json for tools, md for a pull-request comment.",
-)
-@click.option("-o", "--output", metavar="FILE", help="Write the diff to FILE instead of stdout.")
-@click.option(
-    "--fail-on",
-    type=click.Choice(["regressions", "changes", "significant", "never"]),
-    default="regressions",
-    show_default=True,
-    help="What makes the exit code 1: any regression, any change, a statistically "
-    "significant regression, or nothing.",
-)
-@click.option(
-    "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.05,
-    show_default=True,
-    help="Significance level for --fail-on significant (Holm-corrected across tests).",
-)
-def diff_command(
-    base: str,
-    candidate: str,
-    store_path: str | None,
-    output_format: str,
-    output: str | None,
-    fail_on: str,
-    alpha: float,
-) -> None:
-    """Compare two runs: what regressed, what was fixed, and whether it is more than chance.
-
-    BASE and CANDIDATE are run ids, last, last~N (N runs before the last), blessed, or paths
-    to JSON reports.
-    """
-    from .compare import compare_runs, open_side
-    from .reports._diff import render_diff_markdown, render_diff_text, write_diff_json
-
-    with _usage_errors():
-        store = store_path
-        if store is None and not (base.endswith(".json") and candidate.endswith(".json")):
-            store = _default_store()
-        diff = compare_runs(open_side(base, store), open_side(candidate, store), alpha=alpha)
-    if output_format == "json":
-        if output:
-            from .reports._write import replace_file
-
-            _write_or_fail(output, lambda: replace_file(output, lambda h: write_diff_json(diff, h)))
-        else:
-            write_diff_json(diff, sys.stdout.buffer)
-            sys.stdout.flush()
-    else:
-        text = render_diff_text(diff) if output_format == "text" else render_diff_markdown(diff)
-        if output:
-            from .reports._write import replace_file
-
-            data = text.encode("utf-8", "backslashreplace")
-            _write_or_fail(output, lambda: replace_file(output, lambda h: h.write(data)))
-        else:
-            click.echo(text)
-    if output:
-        click.echo(f"wrote {output}", err=True)
-    reason = diff.failing_rule(fail_on)
-    if reason is not None:
-        click.echo(f"diff: {reason} (--fail-on {fail_on}) → exit 1", err=True)
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_PASSED)
-
-
-def _write_or_fail(output: str, write: Callable[[], Any]) -> None:
-    try:
-        write()
-    except OSError as error:
-        click.echo(f"error: cannot write {output}: {error.strerror or error}", err=True)
-        sys.exit(EXIT_USAGE)
-
-
-@main.command("bless")
-@click.argument("run_id")
-@_store_option
-def bless_command(run_id: str, store_path: str | None) -> None:
-    """Mark a run as the project's baseline: `--baseline blessed` and `diff blessed …` use it."""
-    from datetime import UTC, datetime
-
-    from .store import RunStore
-
-    with _usage_errors():
-        store = RunStore(store_path or _default_store(), must_exist=True)
-        try:
-            resolved = store.resolve_run_id(run_id)
-            started = store.run_info(resolved)["started_at"]
-            store.bless(resolved, datetime.now(UTC).isoformat(timespec="seconds"))
-        finally:
-            store.close()
-    click.echo(
-        f"blessed run {resolved} (started {started}) as the baseline: "
-        "`--baseline blessed` and `assertly diff blessed last` compare with it"
-    )
+main.add_command(diff_command)
+main.add_command(bless_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,71 @@
+"""The command line's plumbing shared by its command modules: exit codes, usage errors."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from ._exceptions import AssertlyError, ConfigError
+from ._terminal import terminal_safe
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_PASSED",
+    "EXIT_USAGE",
+    "default_store",
+    "print_problems",
+    "store_option",
+    "usage_errors",
+    "write_or_fail",
+]
+
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def print_problems(error: ConfigError) -> None:
+    """Every problem of ``error``, one per line on stderr."""
+    # One problem per line; each line inert (problems quote file contents).
+    click.echo("\n".join(map(terminal_safe, f"error: {error}".split("\n"))), err=True)
+
+
+store_option = click.option(
+    "--store", "store_path", default=None, metavar="FILE", help="Run store (default from config)."
+)
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """Turn a user's mistake into a clear message and exit code 2 (never a traceback)."""
+    try:
+        yield
+    except ConfigError as error:
+        print_problems(error)
+        sys.exit(EXIT_USAGE)
+    except AssertlyError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def default_store(*, must_exist: bool = True) -> str:
+    """The run store the config in the working directory (or above) names."""
+    from pathlib import Path
+
+    from .loading import find_config, load_config
+
+    del must_exist  # the store is opened (and checked) by whoever reads it
+    return load_config(find_config(Path.cwd())).store_path
+
+
+def write_or_fail(output: str, write: Callable[[], Any]) -> None:
+    """Run ``write``; a failure to write ``output`` is a usage error (exit code 2)."""
+    try:
+        write()
+    except OSError as error:
+        click.echo(f"error: cannot write {output}: {error.strerror or error}", err=True)
+        sys.exit(EXIT_USAGE)
