@@ -453,10 +453,22 @@ class _State:
         if self._closed:
             return
         self._closed = True
-        self.loop.close(self._runner.close() if self._runner is not None else None)
+        self.loop.close(self._close_runner() if self._runner is not None else None)
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    async def _close_runner(self) -> None:
+        """Clean up the suites still set up (a -x stop, Ctrl-C), then close the targets."""
+        assert self._runner is not None
+        suites = self._runner.suites
+        before = len(suites.problems)
+        try:
+            await suites.close_all()
+        finally:
+            await self._runner.close()
+        for problem in suites.problems[before:]:
+            warnings.warn(f"assertly: {problem}", AssertlyWarning, 2)
 
     def finish(self) -> None:
         """Controller / lone process: mark the run finished and write the reports."""
@@ -567,6 +579,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             record = item.skipped_record() if isinstance(item, AssertlyTestItem) else None
             if record is not None:
                 state.save_trials(record.test_key, [record])
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a suite's last test in a row: its ``cleanup`` hooks (when it was set up).
+
+    Like a fixture's teardown: a cleanup that fails is an error at the teardown of that test.
+    """
+    if not isinstance(item, AssertlyTestItem) or item.test.suite_hooks is None:
+        return
+    key = item.test.suite_hooks.key
+    following = nextitem.test.suite_hooks if isinstance(nextitem, AssertlyTestItem) else None
+    if following is not None and following.key == key:
+        return
+    state = _state(item.config)
+    suites = state.runner().suites
+    before = len(suites.problems)
+    state.loop.run(suites.cleanup(key))
+    failed = suites.problems[before:]
+    if failed:
+        raise AssertlyFailure("\n".join(failed))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -828,7 +860,13 @@ class AssertlyTestItem(_AssertlyItem):
 
     def meta(self) -> dict[str, Any]:
         """The test's metadata as the run store keeps it."""
+        from .runner._run import input_meta
+
         test = self.test
+        threshold = test.pass_threshold
+        if threshold is None:
+            with contextlib.suppress(Exception):  # a config problem is reported elsewhere
+                threshold = _state(self.config).project().pass_threshold
         return {
             "key": test.key,
             "id": test.id,
@@ -840,6 +878,8 @@ class AssertlyTestItem(_AssertlyItem):
             "priority": test.priority,
             "description": test.description,
             "agent": test.agent,
+            "pass_threshold": threshold or "all",
+            **input_meta(test),
         }
 
     def skipped_record(self) -> TrialRecord | None:
@@ -879,7 +919,8 @@ class AssertlyTestItem(_AssertlyItem):
         trials = runner.trials_of(self.test)
         self.records = state.loop.run(_run_trials(runner, self.test, trials))
         state.save_trials(self.test.key, self.records)
-        status = test_status(self.records, runner.threshold)
+        threshold = runner.threshold_of(self.test)
+        status = test_status(self.records, threshold)
         passes = sum(1 for record in self.records if record.status == "passed")
         scores = [record.score for record in self.records if record.score is not None]
         self.user_properties.append(("assertly_status", status))
@@ -897,7 +938,7 @@ class AssertlyTestItem(_AssertlyItem):
         if status == "skipped":
             reasons = {record.reason for record in self.records if record.reason}
             pytest.skip("; ".join(sorted(reasons)) or "every trial was skipped")
-        raise AssertlyFailure(self._report(status, runner.threshold))
+        raise AssertlyFailure(self._report(status, threshold))
 
     def _report(self, status: str, threshold: str) -> str:
         test = self.test
