@@ -500,9 +500,16 @@ def recheck_command(
 
 
 @main.command("schema")
-@click.argument("kind", type=click.Choice(["agent-tests", "test", "workflow-eval", "config"]))
+@click.argument(
+    "kind", type=click.Choice(["agent-tests", "test", "workflow-eval", "config", "report"])
+)
 def schema_command(kind: str) -> None:
-    """Print the JSON Schema of a file format (for editor autocompletion)."""
+    """Print the JSON Schema of a file format (for editors), or of the JSON report."""
+    if kind == "report":
+        from .reports._report_schema import report_schema
+
+        _echo_json(report_schema())
+        return
     from .loading import json_schemas
 
     _echo_json(json_schemas()[kind])

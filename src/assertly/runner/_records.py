@@ -7,11 +7,12 @@ reports can be rendered from a stored run exactly as from a live one.
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, cast
 
-from ..engine._values import to_json_bytes
+from ..engine._values import loads, to_json_bytes
 
 __all__ = [
     "OUTPUT_LIMIT",
@@ -65,13 +66,21 @@ OUTPUT_LIMIT = 64 * 1024
 def report_output(value: Any, limit: int = OUTPUT_LIMIT) -> tuple[Any, bool]:
     """A response as the JSON report gives it, and whether it was cut.
 
-    Text longer than ``limit`` characters is cut to ``limit``; a JSON value whose JSON text is
-    longer becomes that text, cut (a string: a cut JSON value is no longer JSON).
+    Text that is a JSON object or array (an agent's stdout, an HTTP body) is given as that
+    JSON; other text as text. Text longer than ``limit`` characters is cut to ``limit``; a JSON
+    value whose JSON text is longer becomes that text, cut (a string: a cut JSON value is no
+    longer JSON).
     """
     if value is None or isinstance(value, bool | int | float):
         return value, False
     if isinstance(value, str):
-        return (value, False) if len(value) <= limit else (value[:limit], True)
+        if len(value) > limit:
+            return value[:limit], True
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+            with suppress(ValueError, RecursionError):
+                return loads(stripped), False
+        return value, False
     text = to_json_bytes(value)
     if len(text) <= limit:  # bytes >= characters: within the limit either way
         return value, False
