@@ -17,7 +17,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from assertly.reports import write_report
-from assertly.reports._markdown import format_ms, md_code, md_text, percentile, render_markdown
+from assertly.reports._analysis import format_ms, percentile
+from assertly.reports._markdown import md_code, md_text, render_markdown
 from assertly.runner import (
     EvalCaseRecord,
     EvalRecord,

@@ -7,8 +7,8 @@ reports can be rendered from a stored run exactly as from a live one.
 from __future__ import annotations
 
 import math
-from contextlib import suppress
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, cast
 
