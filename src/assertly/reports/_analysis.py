@@ -172,7 +172,7 @@ def test_detail(test: TestRecord) -> TestDetail:
     """A test's input, metrics per trial, distinct outputs and assertions, for people."""
     outputs: dict[str, OutputView] = {}
     rows: dict[tuple[str | None, int, int], AssertionRow] = {}
-    trials = []
+    trials: list[tuple[int, str, dict[str, Any]]] = []
     for trial in test.trials:
         trials.append((trial.trial, trial.status, combined_metrics(trial.steps)))
         for step in trial.steps:
