@@ -581,6 +581,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 state.save_trials(record.test_key, [record])
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown, which must never be skipped
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """After a suite's last test in a row: its ``cleanup`` hooks (when it was set up).
 
@@ -598,7 +599,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     state.loop.run(suites.cleanup(key))
     failed = suites.problems[before:]
     if failed:
-        raise AssertlyFailure("\n".join(failed))
+        pytest.fail("\n".join(failed), pytrace=False)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -150,7 +150,7 @@ def _diff(
 
 def _table(header: list[str], rows: Iterable[list[str]], align: str = "") -> list[str]:
     """A GFM table; ``align`` holds one of ``l``/``r`` per column (default left)."""
-    marks = [("---:" if a == "r" else "---") for a in align.ljust(len(header), "l")]
+    marks = [("---:" if a == "r" else "---") for a in align.ljust(len(header), "l")[: len(header)]]
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
     out.extend("| " + " | ".join(row) + " |" for row in rows)
     return out
