@@ -446,7 +446,7 @@ def test_summary_gives_calls_cost_latency_percentiles_and_models() -> None:
     assert "calls 3" in text
     assert "total cost $0.7500 (2 of 3 calls reported a cost)" in text
     assert "latency p50 200 ms" in text and "p90 280 ms" in text and "p99 298 ms" in text
-    assert "models m-1 × 2 · m-2 × 1" in text
+    assert "models m-1 \u00d7 2 · m-2 \u00d7 1" in text
 
 
 def test_a_hostile_output_of_a_passing_test_is_escaped() -> None:

@@ -392,11 +392,11 @@ def _passing(key: str, output: Any, **step: Any) -> Record:
 
 def test_passing_tests_show_input_output_metrics_and_assertions(report: str) -> None:
     passed = section(report, "Passed tests")
-    assert "### ✅ search › ok" in passed
+    assert "### ✅ search \u203a ok" in passed
     assert '{"n":1}' in passed  # the input
     assert '{"status":"success","results":[{"file":"journal/0.md"}]}' in passed  # the output
     assert "Metrics: " in passed
-    rows = tables(report)["✅ search › ok"][0]
+    rows = tables(report)["✅ search \u203a ok"][0]
     assert rows[0] == ["Assertion", "Outcome", "Score"]
     assert rows[1:] == [["status", "✅ passed", "1"], ["results_min", "✅ passed", "1"]]
 
@@ -473,7 +473,7 @@ def test_trials_and_multi_step_details() -> None:
     assert "**Input** of step `page`" in markdown
     assert "**Output** of step `page` (trials 1, 3)" in markdown
     assert "**Output** of step `page` (trial 2)" in markdown
-    rows = tables(markdown)["❌ s › k"]
+    rows = tables(markdown)["❌ s \u203a k"]
     trial_table = next(t for t in rows if t[0][0] == "Trial")
     assert [row[:2] for row in trial_table[1:]] == [
         ["1", "✅ passed"],
