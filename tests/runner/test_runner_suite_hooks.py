@@ -5,7 +5,10 @@ a failing setup errors the suite's tests; a failing cleanup fails the run.
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +216,43 @@ def test_suite_keys_are_checked(hooked: Project) -> None:
     result = hooked.run("validate", "s.tests.yaml")
     assert result.exit_code == 2
     assert "stup" in result.stdout + result.stderr
+
+
+def test_ctrl_c_still_cleans_up_the_open_suite(hooked: Project) -> None:
+    """A real SIGINT to a real `assertly run`: the suite set up is cleaned up before exit 130."""
+    log = hooked.root / "events.log"
+    tests = [
+        {
+            "id": f"t{n}",
+            "input": {"mode": "slow", "delay": 0.5, "log": str(log), "tag": f"t{n}"},
+            "expect": {"status": "success"},
+        }
+        for n in range(20)
+    ]
+    _file(hooked, {"a": {"setup": "up-a", "cleanup": "down-a", "tests": tests}})
+    assertly = str(Path(sys.executable).with_name("assertly"))
+    process = subprocess.Popen(
+        [assertly, "run", ".", "-j", "2", "--plain"],
+        cwd=hooked.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
+    )
+    deadline = time.monotonic() + 30
+    while "t0" not in _events(hooked) and "t1" not in _events(hooked):
+        assert process.poll() is None, "the run ended before Ctrl-C"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stdout + stderr
+    events = _events(hooked)
+    assert events[0] == "up-a" and events[-1] == "down-a", events
+    assert events.count("down-a") == 1
+    assert len([e for e in events if e.startswith("t")]) < 20
