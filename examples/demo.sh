@@ -101,15 +101,15 @@ sed -n '1,12p' reports/last.md
 heading "11. Load and compile the test files without running anything"
 demo 0 validate notes.tests.yaml summarizer.workflow.yaml
 
-heading "11. Did my change make it worse? A new agent version, gated on the run of step 8"
+heading "12. Did my change make it worse? A new agent version, gated on the run of step 8"
 demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
     --target 'cmd:python3 agent/notes_agent.py --without-history' --baseline last \
     -o reports/compare.html
 
-heading "12. The two runs compared: regressions first, then the statistics"
+heading "13. The two runs compared: regressions first, then the statistics"
 demo 1 diff last~1 last
 
-heading "13. The same comparison as a pull-request comment (Markdown)"
+heading "14. The same comparison as a pull-request comment (Markdown)"
 demo 1 diff last~1 last --format md -o reports/diff.md
 cat reports/diff.md
 
