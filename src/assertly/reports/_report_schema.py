@@ -103,6 +103,11 @@ def report_schema() -> dict[str, Any]:
             "line": {"type": ["integer", "null"]},
             "tags": {"type": "array", "items": {"type": "string"}},
             "pass_threshold": {"enum": ["any", "all", "majority"]},
+            "definition": {
+                "type": ["string", "null"],
+                "description": "Digest of what defined the test (input, expectations, "
+                "settings); two runs' verdicts compare when it is the same.",
+            },
         },
         required=[
             "id",
