@@ -464,3 +464,22 @@ def test_the_passing_tests_listed_are_capped() -> None:
     html = render_html(RunRecord("r", "t", 1.0, tests))
     assert html.count('<details class="test passed">') == LISTED_PASSED
     assert f"The first {LISTED_PASSED} are listed; 5 more passed" in html
+
+
+def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
+    from assertly.reports._analysis import DETAILED_NOT_PASSED
+
+    failure = {"step": "s", "assertion": "status", "outcome": "failed", "message": "nope"}
+    tests = [
+        Record(
+            f"k{n}", f"k{n}", f"k{n}", "s", "f", "failed", 0.0,
+            [TrialRecord(f"k{n}", 1, "failed", 1.0,
+                         steps=[StepRecord("s", "failed", {"n": n})], failures=[failure])],
+            input={"n": n},
+        )
+        for n in range(DETAILED_NOT_PASSED + 3)
+    ]  # fmt: skip
+    html = render_html(RunRecord("r", "t", 1.0, tests))
+    assert html.count('<details class="test failed"') == DETAILED_NOT_PASSED + 3
+    assert html.count('<div class="io">') == DETAILED_NOT_PASSED
+    assert f"The first {DETAILED_NOT_PASSED} show their input and outputs" in html

@@ -484,3 +484,24 @@ def test_trials_and_multi_step_details() -> None:
     assert assertions[0] == ["Assertion", "Step", "Outcome", "Score", "Message"]
     assert assertions[1][:4] == ["status", "page", "❌ failed ✓ ✗ ✓", "0.667"]
     assert assertions[1][4].startswith("Expected status")
+
+
+def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
+    from assertly.reports._analysis import DETAILED_NOT_PASSED
+
+    failure = {"step": "s", "assertion": "status", "outcome": "failed", "message": "nope"}
+    tests = [
+        Record(
+            f"k{n}", f"k{n}", f"k{n}", "s", "f", "failed", 0.0,
+            [TrialRecord(f"k{n}", 1, "failed", 1.0,
+                         steps=[StepRecord("s", "failed", {"n": n})], failures=[failure])],
+            input={"n": n},
+        )
+        for n in range(DETAILED_NOT_PASSED + 3)
+    ]  # fmt: skip
+    markdown = render_markdown(RunRecord("r", "t", 1.0, tests))
+    failed = section(markdown, "Failed tests")
+    assert failed.count("### ❌") == DETAILED_NOT_PASSED + 3  # every failing test, with its diff
+    assert failed.count("@@ status (step s) @@") == DETAILED_NOT_PASSED + 3
+    assert failed.count("**Input**") == DETAILED_NOT_PASSED  # input and output: the first ones
+    assert f"The first {DETAILED_NOT_PASSED} show their input and outputs" in failed

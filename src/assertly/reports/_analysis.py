@@ -48,6 +48,8 @@ VALUE_LIMIT = 2000
 # Passing tests listed with their input, output and assertions; beyond these (in run order)
 # a report says how many it leaves out (the JSON report has every test).
 LISTED_PASSED = 200
+# Failing and errored tests are all listed; the first this many with their input and outputs.
+DETAILED_NOT_PASSED = 200
 # Distinct outputs shown per test (trials that answered alike share one).
 SHOWN_OUTPUTS = 3
 

@@ -19,6 +19,7 @@ from .. import __version__
 from ..engine._values import dumps
 from ..runner import RunRecord, TestRecord
 from ._analysis import (
+    DETAILED_NOT_PASSED,
     LISTED_PASSED,
     NONE,
     ReportData,
@@ -260,14 +261,14 @@ def _detail_view(test: TestRecord) -> dict[str, Any]:
     }
 
 
-def _test_view(test: TestRecord, data: ReportData) -> dict[str, Any]:
+def _test_view(test: TestRecord, data: ReportData, *, detailed: bool = True) -> dict[str, Any]:
     return {
         "test": test,
         "label": label(test),
         "where": where(test),
         "failures": test_failures(test),
         "errors": test_errors(test),
-        "detail": _detail_view(test),
+        "detail": _detail_view(test) if detailed else None,
         "trial_count": len(test.trials),
         "multi_trial": len(test.trials) > 1,
         "errored_trials": sum(1 for trial in test.trials if trial.status == "error"),
@@ -308,11 +309,18 @@ def render_html(run: RunRecord) -> str:
         "pass_rate": format_rate(summary["pass_rate"] if judged else None),
         "duration": format_ms(run.duration_ms),
         "average": format_ms(data.average_ms),
-        "failed": [_test_view(test, data) for test in data.failed],
+        "failed": [
+            _test_view(test, data, detailed=n < DETAILED_NOT_PASSED)
+            for n, test in enumerate(data.failed)
+        ],
         "passed": [_test_view(test, data) for test in data.passed],
         "listed_passed": LISTED_PASSED,
         "calls": _calls(data),
-        "errored": [_test_view(test, data) for test in data.errored],
+        "errored": [
+            _test_view(test, data, detailed=n < DETAILED_NOT_PASSED)
+            for n, test in enumerate(data.errored)
+        ],
+        "detailed_not_passed": DETAILED_NOT_PASSED,
         "skipped": [(test, label(test), where(test), skip_reason(test)) for test in data.skipped],
         "flaky": [(test, label(test)) for test in data.flaky],
         "slowest": [

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..runner import RunRecord, TestRecord
 from ._analysis import (
+    DETAILED_NOT_PASSED,
     LISTED_PASSED,
     MESSAGE_LIMIT,
     NONE,
@@ -330,8 +331,8 @@ def _detail(test: TestRecord) -> list[str]:
 def _failed(data: ReportData) -> list[str]:
     if not data.failed:
         return []
-    lines = ["", f"## Failed tests ({len(data.failed)})"]
-    for test in data.failed:
+    lines = ["", f"## Failed tests ({len(data.failed)})", *_detail_note(len(data.failed))]
+    for index, test in enumerate(data.failed):
         lines += [
             "",
             f"### ❌ {md_text(test.suite)} {SEP} {md_text(label(test))}",
@@ -347,8 +348,19 @@ def _failed(data: ReportData) -> list[str]:
             lines += ["", *_diff(failures, len(test.trials) > 1, test.id)]
         elif not test_errors(test):
             lines += ["", "- no failing assertion was recorded"]
-        lines += _detail(test)
+        if index < DETAILED_NOT_PASSED:
+            lines += _detail(test)
     return lines
+
+
+def _detail_note(count: int) -> list[str]:
+    if count <= DETAILED_NOT_PASSED:
+        return []
+    return [
+        "",
+        f"*The first {DETAILED_NOT_PASSED} show their input and outputs; the JSON report has "
+        "every test's.*",
+    ]
 
 
 def _errored(data: ReportData) -> list[str]:
@@ -370,13 +382,18 @@ def _errored(data: ReportData) -> list[str]:
             )
     header = ["Suite", "Test", "Where", "Trials errored", "Reason"]
     lines = ["", f"## Errored tests ({len(data.errored)})", "", *_table(header, rows, "lllrl")]
-    for test in data.errored:
-        lines += ["", f"### 💥 {md_text(test.suite)} {SEP} {md_text(label(test))}"]
+    lines += _detail_note(len(data.errored))
+    for index, test in enumerate(data.errored):
         failures = test_failures(test)
+        detailed = index < DETAILED_NOT_PASSED
+        if not failures and not detailed:
+            continue
+        lines += ["", f"### 💥 {md_text(test.suite)} {SEP} {md_text(label(test))}"]
         if failures:
             lines += ["", "Failing assertions:", ""]
             lines += _diff(failures, len(test.trials) > 1, test.id)
-        lines += _detail(test)
+        if detailed:
+            lines += _detail(test)
     return lines
 
 
