@@ -200,7 +200,7 @@ def test_validate_names_an_unknown_suite_hook(hooked: Project) -> None:
     _file(hooked, {"a": {"setup": "up-aa", "tests": [_test(hooked, "t")]}})
     result = hooked.run("validate", "s.tests.yaml")
     assert result.exit_code == 2
-    assert "suite s.tests.yaml::a: setup" in result.stdout + result.stderr
+    assert "s.tests.yaml:3:3: suite a: setup" in result.stdout + result.stderr
     assert "unknown hook 'up-aa' (did you mean 'up-a'?)" in result.stdout + result.stderr
 
 

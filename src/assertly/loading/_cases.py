@@ -40,6 +40,7 @@ class SuiteHooks:
     key: str
     setup: tuple[str, ...] = ()
     cleanup: tuple[str, ...] = ()
+    where: str = ""  # file:line:col of the suite, for messages
 
 
 @dataclass(slots=True)

@@ -174,8 +174,10 @@ def check_against_config(
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
     for hooks in suites.values():
-        check(hooks.setup, f"suite {hooks.key}: setup")
-        check(hooks.cleanup, f"suite {hooks.key}: cleanup")
+        where = hooks.where or hooks.key
+        suite = hooks.key.rsplit("::", 1)[-1]
+        check(hooks.setup, f"{where}: suite {suite}: setup")
+        check(hooks.cleanup, f"{where}: suite {suite}: cleanup")
     warnings = [
         f"no target for agent '{agent}'{_did_you_mean(agent, config.agents)} "
         f"({config_read(config)}); map it under agents: in the config, or pass --target"

@@ -290,7 +290,7 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
             continue
         # The nearest level wins, field by field: config, file, suite, test.
         suite_shape = {**context.shape, **(model.shape or {}), **(suite.shape or {})}
-        hooks = _suite_hooks(file, suite_key, suite)
+        hooks = _suite_hooks(file, suite_key, suite, source.where(("test_suites", suite_key)))
         if suite.dataset is not None:
             _add_dataset(source, model.agent, suite_key, suite, result, context, suite_shape, hooks)
             continue
@@ -338,12 +338,12 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
             result.tests.append(test)
 
 
-def _suite_hooks(file: str, suite_key: str, suite: SuiteModel) -> SuiteHooks | None:
+def _suite_hooks(file: str, suite_key: str, suite: SuiteModel, where: str) -> SuiteHooks | None:
     """The suite's setup/cleanup hooks, one object shared by its tests; None without any."""
     setup, cleanup = _as_list(suite.setup), _as_list(suite.cleanup)
     if not setup and not cleanup:
         return None
-    return SuiteHooks(f"{file}::{suite_key}", tuple(setup), tuple(cleanup))
+    return SuiteHooks(f"{file}::{suite_key}", tuple(setup), tuple(cleanup), where)
 
 
 def _suite_shape_ok(source: Source, suite_key: str, suite: SuiteModel, result: LoadResult) -> bool:
