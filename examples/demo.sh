@@ -79,22 +79,37 @@ heading "8. Run every test and the workflow eval, with reports (two tests fail o
 demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
     -o reports/report.json -o reports/report.xml -o reports/report.md -o reports/report.html
 
-heading "9. Re-render the stored run without re-running it (exit code from the stored verdicts)"
+heading "9. Every test is in the reports: a passing test's input, output and metrics (report.json)"
+printf '$ python3 -c ... reports/report.json   # the test incident_logs_only\n'
+python3 - <<'PY' || exit 1
+import json
+
+report = json.load(open("reports/report.json", encoding="utf-8"))
+test = next(t for t in report["tests"] if t["id"] == "incident_logs_only")
+trial = test["trials"][0]
+output = trial["output"]
+shown = {**output, "results": output["results"][:1] + ["..."]}  # the first result, for brevity
+print(json.dumps({"status": test["status"], "input": test["input"]}))
+print(json.dumps({"output": shown, "output_truncated": trial["output_truncated"]}, indent=2))
+print(json.dumps({"metrics": trial["metrics"]}))
+PY
+
+heading "10. Re-render the stored run without re-running it (exit code from the stored verdicts)"
 demo 1 report last -o reports/last.md
 sed -n '1,12p' reports/last.md
 
-heading "10. Load and compile the test files without running anything"
+heading "11. Load and compile the test files without running anything"
 demo 0 validate notes.tests.yaml summarizer.workflow.yaml
 
-heading "11. Did my change make it worse? A new agent version, gated on the run of step 8"
+heading "12. Did my change make it worse? A new agent version, gated on the run of step 8"
 demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
     --target 'cmd:python3 agent/notes_agent.py --without-history' --baseline last \
     -o reports/compare.html
 
-heading "12. The two runs compared: regressions first, then the statistics"
+heading "13. The two runs compared: regressions first, then the statistics"
 demo 1 diff last~1 last
 
-heading "13. The same comparison as a pull-request comment (Markdown)"
+heading "14. The same comparison as a pull-request comment (Markdown)"
 demo 1 diff last~1 last --format md -o reports/diff.md
 cat reports/diff.md
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from assertly.loading import json_schemas
+from assertly.reports._report_schema import report_schema
 
 
 def render(schema: dict[str, object]) -> str:
@@ -16,7 +17,7 @@ def render(schema: dict[str, object]) -> str:
 def main() -> None:
     """Regenerate every schema file."""
     here = Path(__file__).parent
-    for name, schema in json_schemas().items():
+    for name, schema in {**json_schemas(), "report": report_schema()}.items():
         (here / f"{name}.schema.json").write_text(render(schema), encoding="utf-8")
 
 

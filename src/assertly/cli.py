@@ -419,7 +419,8 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         shape=config.shape,
         project_dir=config.directory or Path.cwd(),
     )
-    config_problems, warnings = check_against_config(loaded.tests, config)
+    dataset_hooks = [d.suite_hooks for d in loaded.datasets if d.suite_hooks is not None]
+    config_problems, warnings = check_against_config(loaded.tests, config, dataset_hooks)
     problems = [*loaded.problems, *config_problems]
     cases = sum(len(suite.cases) for suite in loaded.evals)
     dataset_cases = 0
@@ -481,9 +482,16 @@ def recheck_command(
 
 
 @main.command("schema")
-@click.argument("kind", type=click.Choice(["agent-tests", "test", "workflow-eval", "config"]))
+@click.argument(
+    "kind", type=click.Choice(["agent-tests", "test", "workflow-eval", "config", "report"])
+)
 def schema_command(kind: str) -> None:
-    """Print the JSON Schema of a file format (for editor autocompletion)."""
+    """Print the JSON Schema of a file format (for editors), or of the JSON report."""
+    if kind == "report":
+        from .reports._report_schema import report_schema
+
+        _echo_json(report_schema())
+        return
     from .loading import json_schemas
 
     _echo_json(json_schemas()[kind])

@@ -180,8 +180,10 @@ def test_a_store_that_cannot_be_created_is_a_clear_error(project: Path) -> None:
 
 
 def _limit_file_size() -> None:
-    # Writes past 300 kB fail as on a full disk (EFBIG instead of ENOSPC; SQLite reports both).
-    resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+    # Writes past 2 MB fail as on a full disk (EFBIG instead of ENOSPC; SQLite reports both).
+    # Enough for the first batch of test metadata (each test's 3 kB input is stored with it),
+    # not for every trial after it.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 

@@ -140,7 +140,7 @@ def test_per_suite_table(page: str) -> None:
 
 def test_failed_tests_with_expected_actual_and_path(page: str) -> None:
     parsed = parse(page)
-    failed = parsed.tables["failed"]
+    failed = [t for t in parsed.tables["failed"] if t[0][:2] == ["Assertion", "Step / path"]]
     assert len(failed) == 3  # too-many, flaky, injected: one failure table each
     cells = [row for table in failed for row in table[1:]]
     too_many = next(row for row in cells if row[0].startswith("results_max"))
@@ -396,3 +396,90 @@ def test_chromium_screenshot(report_file: Path, tmp_path: Path) -> None:
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1280, 2000)
+
+
+# -- every test ---------------------------------------------------------------------------------
+
+
+def _passing(key: str, output: object, **step: object) -> Record:
+    from assertly import compile as compile_expectation
+
+    result = compile_expectation({"status": "success"}).check({"status": "success"})
+    step_record = StepRecord(key, "passed", output, [result.to_dict()], score=1.0, **step)  # type: ignore[arg-type]
+    trial = TrialRecord(key, 1, "passed", 12.0, steps=[step_record], score=1.0)
+    return Record(key, key, key, "s", "f.tests.yaml", "passed", 1.0, [trial], input={"q": key})
+
+
+def test_passing_tests_are_listed_collapsed_with_their_output(page: str) -> None:
+    body = page.split('<section id="passed">', 1)[1].split("</section>", 1)[0]
+    assert '<details class="test passed">' in body and "open>" not in body
+    parsed = parse(body)
+    text = " ".join(" ".join(parsed.text).split())
+    assert "search \u203a ok" in text
+    assert '{"n":1}' in text  # input
+    assert '{"status":"success","results":[{"file":"journal/0.md"}]}' in text  # output preview
+    assertions = [t for t in parsed.tables[""] if t[0][0] == "Assertion"]
+    assert [row[:3] for row in assertions[0][1:]] == [
+        ["status", "passed", "1"],
+        ["results_min", "passed", "1"],
+    ]
+    assert 'href="#passed"' in page
+
+
+def test_failing_tests_show_input_and_output_expanded(page: str) -> None:
+    body = page.split('<section id="failed">', 1)[1].split("</section>", 1)[0]
+    assert '<details class="test failed" open>' in body
+    text = " ".join(" ".join(parse(body).text).split())
+    assert "input {&quot;n&quot;:3}" not in body and 'input {"n":3}' in text
+    assert '"file": "journal/2.md"' in text or '"journal/2.md"' in text
+
+
+def test_summary_gives_calls_cost_latency_percentiles_and_models() -> None:
+    tests = [
+        _passing("a", {"status": "success"}, latency_ms=100.0, cost_usd=0.25, model="m-1"),
+        _passing("b", {"status": "success"}, latency_ms=300.0, cost_usd=0.5, model="m-1"),
+        _passing("c", {"status": "success"}, latency_ms=200.0, model="m-2"),
+    ]
+    html = render_html(RunRecord("r", "t", 600.0, tests))
+    panel = html.split('<div class="panel calls">', 1)[1].split("</div>\n  </div>", 1)[0]
+    text = " ".join(" ".join(parse(panel).text).split())
+    assert "calls 3" in text
+    assert "total cost $0.7500 (2 of 3 calls reported a cost)" in text
+    assert "latency p50 200 ms" in text and "p90 280 ms" in text and "p99 298 ms" in text
+    assert "models m-1 \u00d7 2 · m-2 \u00d7 1" in text
+
+
+def test_a_hostile_output_of_a_passing_test_is_escaped() -> None:
+    html = render_html(
+        RunRecord("r", "t", 1.0, [_passing("t", PWNED, model=PWNED, tokens={"total": 3})])
+    )
+    assert PWNED not in html and "<script" not in html.lower() and "<img" not in html
+    assert html.count("&lt;script&gt;document.title=") >= 3  # preview, output, metrics
+
+
+def test_the_passing_tests_listed_are_capped() -> None:
+    from assertly.reports._analysis import LISTED_PASSED
+
+    tests = [_passing(f"t{n:03d}", "ok") for n in range(LISTED_PASSED + 5)]
+    html = render_html(RunRecord("r", "t", 1.0, tests))
+    assert html.count('<details class="test passed">') == LISTED_PASSED
+    assert f"The first {LISTED_PASSED} are listed; 5 more passed" in html
+
+
+def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
+    from assertly.reports._analysis import DETAILED_NOT_PASSED
+
+    failure = {"step": "s", "assertion": "status", "outcome": "failed", "message": "nope"}
+    tests = [
+        Record(
+            f"k{n}", f"k{n}", f"k{n}", "s", "f", "failed", 0.0,
+            [TrialRecord(f"k{n}", 1, "failed", 1.0,
+                         steps=[StepRecord("s", "failed", {"n": n})], failures=[failure])],
+            input={"n": n},
+        )
+        for n in range(DETAILED_NOT_PASSED + 3)
+    ]  # fmt: skip
+    html = render_html(RunRecord("r", "t", 1.0, tests))
+    assert html.count('<details class="test failed"') == DETAILED_NOT_PASSED + 3
+    assert html.count('<div class="io">') == DETAILED_NOT_PASSED
+    assert f"The first {DETAILED_NOT_PASSED} show their input and outputs" in html

@@ -17,7 +17,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from assertly.reports import write_report
-from assertly.reports._markdown import format_ms, md_code, md_text, percentile, render_markdown
+from assertly.reports._analysis import format_ms, percentile
+from assertly.reports._markdown import md_code, md_text, render_markdown
 from assertly.runner import (
     EvalCaseRecord,
     EvalRecord,
@@ -368,3 +369,139 @@ def test_multi_step_failures_name_their_step() -> None:
     markdown = render_markdown(RunRecord("r", "t", 9.0, [_test("k", "failed", trials=[trial])]))
     assert "@@ status (step login) @@\n# m1" in markdown
     assert "@@ results_min [error] (step search) @@\n# m2" in markdown
+
+
+# -- every test: input, output, metrics, assertions -------------------------------------------
+
+
+def _passing(key: str, output: Any, **step: Any) -> Record:
+    """A passing test with one judged step (real check results from the engine)."""
+    from assertly import compile as compile_expectation
+
+    result = compile_expectation({"status": "success"}).check({"status": "success"})
+    trial = TrialRecord(
+        key,
+        1,
+        "passed",
+        12.0,
+        steps=[StepRecord(key, "passed", output, [result.to_dict()], score=1.0, **step)],
+        score=1.0,
+    )
+    return Record(key, key, key, "s", "f.tests.yaml", "passed", 1.0, [trial], input={"q": key})
+
+
+def test_passing_tests_show_input_output_metrics_and_assertions(report: str) -> None:
+    passed = section(report, "Passed tests")
+    assert "### ✅ search \u203a ok" in passed
+    assert '{"n":1}' in passed  # the input
+    assert '{"status":"success","results":[{"file":"journal/0.md"}]}' in passed  # the output
+    assert "Metrics: " in passed
+    rows = tables(report)["✅ search \u203a ok"][0]
+    assert rows[0] == ["Assertion", "Outcome", "Score"]
+    assert rows[1:] == [["status", "✅ passed", "1"], ["results_min", "✅ passed", "1"]]
+
+
+def test_summary_gives_calls_cost_latency_percentiles_and_models() -> None:
+    tests = [
+        _passing("a", {"status": "success"}, latency_ms=100.0, cost_usd=0.25, model="m-1"),
+        _passing("b", {"status": "success"}, latency_ms=300.0, cost_usd=0.5, model="m-1"),
+        _passing("c", {"status": "success"}, latency_ms=200.0, model="m-2"),
+    ]
+    markdown = render_markdown(RunRecord("r", "t", 600.0, tests))
+    header, row = tables(markdown)["Summary"][1]
+    assert header == ["Calls", "Total cost", "Latency p50", "p90", "p99", "max", "Models (calls)"]
+    assert row == [
+        "3",
+        "$0.7500 (2 of 3 calls reported a cost)",
+        "200 ms",
+        "280 ms",
+        "298 ms",
+        "300 ms",
+        "m-1 (2), m-2 (1)",
+    ]
+    assert "Metrics: 100 ms · $0.2500 · m-1" in markdown
+
+
+def test_a_hostile_output_of_a_passing_test_stays_inert() -> None:
+    nasty = "<script>alert(1)</script> ```` `x` | # no heading\n- no list"
+    markdown = render_markdown(RunRecord("r", "t", 1.0, [_passing("t", nasty, model="<b>m</b>|x")]))
+    html = to_html(markdown)
+    assert "<script>" not in html and "<b>m</b>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; ```` `x` | # no heading\n- no list" in html
+    assert "<h1>no heading" not in html and "<li>no list" not in html
+
+
+def test_the_passing_tests_listed_are_capped() -> None:
+    from assertly.reports._analysis import LISTED_PASSED
+
+    tests = [_passing(f"t{n:03d}", "ok") for n in range(LISTED_PASSED + 5)]
+    markdown = render_markdown(RunRecord("r", "t", 1.0, tests))
+    passed = section(markdown, "Passed tests")
+    assert f"The first {LISTED_PASSED} are listed; 5 more passed" in passed
+    assert passed.count("### ✅") == LISTED_PASSED
+    assert f"t{LISTED_PASSED - 1:03d}" in passed and f"t{LISTED_PASSED:03d}" not in passed
+
+
+def test_trials_and_multi_step_details() -> None:
+    from assertly import compile as compile_expectation
+
+    check = compile_expectation({"status": "success"})
+    trials = []
+    for number, status in ((1, "success"), (2, "error"), (3, "success")):
+        result = check.check({"status": status})
+        step = StepRecord(
+            "page",
+            "passed" if status == "success" else "failed",
+            {"status": status},
+            [result.to_dict()],
+            latency_ms=10.0 * number,
+        )
+        trials.append(TrialRecord("k", number, step.status, 1.0, steps=[step]))
+    record = Record(
+        "k",
+        "k",
+        "k",
+        "s",
+        "f",
+        "failed",
+        0.66,
+        trials,
+        multi_step=True,
+        input=[{"step": "page", "input": {"p": 1}}],
+    )
+    markdown = render_markdown(RunRecord("r", "t", 1.0, [record]))
+    assert "**Input** of step `page`" in markdown
+    assert "**Output** of step `page` (trials 1, 3)" in markdown
+    assert "**Output** of step `page` (trial 2)" in markdown
+    rows = tables(markdown)["❌ s \u203a k"]
+    trial_table = next(t for t in rows if t[0][0] == "Trial")
+    assert [row[:2] for row in trial_table[1:]] == [
+        ["1", "✅ passed"],
+        ["2", "❌ failed"],
+        ["3", "✅ passed"],
+    ]
+    assertions = next(t for t in rows if t[0][0] == "Assertion")
+    assert assertions[0] == ["Assertion", "Step", "Outcome", "Score", "Message"]
+    assert assertions[1][:4] == ["status", "page", "❌ failed ✓ ✗ ✓", "0.667"]
+    assert assertions[1][4].startswith("Expected status")
+
+
+def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
+    from assertly.reports._analysis import DETAILED_NOT_PASSED
+
+    failure = {"step": "s", "assertion": "status", "outcome": "failed", "message": "nope"}
+    tests = [
+        Record(
+            f"k{n}", f"k{n}", f"k{n}", "s", "f", "failed", 0.0,
+            [TrialRecord(f"k{n}", 1, "failed", 1.0,
+                         steps=[StepRecord("s", "failed", {"n": n})], failures=[failure])],
+            input={"n": n},
+        )
+        for n in range(DETAILED_NOT_PASSED + 3)
+    ]  # fmt: skip
+    markdown = render_markdown(RunRecord("r", "t", 1.0, tests))
+    failed = section(markdown, "Failed tests")
+    assert failed.count("### ❌") == DETAILED_NOT_PASSED + 3  # every failing test, with its diff
+    assert failed.count("@@ status (step s) @@") == DETAILED_NOT_PASSED + 3
+    assert failed.count("**Input**") == DETAILED_NOT_PASSED  # input and output: the first ones
+    assert f"The first {DETAILED_NOT_PASSED} show their input and outputs" in failed

@@ -77,8 +77,18 @@ PINNED_TEST = (
     "pass_at_k",
     "pass_all_k",
     "flaky",
+    "input",
 )
-PINNED_TRIAL = ("trial", "status", "duration_ms", "failures")
+PINNED_TRIAL = (
+    "trial",
+    "status",
+    "duration_ms",
+    "failures",
+    "output",
+    "output_truncated",
+    "metrics",
+)
+PINNED_METRICS = ("latency_ms", "cost_usd", "model", "tokens")
 STATUSES = {"passed", "failed", "error", "skipped"}
 
 
@@ -110,6 +120,8 @@ def assert_report_shape(report: dict[str, Any]) -> None:
             assert trial["status"] in STATUSES
             assert isinstance(trial["failures"], list)
             assert trial["duration_ms"] >= 0
+            assert isinstance(trial["output_truncated"], bool)
+            assert tuple(trial["metrics"]) == PINNED_METRICS
     for suite in report["evals"]:
         for key in ("file", "score", "threshold", "passed"):
             assert key in suite

@@ -3,7 +3,7 @@
 Uses the engine; knows nothing of targets, runs or reports.
 """
 
-from ._cases import definition_digest
+from ._cases import SuiteHooks, definition_digest
 from ._config import (
     check_against_config,
     config_read,
@@ -23,6 +23,7 @@ __all__ = [
     "EvalSuite",
     "LoadResult",
     "Step",
+    "SuiteHooks",
     "TestCase",
     "check_against_config",
     "discover",

@@ -12,7 +12,7 @@ import orjson
 from .._exceptions import Problem
 from ..engine import Expectation
 
-__all__ = ["EvalCase", "EvalSuite", "Step", "TestCase", "definition_digest"]
+__all__ = ["EvalCase", "EvalSuite", "Step", "SuiteHooks", "TestCase", "definition_digest"]
 
 
 def definition_digest(*parts: Any) -> str:
@@ -27,6 +27,20 @@ def definition_digest(*parts: Any) -> str:
     except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits: the stdlib writes them
         text = json.dumps(parts, sort_keys=True, default=repr).encode()
     return hashlib.blake2b(text, digest_size=16).hexdigest()
+
+
+@dataclass(slots=True, frozen=True)
+class SuiteHooks:
+    """A suite's ``setup``/``cleanup`` hooks, shared by every test of the suite.
+
+    The runner runs ``setup`` once before the suite's first trial of a run and ``cleanup`` once
+    after its last test; ``key`` (``file::suite``) tells suites apart.
+    """
+
+    key: str
+    setup: tuple[str, ...] = ()
+    cleanup: tuple[str, ...] = ()
+    where: str = ""  # file:line:col of the suite, for messages
 
 
 @dataclass(slots=True)
@@ -62,6 +76,9 @@ class TestCase:
     tags: list[str] = field(default_factory=list)
     priority: str | int | None = None
     problems: list[Problem] = field(default_factory=list)
+    # The test's own pass_threshold, else its suite's; None: the run's.
+    pass_threshold: str | None = None
+    suite_hooks: SuiteHooks | None = None
     case_key: str | None = None  # a dataset case's key (its line), ids there need not be unique
     # What the file says defines the test (`definition_digest`); the runner adds the target,
     # trials and pass threshold before storing it with the test's verdicts.

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .._exceptions import ConfigError, Problem
+from ._cases import SuiteHooks
 from ._models import ConfigModel
 from ._source import read_source
 from ._tests import TestCase
@@ -138,32 +139,45 @@ def _did_you_mean(name: str, known: Iterable[str]) -> str:
 
 
 def check_against_config(
-    tests: Sequence[TestCase], config: ConfigModel
+    tests: Sequence[TestCase], config: ConfigModel, suite_hooks: Sequence[SuiteHooks] = ()
 ) -> tuple[list[Problem], list[str]]:
     """What ``assertly validate`` checks against the config: (problems, warnings).
 
     Problems: a ``setup``/``cleanup`` hook the config does not name (such a test would end
-    ``error``). Warnings: an agent with no target in the config (``--target`` can still run
-    it) and a ``skip_if`` fact declared neither in the config nor in the environment (treated
-    as false). Each warning is given once.
+    ``error``), in a test or a suite (``suite_hooks``: those of dataset suites; a listed
+    test's suite is checked through its tests). Warnings: an agent with no target in the
+    config (``--target`` can still run it) and a ``skip_if`` fact declared neither in the
+    config nor in the environment (treated as false). Each warning is given once.
     """
     problems: list[Problem] = []
     agents: dict[str, None] = {}  # in order of first use
     facts: dict[str, str] = {}  # undeclared fact -> the first test that uses it
     known = ", ".join(config.hooks) or "none"
+
+    def check(names: Iterable[str], where: str) -> None:
+        for name in names:
+            if name not in config.hooks:
+                hint = _did_you_mean(name, config.hooks)
+                message = f"unknown hook '{name}'{hint} (hooks in config: {known})"
+                problems.append(Problem(where, message))
+
+    suites: dict[str, SuiteHooks] = {hooks.key: hooks for hooks in suite_hooks}
     for test in tests:
+        if test.suite_hooks is not None:
+            suites.setdefault(test.suite_hooks.key, test.suite_hooks)
         where = f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
         for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
-            for name in names:
-                if name not in config.hooks:
-                    hint = _did_you_mean(name, config.hooks)
-                    message = f"unknown hook '{name}'{hint} (hooks in config: {known})"
-                    problems.append(Problem(f"{where}: {kind}", message))
+            check(names, f"{where}: {kind}")
         if test.agent not in config.agents:
             agents.setdefault(test.agent)
         fact = test.skip_if
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
+    for hooks in suites.values():
+        where = hooks.where or hooks.key
+        suite = hooks.key.rsplit("::", 1)[-1]
+        check(hooks.setup, f"{where}: suite {suite}: setup")
+        check(hooks.cleanup, f"{where}: suite {suite}: cleanup")
     warnings = [
         f"no target for agent '{agent}'{_did_you_mean(agent, config.agents)} "
         f"({config_read(config)}); map it under agents: in the config, or pass --target"

@@ -24,7 +24,7 @@ from typing import Any
 from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
-from ._cases import Step, TestCase, definition_digest
+from ._cases import Step, SuiteHooks, TestCase, definition_digest
 
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
 
@@ -79,6 +79,8 @@ class Dataset:
     trials: int | None = None
     timeout_s: float | None = None
     definition: str = ""  # the suite's checks and settings (`definition_digest`)
+    pass_threshold: str | None = None
+    suite_hooks: SuiteHooks | None = None
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
@@ -154,6 +156,8 @@ class Dataset:
             # A case is defined by the suite's checks and its own input; a recorded output is
             # the response under judgement, not part of the definition.
             definition=definition_digest(self.definition, line.get("input")),
+            pass_threshold=self.pass_threshold,
+            suite_hooks=self.suite_hooks,
         )
         return test
 

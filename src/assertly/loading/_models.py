@@ -46,6 +46,11 @@ class TestModel(FileModel):
     cleanup: str | list[str] | None = Field(default=None, description="Hook name(s) from config.")
     multi_step: list[StepModel] | None = None
     trials: int | None = Field(default=None, ge=1, le=10_000)
+    pass_threshold: Literal["any", "all", "majority"] | None = Field(
+        default=None,
+        description="How many of the test's trials must pass: any, all or majority (more than "
+        "half); wins over the suite's, --pass-threshold and the config's.",
+    )
     timeout_s: float | None = Field(default=None, gt=0)
     tags: list[str] = Field(default_factory=list)
     priority: str | int | None = None
@@ -64,6 +69,20 @@ class SuiteModel(FileModel):
     description: str | None = None
     priority: str | int | None = None
     tags: list[str] = Field(default_factory=list)
+    pass_threshold: Literal["any", "all", "majority"] | None = Field(
+        default=None,
+        description="How many trials of each test of the suite must pass: any, all or majority "
+        "(a test's own pass_threshold wins).",
+    )
+    setup: str | list[str] | None = Field(
+        default=None,
+        description="Hook name(s) from config, run once before the suite's first test in a run.",
+    )
+    cleanup: str | list[str] | None = Field(
+        default=None,
+        description="Hook name(s) from config, run once after the suite's last test in a run "
+        "(also when tests fail, a setup fails or the run is interrupted).",
+    )
     tests: list[Any] | None = Field(
         default=None, description="The tests (validated one by one); or a dataset instead."
     )

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
-from ._cases import EvalCase, EvalSuite, Step, TestCase, definition_digest
+from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
 from ._datasets import Dataset, has_lines, inside_project
 from ._models import (
     AgentTestFileModel,
@@ -290,8 +290,9 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
             continue
         # The nearest level wins, field by field: config, file, suite, test.
         suite_shape = {**context.shape, **(model.shape or {}), **(suite.shape or {})}
+        hooks = _suite_hooks(file, suite_key, suite, source.where(("test_suites", suite_key)))
         if suite.dataset is not None:
-            _add_dataset(source, model.agent, suite_key, suite, result, context, suite_shape)
+            _add_dataset(source, model.agent, suite_key, suite, result, context, suite_shape, hooks)
             continue
         for index, raw in enumerate(suite.tests or []):
             key: Key = ("test_suites", suite_key, "tests", index)
@@ -309,6 +310,8 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                 line=line,
                 priority=suite.priority,
                 tags=list(suite.tags),
+                pass_threshold=suite.pass_threshold,
+                suite_hooks=hooks,
             )
             test.problems.extend(problems)
             if "::" in test_id:
@@ -330,7 +333,17 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
             if test_model is not None:
                 shape = {**suite_shape, **(test_model.shape or {})}
                 _fill_test(test, test_model, source, key, context, shape)
+                if hooks is not None:  # the suite's hooks are run for the test, like its own
+                    test.definition = definition_digest(test.definition, hooks.setup, hooks.cleanup)
             result.tests.append(test)
+
+
+def _suite_hooks(file: str, suite_key: str, suite: SuiteModel, where: str) -> SuiteHooks | None:
+    """The suite's setup/cleanup hooks, one object shared by its tests; None without any."""
+    setup, cleanup = _as_list(suite.setup), _as_list(suite.cleanup)
+    if not setup and not cleanup:
+        return None
+    return SuiteHooks(f"{file}::{suite_key}", tuple(setup), tuple(cleanup), where)
 
 
 def _suite_shape_ok(source: Source, suite_key: str, suite: SuiteModel, result: LoadResult) -> bool:
@@ -362,6 +375,7 @@ def _add_dataset(
     result: LoadResult,
     context: _LoadContext,
     shape: dict[str, str],
+    hooks: SuiteHooks | None,
 ) -> None:
     key: Key = ("test_suites", suite_key)
     path, reason = inside_project(str(suite.dataset), source.path.parent, context.project_dir)
@@ -396,6 +410,8 @@ def _add_dataset(
             definition=definition_digest(
                 suite.model_dump(include=_DEFINING_KEYS, exclude_none=True, mode="json"), shape
             ),
+            pass_threshold=suite.pass_threshold,
+            suite_hooks=hooks,
         )
     )
 
@@ -433,6 +449,8 @@ def _fill_test(
     test.cleanup = _as_list(model.cleanup)
     test.trials = model.trials
     test.timeout_s = model.timeout_s
+    if model.pass_threshold is not None:
+        test.pass_threshold = model.pass_threshold
     test.tags = sorted({*test.tags, *model.tags})
     if model.priority is not None:
         test.priority = model.priority

@@ -33,6 +33,7 @@ from ._items import (
     is_assertly_file,
     pytest_collect_file,
     pytest_collection_finish,
+    pytest_runtest_teardown,
 )
 from ._options import pytest_addoption
 from ._reporting import AssertlyFailure, AssertlyWarning
@@ -62,6 +63,7 @@ __all__ = [
     "pytest_collection_finish",
     "pytest_configure",
     "pytest_configure_node",
+    "pytest_runtest_teardown",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
     "pytest_unconfigure",

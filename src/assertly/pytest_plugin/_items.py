@@ -92,6 +92,27 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 state.save_trials(record.test_key, [record])
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown, which must never be skipped
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a suite's last test in a row: its ``cleanup`` hooks (when it was set up).
+
+    Like a fixture's teardown: a cleanup that fails is an error at the teardown of that test.
+    """
+    if not isinstance(item, AssertlyTestItem) or item.test.suite_hooks is None:
+        return
+    key = item.test.suite_hooks.key
+    following = nextitem.test.suite_hooks if isinstance(nextitem, AssertlyTestItem) else None
+    if following is not None and following.key == key:
+        return
+    state = state_of(item.config)
+    suites = state.runner().suites
+    before = len(suites.problems)
+    state.loop.run(suites.cleanup(key))
+    failed = suites.problems[before:]
+    if failed:
+        pytest.fail("\n".join(failed), pytrace=False)
+
+
 def is_assertly_file(path: Path) -> bool:
     """An agent test file, or a YAML workflow whose top-level ``eval:`` has ``cases``.
 
@@ -321,8 +342,20 @@ class AssertlyTestItem(_AssertlyItem):
 
     def meta(self) -> dict[str, Any]:
         """The test's metadata as the run store keeps it."""
+        import contextlib
+
+        from ..runner._run import input_meta
+
         test = self.test
+        threshold = test.pass_threshold
+        definition = None
+        with contextlib.suppress(Exception):  # a config problem is reported elsewhere
+            if threshold is None:
+                threshold = state_of(self.config).project().pass_threshold
+            # As `assertly run` stores it, so `assertly diff` sees a redefined test.
+            definition = state_of(self.config).runner().definition_of(test)
         return {
+            "definition": definition,
             "key": test.key,
             "id": test.id,
             "name": test.name,
@@ -333,6 +366,8 @@ class AssertlyTestItem(_AssertlyItem):
             "priority": test.priority,
             "description": test.description,
             "agent": test.agent,
+            "pass_threshold": threshold or "all",
+            **input_meta(test),
         }
 
     def skipped_record(self) -> TrialRecord | None:
@@ -372,7 +407,8 @@ class AssertlyTestItem(_AssertlyItem):
         trials = runner.trials_of(self.test)
         self.records = state.loop.run(_run_trials(runner, self.test, trials))
         state.save_trials(self.test.key, self.records)
-        status = test_status(self.records, runner.threshold)
+        threshold = runner.threshold_of(self.test)
+        status = test_status(self.records, threshold)
         passes = sum(1 for record in self.records if record.status == "passed")
         scores = [record.score for record in self.records if record.score is not None]
         self.user_properties.append(("assertly_status", status))
@@ -390,7 +426,7 @@ class AssertlyTestItem(_AssertlyItem):
         if status == "skipped":
             reasons = {record.reason for record in self.records if record.reason}
             pytest.skip("; ".join(sorted(reasons)) or "every trial was skipped")
-        lines = failure_lines(self.test, self.records, status, runner.threshold)
+        lines = failure_lines(self.test, self.records, status, threshold)
         raise AssertlyFailure(self._with_source(lines))
 
 

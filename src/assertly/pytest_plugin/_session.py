@@ -224,10 +224,26 @@ class State:
         if self._closed:
             return
         self._closed = True
-        self.loop.close(self._runner.close() if self._runner is not None else None)
+        self.loop.close(self._close_runner() if self._runner is not None else None)
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    async def _close_runner(self) -> None:
+        """Clean up the suites still set up (a -x stop, Ctrl-C), then close the targets."""
+        import warnings
+
+        from ._reporting import AssertlyWarning
+
+        assert self._runner is not None
+        suites = self._runner.suites
+        before = len(suites.problems)
+        try:
+            await suites.close_all()
+        finally:
+            await self._runner.close()
+        for problem in suites.problems[before:]:
+            warnings.warn(f"assertly: {problem}", AssertlyWarning, 2)
 
     def finish(self) -> None:
         """Controller / lone process: mark the run finished and write the reports."""

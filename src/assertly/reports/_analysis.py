@@ -15,11 +15,15 @@ import orjson
 
 from .._json import dumps
 from ..runner import EvalCaseRecord, EvalRecord, RunRecord, TestRecord
+from ..runner._records import combined_metrics, report_output
 
 __all__ = [
+    "AssertionRow",
     "Failure",
+    "OutputView",
     "ReportData",
     "SuiteRow",
+    "TestDetail",
     "clip",
     "eval_case_failures",
     "format_ms",
@@ -28,7 +32,10 @@ __all__ = [
     "percentile",
     "skip_reason",
     "test_errors",
+    "test_detail",
     "test_failures",
+    "format_cost",
+    "format_metrics",
     "value_text",
     "where",
 ]
@@ -38,6 +45,13 @@ NONE = "\u2013"  # en dash: no value
 SEP = "\u203a"  # single right-pointing angle quote, between suite and test
 MESSAGE_LIMIT = 500
 VALUE_LIMIT = 2000
+# Passing tests listed with their input, output and assertions; beyond these (in run order)
+# a report says how many it leaves out (the JSON report has every test).
+LISTED_PASSED = 200
+# Failing and errored tests are all listed; the first this many with their input and outputs.
+DETAILED_NOT_PASSED = 200
+# Distinct outputs shown per test (trials that answered alike share one).
+SHOWN_OUTPUTS = 3
 
 
 # -- analysis -------------------------------------------------------------------------
@@ -101,6 +115,125 @@ class SuiteRow:
             self.errored += 1
         else:
             self.skipped += 1
+
+
+@dataclass(slots=True)
+class AssertionRow:
+    """One assertion of a test (a step's, for a multi-step test) over the trials that ran it."""
+
+    assertion: str
+    step: str | None
+    outcomes: list[str] = field(default_factory=list)  # per trial, in trial order
+    scores: list[float] = field(default_factory=list)
+    first_message: str = ""
+    problem_message: str = ""  # the first message of a trial it did not pass in
+
+    @property
+    def message(self) -> str:
+        """Why it did not pass in some trial; else what it said when it passed."""
+        return self.problem_message or self.first_message
+
+    @property
+    def outcome(self) -> str:
+        """The worst outcome over the trials: error, failed, skipped or passed."""
+        for worst in ("error", "failed", "skipped"):
+            if worst in self.outcomes:
+                return worst
+        return "passed"
+
+    @property
+    def score(self) -> float | None:
+        """The mean score over the trials."""
+        return sum(self.scores) / len(self.scores) if self.scores else None
+
+
+@dataclass(slots=True)
+class OutputView:
+    """One distinct response of a test (of a step), with the trials that gave it."""
+
+    output: Any
+    step: str | None
+    trials: list[int]
+    truncated: bool = False
+
+
+@dataclass(slots=True)
+class TestDetail:
+    """What a report lists for every test: input, each trial's metrics, outputs, assertions."""
+
+    __test__ = False  # not a pytest class
+
+    input: Any
+    trials: list[tuple[int, str, dict[str, Any]]]  # (trial, status, metrics)
+    outputs: list[OutputView]
+    more_outputs: int
+    assertions: list[AssertionRow]
+
+
+def test_detail(test: TestRecord) -> TestDetail:
+    """A test's input, metrics per trial, distinct outputs and assertions, for people."""
+    outputs: dict[str, OutputView] = {}
+    rows: dict[tuple[str | None, int, int], AssertionRow] = {}
+    trials: list[tuple[int, str, dict[str, Any]]] = []
+    for trial in test.trials:
+        trials.append((trial.trial, trial.status, combined_metrics(trial.steps)))
+        for step in trial.steps:
+            step_name = step.name if test.multi_step else None
+            if step.response is not None:
+                shown, truncated = report_output(step.response)
+                key = dumps([step_name, shown])
+                view = outputs.get(key)
+                if view is None:
+                    view = outputs[key] = OutputView(shown, step_name, [], truncated)
+                view.trials.append(trial.trial)
+            for check_index, check in enumerate(step.checks):
+                for index, item in enumerate(check.get("results", [])):
+                    row = rows.get((step_name, check_index, index))
+                    if row is None:
+                        name = str(item.get("assertion", "?"))
+                        row = rows[(step_name, check_index, index)] = AssertionRow(name, step_name)
+                    outcome = str(item.get("outcome") or "failed")
+                    row.outcomes.append(outcome)
+                    score = item.get("score")
+                    if isinstance(score, int | float) and math.isfinite(score):
+                        row.scores.append(float(score))
+                    message = str(item.get("message") or "")
+                    row.first_message = row.first_message or message
+                    if outcome != "passed" and not row.problem_message:
+                        row.problem_message = message
+    views = list(outputs.values())
+    return TestDetail(
+        input=test.input,
+        trials=trials,
+        outputs=views[:SHOWN_OUTPUTS],
+        more_outputs=max(0, len(views) - SHOWN_OUTPUTS),
+        assertions=list(rows.values()),
+    )
+
+
+def format_cost(cost: float | None) -> str:
+    """A cost in US dollars: ``$0.0123``; an en dash when unknown."""
+    if cost is None or not math.isfinite(cost):
+        return NONE
+    return f"${cost:.4f}" if cost < 100 else f"${cost:,.2f}"
+
+
+def format_metrics(metrics: dict[str, Any]) -> str:
+    """``840 ms · $0.0012 · m-1 · 120 tokens``: the metrics that are known."""
+    parts = []
+    if metrics.get("latency_ms") is not None:
+        parts.append(format_ms(metrics["latency_ms"]))
+    if metrics.get("cost_usd") is not None:
+        parts.append(format_cost(metrics["cost_usd"]))
+    if metrics.get("model"):
+        parts.append(str(metrics["model"]))
+    tokens = metrics.get("tokens")
+    if tokens:
+        total = tokens.get("total")
+        if not isinstance(total, int):
+            total = sum(v for v in tokens.values() if isinstance(v, int))
+        parts.append(f"{total} tokens")
+    return " · ".join(parts) or NONE
 
 
 def test_failures(test: TestRecord) -> list[Failure]:
@@ -220,6 +353,21 @@ class ReportData:
     latencies: list[float]
     average_ms: float | None
     multi_trial: bool
+    passed: list[TestRecord] = field(default_factory=list)  # the first LISTED_PASSED
+    passed_total: int = 0
+    calls: int = 0  # steps that got a response or an error from the agent
+    cost_usd: float | None = None  # over the calls that reported a cost
+    costed_calls: int = 0
+    models: dict[str, int] = field(default_factory=dict)  # calls per reported model
+
+    def latency(self, q: float) -> float | None:
+        """A percentile of step latency (q in 0..1)."""
+        return percentile(self.latencies, q)
+
+    @property
+    def passed_not_listed(self) -> int:
+        """Passing tests beyond `LISTED_PASSED`, counted but not listed."""
+        return self.passed_total - len(self.passed)
 
     @classmethod
     def from_run(cls, run: RunRecord) -> ReportData:
@@ -230,6 +378,10 @@ class ReportData:
         flaky: list[TestRecord] = []
         timed: list[TestRecord] = []  # the slowest so far, at most SLOWEST
         latencies: list[float] = []
+        passed: list[TestRecord] = []
+        passed_total = calls = costed = 0
+        cost = 0.0
+        models: dict[str, int] = {}
         ran = 0
         ran_ms = 0.0
         multi_trial = False
@@ -237,6 +389,18 @@ class ReportData:
             key = (test.file, test.suite)
             suites.setdefault(key, SuiteRow(test.file, test.suite)).add(test.status)
             by_status.get(test.status, []).append(test)
+            if test.status == "passed":
+                passed_total += 1
+                if len(passed) < LISTED_PASSED:
+                    passed.append(test)
+            for trial in test.trials:
+                for step in trial.steps:
+                    calls += 1
+                    if step.cost_usd is not None and math.isfinite(step.cost_usd):
+                        cost += step.cost_usd
+                        costed += 1
+                    if step.model:
+                        models[step.model] = models.get(step.model, 0) + 1
             if test.flaky:
                 flaky.append(test)
             multi_trial = multi_trial or len(test.trials) > 1
@@ -272,6 +436,12 @@ class ReportData:
             latencies=latencies,
             average_ms=ran_ms / ran if ran else None,
             multi_trial=multi_trial,
+            passed=passed,
+            passed_total=passed_total,
+            calls=calls,
+            cost_usd=cost if costed else None,
+            costed_calls=costed,
+            models=dict(sorted(models.items(), key=lambda item: (-item[1], item[0]))),
         )
 
     @property

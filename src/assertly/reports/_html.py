@@ -16,16 +16,24 @@ from typing import Any
 import jinja2
 
 from .. import __version__
+from ..engine._values import dumps
 from ..runner import RunRecord, TestRecord
 from ._analysis import (
+    DETAILED_NOT_PASSED,
+    LISTED_PASSED,
+    NONE,
     ReportData,
     SuiteRow,
+    clip,
     eval_case_failures,
+    format_cost,
+    format_metrics,
     format_ms,
     format_rate,
     label,
     percentile,
     skip_reason,
+    test_detail,
     test_errors,
     test_failures,
     value_text,
@@ -36,7 +44,8 @@ __all__ = ["CSP", "render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 HTML_VALUE_LIMIT = 10_000
-RESPONSE_LIMIT = 20_000
+OUTPUT_SHOWN = 8_000  # characters of one distinct output (the JSON report has up to 64 KiB)
+PREVIEW = 140  # characters of a passing test's output on its one collapsed line
 OPEN_FAILURES = 5  # the first failing tests are expanded; the rest stay one line each
 
 
@@ -188,43 +197,100 @@ def _histogram(latencies: list[float]) -> dict[str, Any] | None:
 # -- tests -----------------------------------------------------------------------------------
 
 
-def _responses(test: TestRecord) -> list[dict[str, Any]]:
-    """The agent responses worth showing for a failing test.
+def _shown(value: Any, limit: int) -> str:
+    """A value as the page shows it: text as it came, JSON pretty-printed; clipped."""
+    if isinstance(value, str):
+        return clip(value.rstrip("\n"), limit)
+    return value_text(value, limit)
 
-    The failing steps of its first failed or errored trial, each with its step name.
-    """
-    for trial in test.trials:
-        if trial.status not in ("failed", "error"):
-            continue
-        shown = [
-            {
-                "trial": trial.trial,
-                "step": step.name,
-                "status": step.status,
-                "latency": format_ms(step.latency_ms) if step.latency_ms is not None else None,
-                "text": value_text(step.response, RESPONSE_LIMIT)
-                if not isinstance(step.response, str)
-                else step.response[:RESPONSE_LIMIT],
-            }
-            for step in trial.steps
-            if step.status in ("failed", "error") and step.response is not None
+
+def _detail_view(test: TestRecord) -> dict[str, Any]:
+    """Input, distinct outputs, metrics per trial and every assertion, as text to escape."""
+    detail = test_detail(test)
+    inputs: list[tuple[str | None, str]] = []
+    if test.multi_step and isinstance(detail.input, list):
+        inputs = [
+            (str(i.get("step")), _shown(i.get("input"), HTML_VALUE_LIMIT)) for i in detail.input
         ]
-        if shown:
-            return shown
-    return []
+    elif detail.input is not None:
+        inputs = [(None, _shown(detail.input, HTML_VALUE_LIMIT))]
+    outputs = [
+        {
+            "step": view.step,
+            "trials": view.trials,
+            "truncated": view.truncated,
+            "text": _shown(view.output, OUTPUT_SHOWN),
+        }
+        for view in detail.outputs
+    ]
+    preview = ""
+    if outputs:
+        value = detail.outputs[0].output
+        text = value[: PREVIEW * 4] if isinstance(value, str) else dumps(value)[: PREVIEW * 4]
+        first = " ".join(text.split())
+        preview = first if len(first) <= PREVIEW else first[: PREVIEW - 1] + "…"
+    return {
+        "inputs": inputs,
+        "outputs": outputs,
+        "more_outputs": detail.more_outputs,
+        "preview": preview,
+        "trials": [
+            {
+                "trial": number,
+                "status": status,
+                "latency": format_ms(metrics["latency_ms"]),
+                "cost": format_cost(metrics["cost_usd"]),
+                "model": metrics["model"] or NONE,
+                "tokens": format_metrics({"tokens": metrics["tokens"]}),
+                "metrics": format_metrics(metrics),
+            }
+            for number, status, metrics in detail.trials
+        ],
+        "assertions": [
+            {
+                "assertion": row.assertion,
+                "step": row.step,
+                "outcome": row.outcome,
+                "outcomes": row.outcomes,
+                "score": NONE if row.score is None else f"{row.score:.3g}",
+                "message": clip(row.message, 1000),
+            }
+            for row in detail.assertions
+        ],
+        "messages": any(row.message for row in detail.assertions),
+    }
 
 
-def _test_view(test: TestRecord, data: ReportData) -> dict[str, Any]:
+def _test_view(test: TestRecord, data: ReportData, *, detailed: bool = True) -> dict[str, Any]:
     return {
         "test": test,
         "label": label(test),
         "where": where(test),
         "failures": test_failures(test),
         "errors": test_errors(test),
-        "responses": _responses(test),
+        "detail": _detail_view(test) if detailed else None,
         "trial_count": len(test.trials),
         "multi_trial": len(test.trials) > 1,
         "errored_trials": sum(1 for trial in test.trials if trial.status == "error"),
+    }
+
+
+def _calls(data: ReportData) -> dict[str, Any] | None:
+    """Calls, total cost, latency percentiles and models, for the summary."""
+    if not data.calls:
+        return None
+    cost = format_cost(data.cost_usd)
+    note = None
+    if data.cost_usd is not None and data.costed_calls < data.calls:
+        note = f"{data.costed_calls} of {data.calls} calls reported a cost"
+    return {
+        "count": data.calls,
+        "cost": cost,
+        "cost_note": note,
+        "p50": format_ms(data.latency(0.5)),
+        "p90": format_ms(data.latency(0.9)),
+        "p99": format_ms(data.latency(0.99)),
+        "models": list(data.models.items()),
     }
 
 
@@ -243,8 +309,18 @@ def render_html(run: RunRecord) -> str:
         "pass_rate": format_rate(summary["pass_rate"] if judged else None),
         "duration": format_ms(run.duration_ms),
         "average": format_ms(data.average_ms),
-        "failed": [_test_view(test, data) for test in data.failed],
-        "errored": [_test_view(test, data) for test in data.errored],
+        "failed": [
+            _test_view(test, data, detailed=n < DETAILED_NOT_PASSED)
+            for n, test in enumerate(data.failed)
+        ],
+        "passed": [_test_view(test, data) for test in data.passed],
+        "listed_passed": LISTED_PASSED,
+        "calls": _calls(data),
+        "errored": [
+            _test_view(test, data, detailed=n < DETAILED_NOT_PASSED)
+            for n, test in enumerate(data.errored)
+        ],
+        "detailed_not_passed": DETAILED_NOT_PASSED,
         "skipped": [(test, label(test), where(test), skip_reason(test)) for test in data.skipped],
         "flaky": [(test, label(test)) for test in data.flaky],
         "slowest": [

@@ -1,8 +1,11 @@
-r"""The Markdown report: an executive summary, then the tests that need attention.
+r"""The Markdown report: an executive summary, then the tests that need attention, then the rest.
 
-Sections: summary (totals, pass rate, duration and average per test), problems and warnings,
-per-suite table, failed tests with their diffs, errored tests with reasons, skipped tests with
-reasons, flaky tests, slowest tests, and evals (failing cases listed even when the suite passed).
+Sections: summary (totals, pass rate, duration and average per test; calls, total cost, latency
+percentiles, models), problems and warnings, per-suite table, failed tests with their diffs,
+errored tests with reasons, skipped tests with reasons, flaky tests, slowest tests, evals
+(failing cases listed even when the suite passed), and the passing tests (the first
+`LISTED_PASSED`). Every listed test shows its input, its distinct outputs, each trial's metrics
+and each assertion's outcome and score.
 
 Everything that comes from a test file or an agent is escaped: backslash escapes for text, code
 spans and fences longer than any backtick run inside, and ``\|`` for pipes in tables, so agent
@@ -18,6 +21,8 @@ from typing import Any
 
 from ..runner import RunRecord, TestRecord
 from ._analysis import (
+    DETAILED_NOT_PASSED,
+    LISTED_PASSED,
     MESSAGE_LIMIT,
     NONE,
     SEP,
@@ -26,11 +31,13 @@ from ._analysis import (
     ReportData,
     clip,
     eval_case_failures,
+    format_cost,
+    format_metrics,
     format_ms,
     format_rate,
     label,
-    percentile,
     skip_reason,
+    test_detail,
     test_errors,
     test_failures,
     value_text,
@@ -91,6 +98,18 @@ def _value_lines(value: Any) -> list[str]:
     return value_text(value).splitlines() or [""]
 
 
+def _info(value: Any) -> str:
+    """The fence's info string: ``json`` for a JSON value (text is shown as it came)."""
+    return "" if isinstance(value, str) else "json"
+
+
+def _output_lines(value: Any) -> list[str]:
+    """A response as it came: text as is (clipped), JSON pretty-printed."""
+    if isinstance(value, str):
+        return clip(value.rstrip("\n"), VALUE_LIMIT).splitlines() or [""]
+    return _value_lines(value)
+
+
 def _diff(
     failures: Iterable[Failure],
     multi_trial: bool,
@@ -132,7 +151,7 @@ def _diff(
 
 def _table(header: list[str], rows: Iterable[list[str]], align: str = "") -> list[str]:
     """A GFM table; ``align`` holds one of ``l``/``r`` per column (default left)."""
-    marks = [("---:" if a == "r" else "---") for a in align.ljust(len(header), "l")]
+    marks = [("---:" if a == "r" else "---") for a in align.ljust(len(header), "l")[: len(header)]]
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
     out.extend("| " + " | ".join(row) + " |" for row in rows)
     return out
@@ -181,21 +200,38 @@ def _summary(data: ReportData) -> list[str]:
         )
     if data.flaky:
         extras.append(f"{len(data.flaky)} flaky")
-    if data.latencies:
-        p50 = percentile(data.latencies, 0.5)
-        p95 = percentile(data.latencies, 0.95)
-        extras.append(
-            f"step latency p50 {format_ms(p50)}, p95 {format_ms(p95)}, "
-            f"max {format_ms(data.latencies[-1])} over {len(data.latencies)} calls"
-        )
     if extras:
         lines += ["", "; ".join(extras) + "."]
+    lines += _calls(data)
     lines += [
         "",
         "*Duration is wall-clock time; the average per test is the mean of each test's "
         "total trial time.*",
     ]
     return lines
+
+
+def _calls(data: ReportData) -> list[str]:
+    """Calls, total cost, latency percentiles and the models used."""
+    if not data.calls:
+        return []
+    cost = format_cost(data.cost_usd)
+    if data.cost_usd is not None and data.costed_calls < data.calls:
+        cost += f" ({data.costed_calls} of {data.calls} calls reported a cost)"
+    models = ", ".join(
+        f"{md_code(model, limit=100)} ({count})" for model, count in data.models.items()
+    )
+    row = [
+        str(data.calls),
+        cost,
+        format_ms(data.latency(0.5)),
+        format_ms(data.latency(0.9)),
+        format_ms(data.latency(0.99)),
+        format_ms(data.latencies[-1] if data.latencies else None),
+        models or NONE,
+    ]
+    header = ["Calls", "Total cost", "Latency p50", "p90", "p99", "max", "Models (calls)"]
+    return ["", *_table(header, [row], "rrrrrrl")]
 
 
 def _problems(run: RunRecord) -> list[str]:
@@ -235,11 +271,68 @@ def _trials_note(test: TestRecord) -> str:
     return f" · {test.passes}/{len(test.trials)} trials passed"
 
 
+_MARK = {"passed": "✓", "failed": "✗", "error": "!", "skipped": NONE}
+
+
+def _detail(test: TestRecord) -> list[str]:
+    """A test's input, metrics per trial, distinct outputs and every assertion."""
+    detail = test_detail(test)
+    lines: list[str] = []
+    inputs = [(None, detail.input)] if detail.input is not None else []
+    if test.multi_step and isinstance(detail.input, list):
+        inputs = [(item.get("step"), item.get("input")) for item in detail.input]
+    for step, value in inputs:
+        title = "**Input**" + (f" of step {md_code(step, table=False)}" if step else "")
+        lines += ["", title, "", *_fence(_value_lines(value), _info(value))]
+    if len(detail.trials) == 1:
+        lines += ["", f"Metrics: {md_text(format_metrics(detail.trials[0][2]))}"]
+    elif detail.trials:
+        rows = [
+            [str(number), f"{_ICON[status]} {status}", md_text(format_metrics(metrics))]
+            for number, status, metrics in detail.trials
+        ]
+        lines += ["", *_table(["Trial", "Status", "Metrics"], rows, "rll")]
+    for view in detail.outputs:
+        title = "**Output**"
+        if view.step is not None:
+            title += f" of step {md_code(view.step, table=False)}"
+        if len(detail.trials) > 1:
+            title += f" (trial{'s' if len(view.trials) > 1 else ''} "
+            title += ", ".join(map(str, view.trials)) + ")"
+        if view.truncated:
+            title += " — cut (the JSON report has the first 65,536 characters)"
+        lines += ["", title, "", *_fence(_output_lines(view.output), _info(view.output))]
+    if detail.more_outputs:
+        lines += ["", f"*{detail.more_outputs} more distinct output(s): see the JSON report.*"]
+    if detail.assertions:
+        multi = len(detail.trials) > 1
+        messages = any(row.message for row in detail.assertions)
+        rows = []
+        for row in detail.assertions:
+            outcome = f"{_ICON.get(row.outcome, '')} {row.outcome}"
+            if multi:
+                outcome += " " + " ".join(_MARK.get(o, "?") for o in row.outcomes)
+            score = NONE if row.score is None else f"{row.score:.3g}"
+            cells = [md_code(row.assertion), outcome, score]
+            if test.multi_step:
+                cells.insert(1, md_code(row.step or ""))
+            if messages:
+                cells.append(md_text(row.message))
+            rows.append(cells)
+        header = ["Assertion", "Outcome", "Score"]
+        if test.multi_step:
+            header.insert(1, "Step")
+        if messages:
+            header.append("Message")
+        lines += ["", *_table(header, rows, "lllrl" if test.multi_step else "llrl")]
+    return lines
+
+
 def _failed(data: ReportData) -> list[str]:
     if not data.failed:
         return []
-    lines = ["", f"## Failed tests ({len(data.failed)})"]
-    for test in data.failed:
+    lines = ["", f"## Failed tests ({len(data.failed)})", *_detail_note(len(data.failed))]
+    for index, test in enumerate(data.failed):
         lines += [
             "",
             f"### ❌ {md_text(test.suite)} {SEP} {md_text(label(test))}",
@@ -255,7 +348,19 @@ def _failed(data: ReportData) -> list[str]:
             lines += ["", *_diff(failures, len(test.trials) > 1, test.id)]
         elif not test_errors(test):
             lines += ["", "- no failing assertion was recorded"]
+        if index < DETAILED_NOT_PASSED:
+            lines += _detail(test)
     return lines
+
+
+def _detail_note(count: int) -> list[str]:
+    if count <= DETAILED_NOT_PASSED:
+        return []
+    return [
+        "",
+        f"*The first {DETAILED_NOT_PASSED} show their input and outputs; the JSON report has "
+        "every test's.*",
+    ]
 
 
 def _errored(data: ReportData) -> list[str]:
@@ -277,13 +382,38 @@ def _errored(data: ReportData) -> list[str]:
             )
     header = ["Suite", "Test", "Where", "Trials errored", "Reason"]
     lines = ["", f"## Errored tests ({len(data.errored)})", "", *_table(header, rows, "lllrl")]
-    with_failures = [test for test in data.errored if test_failures(test)]
-    for test in with_failures:
+    lines += _detail_note(len(data.errored))
+    for index, test in enumerate(data.errored):
+        failures = test_failures(test)
+        detailed = index < DETAILED_NOT_PASSED
+        if not failures and not detailed:
+            continue
+        lines += ["", f"### 💥 {md_text(test.suite)} {SEP} {md_text(label(test))}"]
+        if failures:
+            lines += ["", "Failing assertions:", ""]
+            lines += _diff(failures, len(test.trials) > 1, test.id)
+        if detailed:
+            lines += _detail(test)
+    return lines
+
+
+def _passed(data: ReportData) -> list[str]:
+    if not data.passed_total:
+        return []
+    lines = ["", f"## Passed tests ({data.passed_total})"]
+    if data.passed_not_listed:
         lines += [
             "",
-            f"Failing assertions of {md_text(test.suite)} {SEP} {md_text(label(test))}:",
+            f"*The first {LISTED_PASSED} are listed; {data.passed_not_listed} more passed "
+            "(the JSON report has every test).*",
+        ]
+    for test in data.passed:
+        lines += [
             "",
-            *_diff(test_failures(test), len(test.trials) > 1, test.id),
+            f"### ✅ {md_text(test.suite)} {SEP} {md_text(label(test))}",
+            "",
+            f"{md_code(where(test), table=False)}{_trials_note(test)}",
+            *_detail(test),
         ]
     return lines
 
@@ -392,5 +522,6 @@ def render_markdown(run: RunRecord) -> str:
         *_flaky(data),
         *_slowest(data),
         *_evals(data),
+        *_passed(data),
     ]
     return "\n".join(lines).rstrip() + "\n"

@@ -49,7 +49,10 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         runner = Runner(options, config, store, set())
         started = time.perf_counter()
         kept = [test for test in tests if test.key in stored]
-        store.save_tests(new_id, [_meta(test, runner.definition_of(test)) for test in kept])
+        metas = [
+            _meta(test, runner.definition_of(test), runner.threshold_of(test)) for test in kept
+        ]
+        store.save_tests(new_id, metas)
         for test in kept:
             steps_by_name = {step.name: step for step in test.steps}
             for number, raw in sorted(stored[test.key].items()):
@@ -99,10 +102,11 @@ def _rejudge(
             now=now,
         )
         judged, failures = runner._judge(step.name, step.checks, old_step.response, context)
-        judged.latency_ms, judged.cost_usd, judged.model = (
+        judged.latency_ms, judged.cost_usd, judged.model, judged.tokens = (
             old_step.latency_ms,
             old_step.cost_usd,
             old_step.model,
+            old_step.tokens,
         )
         new.failures.extend(failures)
         new.steps.append(judged)

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, cast
 
+from ..engine._values import loads, to_json_bytes
+
 __all__ = [
+    "OUTPUT_LIMIT",
     "EvalCaseRecord",
     "EvalRecord",
     "RunRecord",
@@ -38,6 +42,80 @@ class StepRecord:
     cost_usd: float | None = None
     model: str | None = None
     score: float | None = None
+    tokens: dict[str, int] | None = None
+
+    def metrics(self) -> dict[str, Any]:
+        """``{latency_ms, cost_usd, model, tokens}``, each None when unknown."""
+        return {
+            "latency_ms": _rounded(self.latency_ms),
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "tokens": self.tokens,
+        }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+# The most text of one response the JSON report holds (characters): a bigger response is cut
+# there and marked ``output_truncated`` (the run store keeps it whole).
+OUTPUT_LIMIT = 64 * 1024
+
+
+def report_output(value: Any, limit: int = OUTPUT_LIMIT) -> tuple[Any, bool]:
+    """A response as the JSON report gives it, and whether it was cut.
+
+    Text that is a JSON object or array (an agent's stdout, an HTTP body) is given as that
+    JSON; other text as text. Text longer than ``limit`` characters is cut to ``limit``; a JSON
+    value whose JSON text is longer becomes that text, cut (a string: a cut JSON value is no
+    longer JSON).
+    """
+    if value is None or isinstance(value, bool | int | float):
+        return value, False
+    if isinstance(value, str):
+        if len(value) > limit:
+            return value[:limit], True
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+            with suppress(ValueError, RecursionError):
+                return loads(stripped), False
+        return value, False
+    text = to_json_bytes(value)
+    if len(text) <= limit:  # bytes >= characters: within the limit either way
+        return value, False
+    decoded = text.decode("utf-8", errors="replace")
+    return (value, False) if len(decoded) <= limit else (decoded[:limit], True)
+
+
+def _total(values: list[float | None]) -> float | None:
+    """The sum when every value is known; None otherwise (a partial sum would mislead)."""
+    if not values or any(value is None for value in values):
+        return None
+    return sum(value for value in values if value is not None)
+
+
+def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
+    """A trial's metrics over its steps.
+
+    Latency and cost are summed when every step reported them (else None), the model is the
+    distinct models joined by ", ", tokens are summed per kind.
+    """
+    if len(steps) == 1:
+        return steps[0].metrics()
+    latencies = [step.latency_ms for step in steps]
+    costs = [step.cost_usd for step in steps]
+    models = list(dict.fromkeys(step.model for step in steps if step.model))
+    tokens: dict[str, int] = {}
+    for step in steps:
+        for kind, count in (step.tokens or {}).items():
+            tokens[kind] = tokens.get(kind, 0) + count
+    return {
+        "latency_ms": _rounded(_total(latencies)),
+        "cost_usd": _total(costs),
+        "model": ", ".join(models) or None,
+        "tokens": tokens or None,
+    }
 
 
 @dataclass(slots=True)
@@ -112,6 +190,10 @@ class TestRecord:
     priority: str | int | None = None
     description: str | None = None
     definition: str | None = None  # digest of what defined it (`loading.definition_digest`)
+    # What was sent: the input, or for a multi-step test [{step, input}, ...].
+    input: Any = None
+    multi_step: bool = False
+    pass_threshold: str = "all"  # the one that decided `status`
 
     @property
     def passes(self) -> int:
@@ -151,17 +233,8 @@ class TestRecord:
             "file": self.file,
             "status": self.status,
             "score": self.score,
-            "trials": [
-                {
-                    "trial": trial.trial,
-                    "status": trial.status,
-                    "duration_ms": round(trial.duration_ms, 3),
-                    "failures": trial.failures,
-                    **({"error": trial.error} if trial.error else {}),
-                    **({"reason": trial.reason} if trial.reason else {}),
-                }
-                for trial in self.trials
-            ],
+            "input": self.input,
+            "trials": [self._trial_dict(trial) for trial in self.trials],
             "pass_at_k": c > 0,
             "pass_all_k": n > 0 and c == n,
             "flaky": self.flaky,
@@ -170,6 +243,31 @@ class TestRecord:
             "line": self.line,
             "tags": self.tags,
             "definition": self.definition,
+            "pass_threshold": self.pass_threshold,
+        }
+
+    def _trial_dict(self, trial: TrialRecord) -> dict[str, Any]:
+        output: Any
+        if self.multi_step:
+            output, truncated = [], False
+            for step in trial.steps:
+                value, cut = report_output(step.response)
+                output.append({"step": step.name, "output": value, "metrics": step.metrics()})
+                truncated = truncated or cut
+        elif trial.steps:
+            output, truncated = report_output(trial.steps[0].response)
+        else:
+            output, truncated = None, False
+        return {
+            "trial": trial.trial,
+            "status": trial.status,
+            "duration_ms": round(trial.duration_ms, 3),
+            "failures": trial.failures,
+            **({"error": trial.error} if trial.error else {}),
+            **({"reason": trial.reason} if trial.reason else {}),
+            "output": output,
+            "output_truncated": truncated,
+            "metrics": combined_metrics(trial.steps),
         }
 
 

@@ -48,6 +48,7 @@ from ._records import (
     TrialRecord,
 )
 from ._selection import TestPlan, filtered, select_tests, unmatched_filters
+from ._suite_hooks import SuiteHookState
 from ._verdict import PassThreshold, build_run, test_status
 
 __all__ = ["RunOptions", "Runner", "run"]
@@ -130,6 +131,7 @@ class Runner:
         self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
         self.changed_definitions = 0  # resumed tests whose stored verdicts were for another test
         self._inline_count = 0
+        self.suites = SuiteHookState(self._run_hook)
 
     # -- targets ---------------------------------------------------------------------------
     def target_spec(self, agent: str) -> Any:
@@ -158,7 +160,8 @@ class Runner:
         command, model, recordings) is not part of it: that is what a comparison of two runs
         measures ("I changed the model: did it get worse?").
         """
-        return definition_digest(test.definition, test.agent, self.trials_of(test), self.threshold)
+        threshold = self.threshold_of(test)
+        return definition_digest(test.definition, test.agent, self.trials_of(test), threshold)
 
     def trials_of(self, test: TestCase) -> int:
         """How many trials ``test`` gets: its own ``trials``, else ``--trials``, else config.
@@ -174,6 +177,20 @@ class Runner:
                 f"{test.key}: its own trials: {test.trials} override --trials {self.options.trials}"
             )
         return test.trials
+
+    def threshold_of(self, test: TestCase) -> PassThreshold:
+        """How many of ``test``'s trials must pass: its own or its suite's, else the run's.
+
+        As with `trials_of`, what the file says for a test wins over ``--pass-threshold``, and
+        overriding an explicit ``--pass-threshold`` is said once per test, never silently.
+        """
+        own = test.pass_threshold
+        if own is None:
+            return self.threshold
+        given = self.options.pass_threshold
+        if given and own != given:
+            self._warn(f"{test.key}: its pass_threshold: {own} overrides --pass-threshold {given}")
+        return own  # type: ignore[return-value]  # validated by the file model
 
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
@@ -250,6 +267,12 @@ class Runner:
                 return TrialRecord(
                     test.key, trial, "skipped", 0.0, reason=f"skip_if: {test.skip_if} is true"
                 )
+        if test.suite_hooks is not None:
+            failure = await self.suites.ready(test.suite_hooks)
+            if failure:
+                # The suite's tests never pass on a setup that did not happen.
+                error = f"suite setup failed, so the test did not run: {failure}"
+                return TrialRecord(test.key, trial, "error", 0.0, error=error)
         record = TrialRecord(test.key, trial, "passed", 0.0)
         try:
             for hook in test.setup:
@@ -322,7 +345,7 @@ class Runner:
                 step, response.output, context, called=called
             )
             step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
-            step_record.model = response.model
+            step_record.model, step_record.tokens = response.model, response.tokens
             record.steps.append(step_record)
             scores.append(step_record.score if step_record.score is not None else 0.0)
             if step.store:
@@ -391,6 +414,7 @@ class Runner:
     ) -> Status:
         """Run the trials of a test not already stored; return its final status."""
         trials = self.trials_of(test)
+        threshold = self.threshold_of(test)
         records: list[TrialRecord] = [TrialRecord.from_dict(done[n]) for n in sorted(done)]
 
         async def one(number: int) -> None:
@@ -413,7 +437,7 @@ class Runner:
                 # the next waiting test starts before this coroutine would run again.
                 if self.options.fail_fast and len(records) >= trials:
                     ordered = sorted(records, key=lambda r: r.trial)
-                    if test_status(ordered, self.threshold) in ("failed", "error"):
+                    if test_status(ordered, threshold) in ("failed", "error"):
                         self._stop.set()
 
         numbers = [n for n in range(1, trials + 1) if n not in done]
@@ -422,18 +446,24 @@ class Runner:
         else:
             await asyncio.gather(*(one(n) for n in numbers))
         records.sort(key=lambda r: r.trial)
-        status = test_status(records, self.threshold) if records else "error"
+        status = test_status(records, threshold) if records else "error"
         self.listener("test", (test, status))
         if self.options.fail_fast and status in ("failed", "error"):
             self._stop.set()
         return status
 
     async def _finish(self, run_id: str, started: float) -> None:
-        """Close the targets; record the run's duration (added to a resumed run's)."""
+        """Clean up open suites, close the targets; store the duration and failed cleanups.
+
+        The duration is added to a resumed run's.
+        """
+        await self.suites.close_all()
         await self.close()
         elapsed = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
-        self.store.finish_run(run_id, _now_iso(), previous + elapsed, self.warnings)
+        self.store.finish_run(
+            run_id, _now_iso(), previous + elapsed, self.warnings, self.suites.problems
+        )
 
     async def _start_targets(self, agents: Iterable[str]) -> None:
         for agent in sorted(set(agents)):
@@ -456,7 +486,9 @@ class Runner:
         stored = self.store.definitions(self.run_id) if resumed else {}
         for batch in _batches(tests, _META_BATCH):
             # A test's metadata is stored before any of its trials: reports join on it.
-            metas = [_meta(test, self.definition_of(test)) for test in batch]
+            metas = [
+                _meta(test, self.definition_of(test), self.threshold_of(test)) for test in batch
+            ]
             changed = [
                 meta["key"]
                 for meta in metas
@@ -484,10 +516,18 @@ class Runner:
                 self._save_not_run(test, done)
                 continue
             _raise_if_cancelled()
-            if self._judged_inline(test):
-                await self._run_inline(test, done, pool)
-            else:
-                await self.run_test(test, done, pool)
+            hooks = test.suite_hooks
+            self.suites.enter(hooks)  # before any await: see SuiteHookState.enter
+            if self.suites.pending:
+                await self.suites.flush()
+            try:
+                if self._judged_inline(test):
+                    await self._run_inline(test, done, pool)
+                else:
+                    await self.run_test(test, done, pool)
+            finally:
+                if hooks is not None:
+                    await self.suites.leave(hooks)
 
     def _save_not_run(self, test: TestCase, done: dict[int, dict[str, Any]]) -> None:
         """After --fail-fast stopped the run: store a test it did not reach as skipped."""
@@ -607,7 +647,7 @@ class Runner:
                 )
             await self._finish(run_id, started)
         run = build_run(self.store, run_id)
-        run.problems = problems
+        run.problems = [*problems, *self.suites.problems]
         run.trials_run = self.trials_run
         return run
 
@@ -646,7 +686,8 @@ def _raise_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
-def _meta(test: TestCase, definition: str) -> dict[str, Any]:
+def _meta(test: TestCase, definition: str, threshold: str) -> dict[str, Any]:
+    """What the store keeps of a test for reports (``pass_threshold``: the one its verdict uses)."""
     return {
         "definition": definition,
         "key": test.key,
@@ -659,7 +700,20 @@ def _meta(test: TestCase, definition: str) -> dict[str, Any]:
         "priority": test.priority,
         "description": test.description,
         "agent": test.agent,
+        "pass_threshold": threshold,
+        **input_meta(test),
     }
+
+
+def input_meta(test: TestCase) -> dict[str, Any]:
+    """The test's input for reports: ``input``, and ``multi_step`` for a test of steps.
+
+    A multi-step test's ``input`` is ``[{step, input}, ...]``, one per step in order.
+    """
+    if len(test.steps) > 1 or (test.steps and test.steps[0].name != test.id):
+        steps = [{"step": step.name, "input": step.input} for step in test.steps]
+        return {"input": steps, "multi_step": True}
+    return {"input": test.steps[0].input if test.steps else None}
 
 
 def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:

@@ -75,6 +75,8 @@ def _test_record(
     meta: dict[str, Any], by_trial: dict[int, dict[str, Any]], threshold: PassThreshold
 ) -> TestRecord:
     trials = [TrialRecord.from_dict(by_trial[number]) for number in sorted(by_trial)]
+    # The test's own threshold (its file's, stored with it), else the run's.
+    threshold = meta.get("pass_threshold") or threshold
     status: Status = test_status(trials, threshold) if trials else "error"
     record = TestRecord(
         key=meta["key"],
@@ -90,6 +92,9 @@ def _test_record(
         priority=meta.get("priority"),
         description=meta.get("description"),
         definition=meta.get("definition"),
+        input=meta.get("input"),
+        multi_step=bool(meta.get("multi_step")),
+        pass_threshold=threshold,
     )
     if not trials:
         record.trials = [
@@ -153,8 +158,8 @@ class StoredTests(Sequence[TestRecord]):
             yield from (test for test in self._kept if test.status in _NOT_PASSED)
             return
 
-        def failing(statuses: list[str]) -> bool:
-            return status_of(statuses, self.threshold) in _NOT_PASSED
+        def failing(statuses: list[str], threshold: Any) -> bool:
+            return status_of(statuses, threshold or self.threshold) in _NOT_PASSED
 
         store = self._open()
         try:
@@ -197,9 +202,10 @@ class StoredTests(Sequence[TestRecord]):
             counts: dict[Status, int] = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
             store = self._open()
             try:
-                for _, by_trial in store.iter_tests(self.run_id, records=False):
+                for meta, by_trial in store.iter_tests(self.run_id, records=False):
                     statuses = [by_trial[number] for number in sorted(by_trial)]
-                    counts[status_of(statuses, self.threshold) if statuses else "error"] += 1
+                    threshold = meta["pass_threshold"] or self.threshold
+                    counts[status_of(statuses, threshold) if statuses else "error"] += 1
             finally:
                 store.close()
             self._counts = counts

@@ -208,20 +208,29 @@ class RunStore:
             )
 
     def finish_run(
-        self, run_id: str, finished_at: str, duration_ms: float, warnings: list[str] | None = None
+        self,
+        run_id: str,
+        finished_at: str,
+        duration_ms: float,
+        warnings: list[str] | None = None,
+        problems: list[str] | None = None,
     ) -> None:
-        """Mark a run finished, keeping the warnings it raised (for re-rendered reports)."""
+        """Mark a run finished, keeping the warnings and problems it raised.
+
+        Kept for re-rendered reports: a problem (a failed suite cleanup) fails the run.
+        """
         with self._write() as db:
             db.execute(
                 "UPDATE runs SET finished_at = ?, duration_ms = ? WHERE run_id = ?",
                 (finished_at, duration_ms, run_id),
             )
-            if warnings:
+            if warnings or problems:
                 row = db.execute("SELECT options FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is not None:
                     options = _loads(row[0])
-                    kept = options.get("warnings") or []
-                    options["warnings"] = [*kept, *(w for w in warnings if w not in kept)]
+                    for name, added in (("warnings", warnings), ("problems", problems)):
+                        kept = options.get(name) or []
+                        options[name] = [*kept, *(w for w in added or () if w not in kept)]
                     db.execute(
                         "UPDATE runs SET options = ? WHERE run_id = ?",
                         (self._clean(_dumps(options)), run_id),
@@ -431,37 +440,45 @@ class RunStore:
         run_id: str,
         *,
         records: bool = True,
-        keep: Callable[[list[str]], bool] | None = None,
+        keep: Callable[[list[str], str | None], bool] | None = None,
     ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
         """Each test's metadata with its trials, in run order, streamed (memory stays flat).
 
         Args:
             run_id: The run.
             records: Trials as whole records; False gives only each trial's status (no JSON to
-                parse: enough for counting verdicts).
-            keep: Given a test's trial statuses in trial order, whether to yield the test;
-                the records of the tests it leaves out are never parsed.
+                parse: enough for counting verdicts), and the metadata only ``key`` and
+                ``pass_threshold``.
+            keep: Given a test's trial statuses in trial order and its own pass threshold
+                (None: the run's), whether to yield the test; the records of the tests it
+                leaves out are never parsed.
 
         Yields:
             ``(meta, {trial: record or status})``; a test that never ran has no trials.
         """
-        column = "r.record" if records else "NULL"  # one of two fixed expressions
+        # Fixed expressions only: whole records and metadata, or neither.
+        column, meta_column = ("r.record", "t.meta") if records else ("NULL", "NULL")
+        # A test's pass threshold is read by SQLite from its metadata: counting verdicts
+        # parses no JSON in Python (metadata written before per-test thresholds has none).
         cursor = self._db.execute(
-            f"SELECT t.test_key, t.meta, r.trial, r.status, {column} FROM tests t "
+            f"SELECT t.test_key, json_extract(t.meta, '$.pass_threshold'), r.trial, r.status, "
+            f"{column}, {meta_column} FROM tests t "
             "LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
             "WHERE t.run_id = ? ORDER BY t.position, r.trial",
             (run_id,),
         )
         for test_key, group in groupby(cursor, key=itemgetter(0)):
             rows = list(group)
+            threshold = rows[0][1]
             # (trial, status, record) of each trial; a test that never ran has one row of NULLs.
-            trials = [row[2:] for row in rows if row[2] is not None]
-            if keep is not None and not keep([status for _, status, _ in trials]):
+            trials = [row[2:5] for row in rows if row[2] is not None]
+            if keep is not None and not keep([status for _, status, _ in trials], threshold):
                 continue
             if records:
-                yield _loads(rows[0][1]), {trial: _loads(record) for trial, _, record in trials}
+                yield _loads(rows[0][5]), {trial: _loads(record) for trial, _, record in trials}
             else:
-                yield {"key": test_key}, {trial: status for trial, status, _ in trials}
+                meta = {"key": test_key, "pass_threshold": threshold}
+                yield meta, {trial: status for trial, status, _ in trials}
 
     def test_counts(
         self, run_id: str, *, scores: bool = False
