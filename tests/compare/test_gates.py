@@ -182,3 +182,21 @@ def test_a_bad_report_file_is_a_clear_error(project: Project) -> None:
     assert result.exit_code == 2
     assert "not an assertly JSON report" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_the_html_report_of_a_gated_run_shows_the_comparison(project: Project) -> None:
+    project.tests(["a", "<img src=x onerror=alert(1)>"])
+    project.run({"a": "ok", "<img src=x onerror=alert(1)>": "ok"})
+    html = project.root / "run.html"
+    result = project.run(
+        {"a": "ok", "<img src=x onerror=alert(1)>": "no"}, "--baseline", "last", "-o", str(html)
+    )
+    assert result.exit_code == 1
+    page = html.read_text(encoding="utf-8")
+    assert '<section id="comparison">' in page
+    assert "1 regressed, 0 fixed, 1 unchanged" in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img src=x" not in page
+    plain = project.root / "plain.html"
+    project.run({"a": "ok", "<img src=x onerror=alert(1)>": "no"}, "-o", str(plain))
+    assert '<section id="comparison">' not in plain.read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from ..compare import RunDiff, TestChange
 from ._analysis import NONE, clip
 from ._markdown import md_code, md_text
 
-__all__ = ["render_diff_markdown", "render_diff_text", "write_diff_json"]
+__all__ = ["comparison_view", "render_diff_markdown", "render_diff_text", "write_diff_json"]
 
 # Tests listed by name in the terminal and the comment, per kind (the JSON lists every test).
 SHOWN = 50
@@ -180,6 +180,51 @@ def _table(items: list[TestChange], *, with_failure: bool) -> list[str]:
             row += f" {md_text(_failure_text(failure)) if failure else NONE} |"
         rows.append(row)
     return rows
+
+
+# Changed tests the HTML report lists (regressions first); `assertly diff` lists them all.
+HTML_ROWS = 200
+_BADGES = {
+    "regressed": "failed",
+    "fixed": "passed",
+    "changed_definition": "skipped",
+    "added": "skipped",
+    "removed": "skipped",
+}
+
+
+def comparison_view(diff: RunDiff) -> dict[str, Any]:
+    """What the HTML report of a run with ``--baseline`` shows of the comparison.
+
+    Plain strings only: the template escapes every one of them.
+    """
+    order = ("regressed", "fixed", "changed_definition", "added", "removed")
+    ranked = sorted(diff.changed, key=lambda item: order.index(item.change))
+    rows = []
+    for item in ranked[:HTML_ROWS]:
+        failure = item.failures[0] if item.failures else None
+        rows.append(
+            {
+                "change": item.change,
+                "label": _SYMBOLS[item.change].lower(),
+                "badge": _BADGES[item.change],
+                "key": item.key,
+                "base": item.base,
+                "candidate": item.candidate,
+                "rates": f"{_rate(item.base_pass_rate)} → {_rate(item.candidate_pass_rate)}",
+                "p": _p(item.p_adjusted),
+                "failure": _failure_text(failure) if failure else "",
+            }
+        )
+    return {
+        "base_id": diff.base.run_id,
+        "base_started": diff.base.started_at,
+        "counts": diff.counts,
+        "headline": _headline(diff),
+        "rates": _rates_line(diff),
+        "rows": rows,
+        "more": max(0, len(ranked) - HTML_ROWS),
+    }
 
 
 def _json_chunks(diff: RunDiff) -> Iterator[bytes]:

@@ -39,6 +39,7 @@ from ._analysis import (
     value_text,
     where,
 )
+from ._diff import comparison_view
 
 __all__ = ["CSP", "render_html"]
 
@@ -341,5 +342,6 @@ def render_html(run: RunRecord) -> str:
         "suite_chart": _suite_chart(data.suites),
         "histogram": _histogram(data.latencies),
         "open_failures": OPEN_FAILURES,
+        "comparison": comparison_view(run.comparison) if run.comparison is not None else None,
     }
     return _environment().get_template("report.html.j2").render(context)
