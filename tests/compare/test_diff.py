@@ -413,3 +413,21 @@ def test_holm_by_rank_agrees_with_holm(p_values: list[float]) -> None:
 
     table = _Holm(p_values)
     assert [table(p) for p in p_values] == pytest.approx(holm(p_values), abs=1e-15)
+
+
+def test_cli_fail_on_significant_fails_on_a_real_regression(tmp_path: Path) -> None:
+    store_run(tmp_path, "base", {"f::s::a": ["passed"] * 6, "f::s::b": ["passed"] * 6})
+    store_run(tmp_path, "cand", {"f::s::a": ["failed"] * 6, "f::s::b": ["passed"] * 6})
+    result = cli(tmp_path, "diff", "base", "cand", "--fail-on", "significant", "--format", "json")
+    assert result.exit_code == 1
+    assert "1 test regressed significantly (one-sided Fisher" in result.stderr
+    data = json.loads(result.stdout)
+    a = next(test for test in data["tests"] if test["id"] == "a")
+    # One-sided p = 1 / C(12, 6) = 1/924; Holm over a, b and the suite: 3/924.
+    assert a["p_regression"] == pytest.approx(3 / 924, rel=1e-12)
+    assert data["summary"]["significant_regressions"] == 1
+    # The same drop at alpha 0.001 is not significant after Holm (0.0032 > 0.001).
+    strict = cli(tmp_path, "diff", "base", "cand", "--fail-on", "significant", "--alpha", "0.001")
+    assert strict.exit_code == 0
+    wrong = cli(tmp_path, "diff", "base", "cand", "--alpha", "1.5")
+    assert wrong.exit_code == 2
