@@ -21,6 +21,7 @@ __all__ = [
     "store_option",
     "usage_errors",
     "write_or_fail",
+    "write_reports",
 ]
 
 EXIT_PASSED = 0
@@ -69,3 +70,27 @@ def write_or_fail(output: str, write: Callable[[], Any]) -> None:
     except OSError as error:
         click.echo(f"error: cannot write {output}: {error.strerror or error}", err=True)
         sys.exit(EXIT_USAGE)
+
+
+def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None = None) -> None:
+    """Write each ``-o`` report, then exit with the gates' ``exit_code``, if any.
+
+    Without gates: 0 when the run passed and 1 otherwise.
+    """
+    from .reports import write_report
+
+    for output in outputs:
+        try:
+            write_report(record, output)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            click.echo(
+                f"error: cannot write {output}: {reason} (the run is stored: "
+                f"`assertly report {record.run_id} -o FILE` writes it again)",
+                err=True,
+            )
+            sys.exit(EXIT_USAGE)
+        click.echo(f"wrote {output}")
+    if exit_code is None:
+        exit_code = EXIT_PASSED if record.ok else EXIT_FAILED
+    sys.exit(exit_code)

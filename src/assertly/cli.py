@@ -16,6 +16,7 @@ import click
 
 from . import __version__
 from ._cli_compare import bless_command, diff_command
+from ._cli_merge import merge_command
 from ._cli_support import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -24,6 +25,7 @@ from ._cli_support import (
     print_problems,
     store_option,
     usage_errors,
+    write_reports,
 )
 from ._exceptions import ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
@@ -203,6 +205,19 @@ def _echo_text(result: Any) -> None:
         console.print(Text(terminal_safe(line), style=style or ""))
 
 
+def _checked_shard(value: str | None) -> str | None:
+    """``--shard I/N`` as given, once it is known to be well formed (a usage error if not)."""
+    if value is None:
+        return None
+    from .runner._options import parse_shard
+
+    try:
+        parse_shard(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+    return value.replace(" ", "")
+
+
 def _facts(values: tuple[str, ...]) -> dict[str, bool]:
     try:
         return parse_facts(values)
@@ -276,6 +291,13 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     help="The config (default: the nearest assertly.yaml or [tool.assertly] upward).",
 )
 @click.option("--plain", is_flag=True, help="No progress bar, even on a terminal.")
+@click.option(
+    "--shard",
+    metavar="I/N",
+    callback=lambda ctx, param, value: _checked_shard(value),
+    help="Run only the I-th of N disjoint parts of the tests (stable by test key); "
+    "`assertly merge` joins the parts.",
+)
 @click.option(
     "--min-pass-rate",
     type=click.FloatRange(0, 1),
@@ -351,7 +373,7 @@ def run_command(
     exit_code = None
     if min_pass_rate is not None or base_side is not None:
         exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions)
-    _write_reports(record, outputs, exit_code)
+    write_reports(record, outputs, exit_code)
 
 
 def _apply_gates(
@@ -459,7 +481,7 @@ def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None
     with usage_errors():
         _check_outputs(outputs)
         record = load_run(store_path or default_store(), run_id)
-    _write_reports(record, outputs)
+    write_reports(record, outputs)
 
 
 @main.command("recheck")
@@ -478,7 +500,7 @@ def recheck_command(
         _check_outputs(outputs)
         record = recheck(store_path or default_store(), run_id, now=_parse_now(now))
     ConsoleReporter(len(record.tests), force_plain=True).summary(record)
-    _write_reports(record, outputs)
+    write_reports(record, outputs)
 
 
 @main.command("schema")
@@ -497,32 +519,9 @@ def schema_command(kind: str) -> None:
     _echo_json(json_schemas()[kind])
 
 
-def _write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None = None) -> None:
-    """Write each ``-o`` report, then exit with the gates' ``exit_code``, if any.
-
-    Without gates: 0 when the run passed and 1 otherwise.
-    """
-    from .reports import write_report
-
-    for output in outputs:
-        try:
-            write_report(record, output)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            click.echo(
-                f"error: cannot write {output}: {reason} (the run is stored: "
-                f"`assertly report {record.run_id} -o FILE` writes it again)",
-                err=True,
-            )
-            sys.exit(EXIT_USAGE)
-        click.echo(f"wrote {output}")
-    if exit_code is None:
-        exit_code = EXIT_PASSED if record.ok else EXIT_FAILED
-    sys.exit(exit_code)
-
-
 main.add_command(diff_command)
 main.add_command(bless_command)
+main.add_command(merge_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -208,7 +208,7 @@ class Project:
         is written and parsed."""
         argv = list(args)
         report_path: Path | None = None
-        if report and argv and argv[0] in ("run", "report", "recheck"):
+        if report and argv and argv[0] in ("run", "report", "recheck", "merge"):
             self._reports += 1
             report_path = self.root / f"report-{self._reports}.json"
             argv += ["-o", str(report_path)]

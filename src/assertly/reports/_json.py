@@ -51,7 +51,10 @@ def _chunks(run: RunRecord) -> Iterator[bytes]:
     yield b",\n" + _INDENT + b'"evals": '
     yield from _array((suite.to_dict() for suite in run.evals), 1)
     yield b",\n" + _member("problems", run.problems, 1)
-    yield b",\n" + _member("warnings", run.warnings, 1) + b"\n}\n"
+    yield b",\n" + _member("warnings", run.warnings, 1)
+    if run.shard:  # which part of a sharded suite this run is, for `assertly merge`
+        yield b",\n" + _member("shard", run.shard, 1)
+    yield b"\n}\n"
 
 
 def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ._verdict import PassThreshold
 
-__all__ = ["RunOptions", "options_dict", "restore_options"]
+__all__ = ["RunOptions", "options_dict", "parse_shard", "restore_options"]
 
 
 @dataclass(slots=True)
@@ -36,6 +36,22 @@ class RunOptions:
     resume: str | None = None
     store_path: str | None = None
     config_path: str | None = None
+    shard: str | None = None  # "I/N": the I-th (1-based) of N disjoint parts of the tests
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` → ``(I, N)``, with 1 <= I <= N.
+
+    Raises:
+        ValueError: Not of that form; the message says what would be right.
+    """
+    index, _, count = text.partition("/")
+    if not (index.strip().isdigit() and count.strip().isdigit()):
+        raise ValueError(f"--shard takes I/N, the I-th of N parts (e.g. 2/4), got {text!r}")
+    number, parts = int(index), int(count)
+    if not 1 <= number <= parts:
+        raise ValueError(f"--shard {text}: I must be between 1 and N (1/{parts} … {parts}/{parts})")
+    return number, parts
 
 
 # Options a resumed run or a recheck does not take from the stored run. --fail-fast: the

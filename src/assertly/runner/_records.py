@@ -334,6 +334,7 @@ class RunRecord:
     trials_run: int | None = None
     # The comparison with a --baseline run (`compare.RunDiff`), shown by the HTML report.
     comparison: Any = None
+    shard: str | None = None  # "I/N" when the run is one shard of a suite (`--shard`)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it

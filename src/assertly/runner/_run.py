@@ -38,7 +38,7 @@ from ..targets._base import metadata_from
 from ..targets._command import _kill_group
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
-from ._options import RunOptions, options_dict, restore_options
+from ._options import RunOptions, options_dict, parse_shard, restore_options
 from ._records import (
     EvalCaseRecord,
     EvalRecord,
@@ -47,7 +47,7 @@ from ._records import (
     StepRecord,
     TrialRecord,
 )
-from ._selection import TestPlan, filtered, select_tests, unmatched_filters
+from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._suite_hooks import SuiteHookState
 from ._verdict import PassThreshold, build_run, test_status
 
@@ -753,9 +753,13 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
         raise ConfigError([*unmatched, *loaded.file_problems])
     problems = [str(problem) for problem in loaded.file_problems]
     tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
-    # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out.
+    # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
+    # a shard takes the eval suites whose file hashes to it.
     evals = [] if filtered(options) else loaded.evals
-    if not tests and not evals:
+    if options.shard:
+        shard = parse_shard(options.shard)
+        evals = [suite for suite in evals if in_shard(suite.file, shard)]
+    if not tests and not evals and not options.shard:  # a shard of a small suite may be empty
         if problems:
             raise ConfigError(loaded.file_problems)
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
@@ -813,7 +817,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
             with suppress(StoreError):
                 store.release_run(claimed)
         store.close()
-    if not evals and not record.tests:
+    if not evals and not record.tests and not options.shard:
         # Filters can leave no line of a dataset, which is only known once it has been read.
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record

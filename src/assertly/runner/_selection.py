@@ -1,20 +1,26 @@
-"""Which tests a run takes: --agent, --suite, --test, --tag and -k.
+"""Which tests a run takes: --agent, --suite, --test, --tag, -k, and --shard.
 
 Also the filter values that match nothing: a typo must not silently run fewer tests.
+
+``--shard I/N`` keeps the tests whose key hashes to part I of N (BLAKE2b of the key, modulo N):
+the same test lands in the same shard on every machine and in every order, and the N shards
+cover every test exactly once. An eval suite is judged whole, so it goes to the shard its
+file's name hashes to.
 """
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
 from .._exceptions import ConfigError, Problem
 from ..loading import Dataset, TestCase
-from ._options import RunOptions
+from ._options import RunOptions, parse_shard
 
-__all__ = ["TestPlan", "filtered", "select_tests", "selected", "unmatched_filters"]
+__all__ = ["TestPlan", "filtered", "in_shard", "select_tests", "selected", "unmatched_filters"]
 
 
 def _matches_keyword(test: TestCase, expression: str) -> bool:
@@ -36,8 +42,20 @@ def _matches_keyword(test: TestCase, expression: str) -> bool:
 
 
 def select_tests(tests: Iterable[TestCase], options: RunOptions) -> list[TestCase]:
-    """Apply the combined filters (every given filter must match)."""
-    return [test for test in tests if selected(test, options)]
+    """Apply the combined filters (every given filter must match), then ``--shard``."""
+    shard = parse_shard(options.shard) if options.shard else None
+    return [
+        test
+        for test in tests
+        if selected(test, options) and (shard is None or in_shard(test.key, shard))
+    ]
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Whether the test (or eval file) ``key`` belongs to shard ``(I, N)``."""
+    index, count = shard
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count == index - 1
 
 
 def selected(test: TestCase, options: RunOptions) -> bool:
@@ -74,9 +92,12 @@ class TestPlan:
     def __iter__(self) -> Iterator[TestCase]:
         yield from self.tests
         case_filters = filtered(self.options)
+        shard = parse_shard(self.options.shard) if self.options.shard else None
         for dataset in self.datasets:
             for case in dataset.cases():
-                if not case_filters or selected(case, self.options):
+                if case_filters and not selected(case, self.options):
+                    continue
+                if shard is None or in_shard(case.key, shard):
                     yield case
 
     def __bool__(self) -> bool:

@@ -235,4 +235,5 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         evals=evals,
         problems=options.get("problems", []),
         warnings=options.get("warnings", []),
+        shard=options.get("shard"),
     )

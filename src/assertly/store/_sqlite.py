@@ -393,6 +393,12 @@ class RunStore:
                 db.execute("DELETE FROM trials WHERE run_id = ? AND test_key = ?", (run_id, key))
                 db.execute("DELETE FROM tests WHERE run_id = ? AND test_key = ?", (run_id, key))
 
+    def forget_run(self, run_id: str) -> None:
+        """Remove a run and everything stored with it (a merge that could not finish)."""
+        with self._write() as db:
+            for table in ("trials", "tests", "evals", "writers", "runs"):
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+
     def definitions(self, run_id: str) -> dict[str, str]:
         """Each stored test's definition digest (tests stored before digests existed: none)."""
         rows = self._db.execute(
