@@ -1,4 +1,4 @@
-"""What a check knows about the call besides the output: cost, latency, model, earlier steps."""
+"""What a check knows about the call besides the output: cost, latency, model, tool calls, steps."""
 
 from __future__ import annotations
 
@@ -42,12 +42,14 @@ class CheckContext:
         cost_usd: What the call cost, if the target reported it (``cost`` assertion).
         latency_ms: How long the call took (``latency`` assertion).
         model: The model the target reported (``agent_used_model``).
+        tool_calls: The tool calls the target reported (``[{name, arguments}]``), which
+            trajectory assertions judge instead of the response's own trace.
         steps: Responses stored by earlier steps of a multi-step test (``no_overlap``).
         now: "Today" for date assertions; the current time when not given.
         extra: Anything else a custom assertion may want (tokens, trace ids …).
     """
 
-    __slots__ = ("_now", "cost_usd", "extra", "latency_ms", "model", "steps")
+    __slots__ = ("_now", "_trace", "cost_usd", "extra", "latency_ms", "model", "steps", "tool_calls")
 
     def __init__(
         self,
@@ -58,10 +60,13 @@ class CheckContext:
         steps: Mapping[str, Any] | None = None,
         now: str | datetime | date | None = None,
         extra: Mapping[str, Any] | None = None,
+        tool_calls: Any = None,
     ) -> None:
         self.cost_usd = cost_usd
         self.latency_ms = latency_ms
         self.model = model
+        self.tool_calls = tool_calls
+        self._trace: Any = None
         self.steps: Mapping[str, Any] = steps or _EMPTY
         self.extra: Mapping[str, Any] = extra or _EMPTY
         self._now = None if now is None else parse_now(now)
@@ -69,7 +74,10 @@ class CheckContext:
     def __reduce__(self) -> tuple[Any, ...]:
         # Picklable for the runner's judge process; an unset `now` stays unset (the clock there).
         steps, extra = dict(self.steps), dict(self.extra)
-        return (_restore, (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now))
+        return (
+            _restore,
+            (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now, self.tool_calls),
+        )
 
     @property
     def now(self) -> datetime:
@@ -77,6 +85,16 @@ class CheckContext:
         if self._now is None:
             self._now = datetime.now(UTC)
         return self._now
+
+    @property
+    def tool_trace(self) -> Any:
+        """The reported ``tool_calls`` read as a `Trace` (once), or why they cannot be."""
+        trace = self._trace
+        if trace is None:
+            from ._trajectory import read_calls
+
+            trace = self._trace = read_calls(self.tool_calls)
+        return trace
 
     @classmethod
     def build(
@@ -104,10 +122,11 @@ class CheckContext:
                     steps=context.steps,
                     extra=context.extra,
                     now=now,
+                    tool_calls=context.tool_calls,
                 )
                 return copy
             return context
-        known = {"cost_usd", "latency_ms", "model", "steps", "now"}
+        known = {"cost_usd", "latency_ms", "model", "steps", "now", "tool_calls"}
         extra = {key: value for key, value in context.items() if key not in known}
         return cls(
             cost_usd=context.get("cost_usd"),
@@ -116,6 +135,7 @@ class CheckContext:
             steps=context.get("steps"),
             now=now if now is not None else context.get("now"),
             extra=extra,
+            tool_calls=context.get("tool_calls"),
         )
 
 
@@ -126,7 +146,14 @@ def _restore(
     steps: dict[str, Any],
     extra: dict[str, Any],
     now: datetime | None,
+    tool_calls: Any = None,
 ) -> CheckContext:
     return CheckContext(
-        cost_usd=cost_usd, latency_ms=latency_ms, model=model, steps=steps, extra=extra, now=now
+        cost_usd=cost_usd,
+        latency_ms=latency_ms,
+        model=model,
+        steps=steps,
+        extra=extra,
+        now=now,
+        tool_calls=tool_calls,
     )

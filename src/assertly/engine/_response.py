@@ -207,6 +207,7 @@ class Response:
         "_json",
         "_nfc",
         "_text",
+        "_trace",
         "_whole",
         "decode_errors",
         "extracted",
@@ -222,6 +223,7 @@ class Response:
         # Set when the JSON found was nested deeper than MAX_JSON_DEPTH: such a response is
         # not "not JSON" but JSON that cannot be judged, an error for what needs its JSON.
         self.too_deep = False
+        self._trace: Any = None  # the tool-call trace, read on first use (`tool_trace`)
         if isinstance(value, bytes | bytearray | memoryview):
             raw = bytes(value)
             try:
@@ -291,6 +293,19 @@ class Response:
                     found, self.too_deep = NOT_JSON, True
             self._json = found
         return found
+
+    @property
+    def tool_trace(self) -> Any:
+        """The tool calls in the response (a `Trace`), or why there are none (a string).
+
+        Read once, by the first trajectory assertion that asks (see `_trajectory`).
+        """
+        trace = self._trace
+        if trace is None:
+            from ._trajectory import read_trace
+
+            trace = self._trace = read_trace(self)
+        return trace
 
     def _extract(self) -> Any:
         text = self._text

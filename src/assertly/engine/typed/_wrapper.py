@@ -140,10 +140,12 @@ class TypedAssertion(Checker):
             response = transformed  # type: ignore[assignment]
         result = self.inner.check(response, ctx)
         if self.negate:
-            return self._negated(result)
+            return self._negated(result, response, ctx)
         return result
 
-    def _negated(self, result: AssertionResult) -> AssertionResult:
+    def _negated(
+        self, result: AssertionResult, response: Response, ctx: CheckContext
+    ) -> AssertionResult:
         outcome = result.outcome
         if outcome is ERROR:  # an error stays an error
             return AssertionResult(
@@ -164,6 +166,9 @@ class TypedAssertion(Checker):
             message = f"{held}, which {self.key} forbids"
             if result.score not in (0.0, 1.0):
                 message += f"; score {result.score:.4g}"
+            observed = self.inner.observed(response, ctx)
+            if observed:
+                message += f"; {observed}"
             return AssertionResult(
                 self.key,
                 FAILED,
