@@ -433,8 +433,8 @@ class ToolSequence(TraceChecker):
                 earlier = _first_named(calls, pattern, 0)
                 if earlier is not None and pattern.matches(calls[earlier]):
                     clause = (
-                        f"step {number + 1} ({pattern.describe()}) is called only before: "
-                        f"call {earlier + 1}, out of order"
+                        f"step {number + 1} ({pattern.describe()}) is not called{after}, only "
+                        f"earlier (call {earlier + 1}): out of order"
                     )
                     return score, clause, earlier
                 return score, f"step {number + 1} ({pattern.describe()}) is not called{after}", None
