@@ -222,6 +222,8 @@ class ToolCalled(TraceChecker):
         self.high = high
 
     def describe(self) -> str:
+        if self.high == 0:
+            return f"tool {self.pattern.describe()} is never called"
         return f"tool {self.pattern.describe()} is called {_times(self.low, self.high)}"
 
     def expected(self) -> Any:
@@ -234,9 +236,10 @@ class ToolCalled(TraceChecker):
         high = self.high
         if count >= self.low and (high is None or count <= high):
             return _passed(self.key, trace)
+        times = "never to be called" if high == 0 else f"called {_times(self.low, high)}"
         message = (
-            f"Expected {pattern.describe()} called {_times(self.low, high)}, got "
-            f"{count} matching {'call' if count == 1 else 'calls'}"
+            f"Expected {pattern.describe()} {times}, got {count} matching "
+            f"{'call' if count == 1 else 'calls'}"
         )
         mark: int | None = None
         if high is not None and count > high:

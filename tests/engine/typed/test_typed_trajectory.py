@@ -523,3 +523,13 @@ def test_in_order_says_when_a_step_is_never_called_or_called_with_other_argument
         'text is "Mild, 18 °C.", not "Cold."' in other.message
     )
     assert "4. answer(text=\"Mild, 18 °C.\") <<" in other.message
+
+
+def test_max_zero_alone_means_never_called() -> None:
+    never = {"type": "tool-called", "value": {"name": "delete", "max": 0}}
+    assert judge(never, "openai-chat").passed
+    called = judge({**never, "value": {"name": "fetch", "max": 0}}, "openai-chat")
+    assert called.message.startswith("Expected fetch never to be called, got 1 matching call;")
+    assert problems([{"type": "tool-called", "value": {"name": "a", "min": 1, "max": 0}}]) == [
+        "assertions[0].value: min (1) is greater than max (0)"
+    ]

@@ -47,7 +47,9 @@ class CallSpec(BaseModel):
 class ToolCalledValue(CallSpec):
     """``tool-called``'s value as a mapping."""
 
-    min: int = Field(default=1, ge=0, description="Fewest matching calls (1 by default).")
+    min: int = Field(
+        default=1, ge=0, description="Fewest matching calls (1 by default; 0 when max is 0)."
+    )
     max: int | None = Field(default=None, ge=0, description="Most matching calls.")
 
 
@@ -139,10 +141,13 @@ def build_tool_called(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     parsed = where.model(ToolCalledValue, value, "{name: search, args: {query: 'x'}, max: 2}")
     if parsed is None:
         return None
+    low = parsed.min
+    if parsed.max == 0 and "min" not in parsed.model_fields_set:
+        low = 0  # {name: delete, max: 0}: never called (the default min of 1 would contradict)
     pattern = _pattern(parsed, where)
-    if pattern is None or not _bounds(parsed.min, parsed.max, where):
+    if pattern is None or not _bounds(low, parsed.max, where):
         return None
-    return ToolCalled("tool-called", pattern, parsed.min, parsed.max)
+    return ToolCalled("tool-called", pattern, low, parsed.max)
 
 
 @typed_assertion("tool-sequence", options=SequenceOptions, threshold=True)
