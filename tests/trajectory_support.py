@@ -123,7 +123,7 @@ NO_TRACE_RESPONSES: list[Any] = [
     b"\xff\xfe",
     '{"choices": "not a list"}',
     '{"content": [{"type": "tool_use", "name": "x"}]}',  # blocks without a message around them
-    "Here it is: ```json\n{\"tool_calls\": [{\"name\": \"search\"}]}\n```",
+    'Here it is: ```json\n{"tool_calls": [{"name": "search"}]}\n```',
 ]
 
 # A research agent's run: search twice, fetch a page, answer.

@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 import pytest
-from trajectory_support import FORMATS, NO_TRACE_RESPONSES, TRAJECTORY
 
 from assertly import CheckContext
 from assertly.engine import Response
 from assertly.engine import _trajectory as trajectory
 from assertly.engine._trajectory import NO_TRACE, Trace, render_calls, trace_of
+from trajectory_support import FORMATS, NO_TRACE_RESPONSES, TRAJECTORY
 
 
 def trace(output: Any, context: Any = None) -> Trace | str:
@@ -191,13 +191,13 @@ def test_unreadable_metadata_is_no_trace_even_when_the_response_has_one(
 
 def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    original = trajectory.read_trace
+    original = trajectory._from_object
 
-    def counting(response: Response) -> Any:
-        seen.append(response)
-        return original(response)
+    def counting(data: Any) -> Any:
+        seen.append(data)
+        return original(data)
 
-    monkeypatch.setattr(trajectory, "read_trace", counting)
+    monkeypatch.setattr(trajectory, "_from_object", counting)
     import assertly
 
     expectation = assertly.compile(

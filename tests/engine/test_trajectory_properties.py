@@ -35,8 +35,10 @@ FAST = settings(
 NAMES = st.sampled_from(["search", "fetch", "answer", "", "sëarch"]) | st.text(max_size=6)
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.sampled_from(["q", "n", "name", "limit", "x"]), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(["q", "n", "name", "limit", "x"]), children, max_size=3)
+    ),
     max_leaves=10,
 )
 ARGUMENTS = (

@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 from runner_support import Project
+
 from trajectory_support import FORMATS, TRAJECTORY
 
 CMD_AGENT = r"""
@@ -36,7 +37,10 @@ TESTS = [
         "id": "right-tools",
         "input": {"calls": CALLS},
         "assertions": [
-            {"type": "tool-called", "value": {"name": "search", "args": {"query": "weather paris"}}},
+            {
+                "type": "tool-called",
+                "value": {"name": "search", "args": {"query": "weather paris"}},
+            },
             {"type": "tool-sequence", "value": ["search", "fetch", "answer"]},
             {"type": "not-tool-called", "value": "delete"},
             {"type": "contains", "value": "mild"},
@@ -81,7 +85,7 @@ def test_a_cmd_agents_metadata_tool_calls_reach_the_assertions(
     (failure,) = result.tests["wrong-order"]["trials"][0]["failures"]
     assert failure["message"] == (
         "Expected exactly these calls: fetch → search; call 1 should be fetch: got search; "
-        "got 3 calls (metadata tool_calls): 1. search(query=\"weather paris\") << → "
+        'got 3 calls (metadata tool_calls): 1. search(query="weather paris") << → '
         '2. fetch(url="https://example.com") → 3. answer(text="mild")'
     )
     assert result.status("no-calls") == "failed"

@@ -44,9 +44,19 @@ class Checker:
         """What the assertion demands, stated positively (``status is 'error'``)."""
         return self.key
 
+    def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        """`check` for a ``not-`` form, which discards the message of a failure.
+
+        A checker whose failure messages are costly may leave them out here; errors keep
+        theirs.
+        """
+        return self.check(response, ctx)
+
     def observed(self, response: Response, ctx: CheckContext) -> str:
-        """What the response showed, for the message of a ``not-`` form that fails ("" if
-        `describe` says it all). Only called on that failure, so it may cost time."""
+        """What the response showed, for the message of a ``not-`` form that fails.
+
+        "" when `describe` says it all. Only called on that failure, so it may cost time.
+        """
         return ""
 
 

@@ -31,6 +31,18 @@ def parse_now(now: str | datetime | date | None) -> datetime | None:
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_READ_CALLS: list[Any] = []
+
+
+def _calls_reader() -> Any:
+    """`_trajectory.read_calls`, imported on first use (a relative import per call costs µs)."""
+    if not _READ_CALLS:
+        from ._trajectory import read_calls
+
+        _READ_CALLS.append(read_calls)
+    return _READ_CALLS[0]
+
+
 # Contexts carrying only a fixed `now` are immutable, so one per distinct `now` is reused.
 _SHARED: dict[Any, CheckContext] = {}
 
@@ -49,7 +61,16 @@ class CheckContext:
         extra: Anything else a custom assertion may want (tokens, trace ids …).
     """
 
-    __slots__ = ("_now", "_trace", "cost_usd", "extra", "latency_ms", "model", "steps", "tool_calls")
+    __slots__ = (
+        "_now",
+        "_trace",
+        "cost_usd",
+        "extra",
+        "latency_ms",
+        "model",
+        "steps",
+        "tool_calls",
+    )
 
     def __init__(
         self,
@@ -91,9 +112,7 @@ class CheckContext:
         """The reported ``tool_calls`` read as a `Trace` (once), or why they cannot be."""
         trace = self._trace
         if trace is None:
-            from ._trajectory import read_calls
-
-            trace = self._trace = read_calls(self.tool_calls)
+            trace = self._trace = _calls_reader()(self.tool_calls)
         return trace
 
     @classmethod

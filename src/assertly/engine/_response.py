@@ -193,6 +193,18 @@ def _fenced_blocks(text: str) -> Iterator[str]:
         yield text[start:end]
 
 
+_READ_TRACE: list[Any] = []
+
+
+def _trace_reader() -> Any:
+    """`_trajectory.read_trace`, imported on first use (a relative import per call costs µs)."""
+    if not _READ_TRACE:
+        from ._trajectory import read_trace
+
+        _READ_TRACE.append(read_trace)
+    return _READ_TRACE[0]
+
+
 class Response:
     """One output under test, normalised lazily.
 
@@ -302,9 +314,7 @@ class Response:
         """
         trace = self._trace
         if trace is None:
-            from ._trajectory import read_trace
-
-            trace = self._trace = read_trace(self)
+            trace = self._trace = _trace_reader()(self)
         return trace
 
     def _extract(self) -> Any:

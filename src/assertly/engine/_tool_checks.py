@@ -1,10 +1,10 @@
 """The checkers behind the trajectory assertions of both dialects.
 
-``tool-called`` / ``tools_called``, ``tool-sequence`` / ``tool_sequence`` and
-``tool-call-count`` / ``max_tool_calls`` judge the `Trace` of tool calls (see `_trajectory`):
-patterns are compiled once; a check walks the trace, read once per response. A response with
-no trace is an ``error``, never a pass. A failure shows the calls made, next to what was
-expected, and where they diverge.
+``tool-called`` / ``tools_called`` / ``tools_not_called`` and ``tool-call-count`` /
+``max_tool_calls`` (``tool-sequence`` is in `_tool_sequence`) judge the `Trace` of tool calls
+(see `_trajectory`): patterns are compiled once; a check walks the trace, read once per
+response. A response with no trace is an ``error``, never a pass. A failure shows the calls
+made, next to what was expected, and where they diverge.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._base import Checker
 from ._result import PASSED, AssertionResult, errored, failed
-from ._trajectory import Trace, ToolCall, render_arguments, render_call, render_calls, trace_of
+from ._trajectory import ToolCall, Trace, render_arguments, render_calls, trace_of
 from ._values import dumps, json_equal
 
 if TYPE_CHECKING:
@@ -27,8 +27,9 @@ __all__ = [
     "NamesCalled",
     "ToolCalled",
     "ToolCount",
-    "ToolSequence",
     "TraceChecker",
+    "calls_noun",
+    "passed_from",
 ]
 
 MODES: Final = ("in_order", "exact", "unordered", "subset", "superset")
@@ -85,6 +86,18 @@ class CallPattern:
 
 def _subset(want: Any, got: Any) -> bool:
     """``want`` is within ``got``: objects key by key (recursively), arrays element by element."""
+    if type(want) is dict and type(got) is dict:
+        # The common case, flat string arguments, without the stack.
+        for key, value in want.items():
+            if key not in got:
+                return False
+            actual = got[key]
+            if type(value) is str:
+                if type(actual) is not str or actual != value:
+                    return False
+            elif not _subset(value, actual):
+                return False
+        return True
     pairs = [(want, got)]
     while pairs:
         want, got = pairs.pop()
@@ -153,14 +166,14 @@ def _times(low: int, high: int | None) -> str:
     return f"between {low} and {high} times"
 
 
-def _calls_noun(n: int) -> str:
+def calls_noun(n: int) -> str:
     return "1 call" if n == 1 else f"{n} calls"
 
 
 _PASSES: dict[tuple[str, str], AssertionResult] = {}
 
 
-def _passed(key: str, trace: Trace, score: float = 1.0) -> AssertionResult:
+def passed_from(key: str, trace: Trace, score: float = 1.0) -> AssertionResult:
     """A pass that says which format the trace came from (full passes shared per format)."""
     if score == 1.0:
         shared = _PASSES.get((key, trace.format))
@@ -182,14 +195,20 @@ class TraceChecker(Checker):
         trace = trace_of(response, ctx)
         if type(trace) is str:
             return errored(self.key, trace, expected=self.expected())
-        return self.judge(trace)  # type: ignore[arg-type]
+        return self.judge(trace, True)  # type: ignore[arg-type]
+
+    def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        trace = trace_of(response, ctx)
+        if type(trace) is str:
+            return errored(self.key, trace, expected=self.expected())
+        return self.judge(trace, False)  # type: ignore[arg-type]
 
     def observed(self, response: Response, ctx: CheckContext) -> str:
         trace = trace_of(response, ctx)
         return f"got {render_calls(trace)}" if type(trace) is Trace else ""
 
-    def judge(self, trace: Trace) -> AssertionResult:
-        """Judge the trace."""
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+        """Judge the trace; without ``explain``, a failure needs no message (see `verdict`)."""
         raise NotImplementedError
 
     def expected(self) -> Any:
@@ -200,6 +219,8 @@ class TraceChecker(Checker):
         self, trace: Trace, message: str, mark: int | None = None, score: float = 0.0
     ) -> AssertionResult:
         """A failure showing the calls made (``mark`` flags where they diverge)."""
+        if not message:  # unexplained: only its verdict and score will be read
+            return failed(self.key, "", score=score, details={"trace_format": trace.format})
         return failed(
             self.key,
             f"{message}; got {render_calls(trace, mark)}",
@@ -229,13 +250,20 @@ class ToolCalled(TraceChecker):
     def expected(self) -> Any:
         return {"call": self.pattern.to_json(), "min": self.low, "max": self.high}
 
-    def judge(self, trace: Trace) -> AssertionResult:
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
-        matching = [index for index, call in enumerate(trace.calls) if pattern.matches(call)]
+        name = pattern.name
+        matching = [
+            index
+            for index, call in enumerate(trace.calls)
+            if call.name == name and pattern.matches(call)
+        ]
         count = len(matching)
         high = self.high
         if count >= self.low and (high is None or count <= high):
-            return _passed(self.key, trace)
+            return passed_from(self.key, trace)
+        if not explain:
+            return self.fail(trace, "")
         times = "never to be called" if high == 0 else f"called {_times(self.low, high)}"
         message = (
             f"Expected {pattern.describe()} {times}, got {count} matching "
@@ -294,7 +322,7 @@ class ToolCount(TraceChecker):
     def expected(self) -> Any:
         return {"min": self.low, "max": self.high, "name": self.name}
 
-    def judge(self, trace: Trace) -> AssertionResult:
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
         if name is None:
             indexes = list(range(len(trace.calls)))
@@ -302,11 +330,11 @@ class ToolCount(TraceChecker):
             indexes = [index for index, call in enumerate(trace.calls) if call.name == name]
         count = len(indexes)
         if (self.low is None or count >= self.low) and (self.high is None or count <= self.high):
-            return _passed(self.key, trace)
+            return passed_from(self.key, trace)
+        if not explain:
+            return self.fail(trace, "")
         mark = indexes[self.high] if self.high is not None and count > self.high else None
-        return self.fail(
-            trace, f"Expected {self._bounds()} {self._what()}, got {count}", mark
-        )
+        return self.fail(trace, f"Expected {self._bounds()} {self._what()}, got {count}", mark)
 
 
 class NamesCalled(TraceChecker):
@@ -326,23 +354,23 @@ class NamesCalled(TraceChecker):
     def expected(self) -> Any:
         return list(self.names)
 
-    def judge(self, trace: Trace) -> AssertionResult:
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         first: dict[str, int] = {}
         for index, call in enumerate(trace.calls):
             first.setdefault(call.name, index)
         if self.called:
             missing = [name for name in self.names if name not in first]
             if not missing:
-                return _passed(self.key, trace)
+                return passed_from(self.key, trace)
             score = 1 - len(missing) / len(self.names)
-            return self.fail(
-                trace,
-                f"Expected {', '.join(self.names)} to be called; not called: {', '.join(missing)}",
-                score=score,
-            )
+            listed = ", ".join(self.names)
+            message = f"Expected {listed} to be called; not called: {', '.join(missing)}"
+            return self.fail(trace, message if explain else "", score=score)
         made = sorted((first[name], name) for name in self.names if name in first)
         if not made:
-            return _passed(self.key, trace)
+            return passed_from(self.key, trace)
+        if not explain:
+            return self.fail(trace, "", score=1 - len(made) / len(self.names))
         shown = ", ".join(f"{name} (call {index + 1})" for index, name in made)
         return self.fail(
             trace,
@@ -350,225 +378,3 @@ class NamesCalled(TraceChecker):
             made[0][0],
             score=1 - len(made) / len(self.names),
         )
-
-
-class ToolSequence(TraceChecker):
-    """The calls against a list of patterns, by mode; the score is the fraction matched."""
-
-    __slots__ = ("mode", "patterns", "threshold")
-
-    def __init__(
-        self, key: str, patterns: Sequence[CallPattern], mode: str, threshold: float | None
-    ) -> None:
-        self.key = key
-        self.patterns = tuple(patterns)
-        self.mode = mode
-        self.threshold = threshold
-
-    def _listed(self, separator: str) -> str:
-        return separator.join(pattern.describe() for pattern in self.patterns)
-
-    def describe(self) -> str:
-        mode = self.mode
-        if mode == "in_order":
-            return f"tools are called in this order: {self._listed(' → ')}"
-        if mode == "exact":
-            return f"the tool calls are exactly {self._listed(' → ')}"
-        if mode == "unordered":
-            return f"the tool calls are exactly {self._listed(', ')}, in any order"
-        if mode == "subset":
-            return f"every tool call is one of {self._listed(', ')}"
-        return f"{self._listed(', ')} are all called, in any order"
-
-    def expected(self) -> Any:
-        return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
-
-    def judge(self, trace: Trace) -> AssertionResult:
-        judge = {
-            "in_order": self._in_order,
-            "exact": self._exact,
-            "unordered": self._unordered,
-            "subset": self._subset,
-            "superset": self._superset,
-        }[self.mode]
-        score, problem, mark = judge(trace.calls)
-        threshold = self.threshold
-        if (problem is None) if threshold is None else score + 1e-12 >= threshold:
-            return _passed(self.key, trace, score)
-        if problem is None:
-            problem = f"score {score:.4g} is below the threshold {threshold:g}"
-        elif threshold is not None:
-            problem += f"; score {score:.4g} is below the threshold {threshold:g}"
-        return self.fail(trace, f"{self._expectation()}; {problem}", mark, score)
-
-    def _expectation(self) -> str:
-        mode = self.mode
-        if mode == "in_order":
-            return f"Expected calls in this order: {self._listed(' → ')}"
-        if mode == "exact":
-            return f"Expected exactly these calls: {self._listed(' → ')}"
-        if mode == "unordered":
-            return f"Expected exactly these calls, in any order: {self._listed(', ')}"
-        if mode == "subset":
-            return f"Expected only calls among: {self._listed(', ')}"
-        return f"Expected all of these calls, in any order: {self._listed(', ')}"
-
-    # Each mode: (score, what diverges or None, the call index to flag or None).
-
-    def _in_order(self, calls: tuple[ToolCall, ...]) -> tuple[float, str | None, int | None]:
-        patterns = self.patterns
-        position = 0
-        for number, pattern in enumerate(patterns):
-            for index in range(position, len(calls)):
-                if pattern.matches(calls[index]):
-                    position = index + 1
-                    break
-            else:
-                score = number / len(patterns)
-                after = f" after call {position}" if position else ""
-                near = _first_named(calls, pattern, position)
-                if near is not None:
-                    clause = (
-                        f"step {number + 1} ({pattern.describe()}) is not called{after}; "
-                        f"call {near + 1} is {pattern.name} but {pattern.mismatch(calls[near])}"
-                    )
-                    return score, clause, near
-                earlier = _first_named(calls, pattern, 0)
-                if earlier is not None and pattern.matches(calls[earlier]):
-                    clause = (
-                        f"step {number + 1} ({pattern.describe()}) is not called{after}, only "
-                        f"earlier (call {earlier + 1}): out of order"
-                    )
-                    return score, clause, earlier
-                return score, f"step {number + 1} ({pattern.describe()}) is not called{after}", None
-        return 1.0, None, None
-
-    def _exact(self, calls: tuple[ToolCall, ...]) -> tuple[float, str | None, int | None]:
-        patterns = self.patterns
-        matched = [
-            pattern.matches(call) for pattern, call in zip(patterns, calls, strict=False)
-        ]
-        score = sum(matched) / max(len(patterns), len(calls))
-        for index, ok in enumerate(matched):
-            if not ok:
-                pattern, call = patterns[index], calls[index]
-                why = (
-                    f"{pattern.mismatch(call)}"
-                    if call.name == pattern.name
-                    else f"got {call.name}"
-                )
-                return score, f"call {index + 1} should be {pattern.describe()}: {why}", index
-        if len(calls) > len(patterns):
-            extra = len(calls) - len(patterns)
-            return score, f"{_calls_noun(extra)} more than expected from call {len(patterns) + 1}", (
-                len(patterns)
-            )
-        if len(calls) < len(patterns):
-            missing = patterns[len(calls)]
-            return (
-                score,
-                f"only {_calls_noun(len(calls))} made; call {len(calls) + 1} should be "
-                f"{missing.describe()}",
-                None,
-            )
-        return 1.0, None, None
-
-    def _unordered(self, calls: tuple[ToolCall, ...]) -> tuple[float, str | None, int | None]:
-        owner = _matching(self.patterns, calls)
-        matched = sum(1 for call in owner if call >= 0)
-        score = matched / max(len(self.patterns), len(calls))
-        if matched == len(self.patterns) == len(calls):
-            return 1.0, None, None
-        return score, self._unmatched(calls, owner), _first_unused(calls, owner)
-
-    def _superset(self, calls: tuple[ToolCall, ...]) -> tuple[float, str | None, int | None]:
-        owner = _matching(self.patterns, calls)
-        matched = sum(1 for call in owner if call >= 0)
-        if matched == len(self.patterns):
-            return 1.0, None, None
-        missing = [p.describe() for p, call in zip(self.patterns, owner, strict=True) if call < 0]
-        return matched / len(self.patterns), f"not called: {', '.join(missing)}", None
-
-    def _subset(self, calls: tuple[ToolCall, ...]) -> tuple[float, str | None, int | None]:
-        patterns = self.patterns
-        outside = [
-            index
-            for index, call in enumerate(calls)
-            if not any(pattern.matches(call) for pattern in patterns)
-        ]
-        if not outside:
-            return 1.0, None, None
-        score = 1 - len(outside) / len(calls)
-        shown = ", ".join(f"call {index + 1} {render_call(calls[index])}" for index in outside[:5])
-        more = f" (and {len(outside) - 5} more)" if len(outside) > 5 else ""
-        return score, f"not among the listed calls: {shown}{more}", outside[0]
-
-    def _unmatched(self, calls: tuple[ToolCall, ...], owner: list[int]) -> str:
-        used = {call for call in owner if call >= 0}
-        missing = [p.describe() for p, call in zip(self.patterns, owner, strict=True) if call < 0]
-        extra = [index for index in range(len(calls)) if index not in used]
-        parts = []
-        if missing:
-            parts.append(f"not called: {', '.join(missing)}")
-        if extra:
-            shown = ", ".join(f"call {index + 1} {render_call(calls[index])}" for index in extra[:5])
-            more = f" (and {len(extra) - 5} more)" if len(extra) > 5 else ""
-            parts.append(f"not expected: {shown}{more}")
-        return "; ".join(parts)
-
-
-def _first_named(calls: tuple[ToolCall, ...], pattern: CallPattern, start: int) -> int | None:
-    for index in range(start, len(calls)):
-        if calls[index].name == pattern.name:
-            return index
-    return None
-
-
-def _first_unused(calls: tuple[ToolCall, ...], owner: list[int]) -> int | None:
-    used = set(owner)
-    for index in range(len(calls)):
-        if index not in used:
-            return index
-    return None
-
-
-def _matching(patterns: Sequence[CallPattern], calls: tuple[ToolCall, ...]) -> list[int]:
-    """A maximum matching of patterns to distinct calls: each pattern's call index, or -1.
-
-    Augmenting paths found breadth first (no recursion), so that a pattern that could take
-    several calls leaves the one another pattern needs.
-    """
-    by_name: dict[str, list[int]] = {}
-    for index, call in enumerate(calls):
-        by_name.setdefault(call.name, []).append(index)
-    options = [
-        [index for index in by_name.get(pattern.name, ()) if pattern.matches(calls[index])]
-        for pattern in patterns
-    ]
-    owner = [-1] * len(calls)  # call -> pattern
-    chosen = [-1] * len(patterns)  # pattern -> call
-    for start in range(len(patterns)):
-        if not options[start]:
-            continue
-        reached_from: dict[int, int] = {}  # call -> the pattern that reached it
-        queue = [start]
-        free = -1
-        head = 0
-        while head < len(queue) and free < 0:
-            pattern = queue[head]
-            head += 1
-            for call in options[pattern]:
-                if call in reached_from:
-                    continue
-                reached_from[call] = pattern
-                if owner[call] < 0:
-                    free = call
-                    break
-                queue.append(owner[call])
-        call = free
-        while call >= 0:
-            pattern = reached_from[call]
-            previous = chosen[pattern]
-            owner[call], chosen[pattern] = pattern, call
-            call = -1 if pattern == start else previous
-    return chosen

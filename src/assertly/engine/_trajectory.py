@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ._response import NOT_JSON, _loads
 from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, dumps, json_type
 
 if TYPE_CHECKING:
@@ -65,21 +66,44 @@ _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
 
+_UNREAD: Final[Any] = object()
+
+
 class ToolCall:
     """One tool call.
 
+    Arguments given as JSON text are parsed on first use: assertions on names and counts never
+    pay for it.
+
     Attributes:
         name: The tool's name.
-        arguments: The arguments as an object, or None when they could not be read.
-        problem: Why the arguments could not be read (None when they were).
     """
 
-    __slots__ = ("arguments", "name", "problem")
+    __slots__ = ("_arguments", "_free_text", "_problem", "_raw", "name")
 
-    def __init__(self, name: str, arguments: dict[str, Any] | None, problem: str | None) -> None:
+    def __init__(self, name: str, raw: Any, free_text: bool = False) -> None:
         self.name = name
-        self.arguments = arguments
-        self.problem = problem
+        self._problem: str | None = None
+        # An object is the arguments as they are; anything else is read on first use.
+        self._arguments: Any = raw if type(raw) is dict else _UNREAD
+        self._raw = raw
+        self._free_text = free_text
+
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """The arguments as an object, or None when they could not be read (see `problem`)."""
+        arguments = self._arguments
+        if arguments is _UNREAD:
+            arguments, self._problem = _read_arguments(self._raw, self._free_text)
+            self._arguments = arguments
+        return arguments  # type: ignore[no-any-return]
+
+    @property
+    def problem(self) -> str | None:
+        """Why the arguments could not be read (None when they were)."""
+        if self._arguments is _UNREAD:
+            _ = self.arguments
+        return self._problem
 
     def to_json(self) -> dict[str, Any]:
         """The call as results and reports show it."""
@@ -127,8 +151,8 @@ def trace_of(response: Response, ctx: CheckContext) -> Trace | str:
         The trace, or why there is none (a sentence for an ``error`` result).
     """
     if ctx.tool_calls is not None:
-        return ctx.tool_trace
-    return response.tool_trace
+        return ctx.tool_trace  # type: ignore[no-any-return]
+    return response.tool_trace  # type: ignore[no-any-return]
 
 
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
@@ -136,7 +160,7 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
     if type(value) is not list:
         return f"{where} is {_article(value)}, not a list of tool calls"
     try:
-        return Trace(tuple(_generic(item, f"{where}[{i}]") for i, item in enumerate(value)), format)
+        return Trace(tuple([_generic(item, where, i) for i, item in enumerate(value)]), format)
     except _Unreadable as error:
         return f"the tool-call trace ({FORMAT_LABELS[format]}) cannot be read: {error}"
     except RecursionError:
@@ -145,8 +169,6 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
 
 def read_trace(response: Response) -> Trace | str:
     """The trace in a response, or why there is none (see the module docstring)."""
-    from ._response import NOT_JSON
-
     data = response.whole_json
     if data is NOT_JSON:
         if response.too_deep:
@@ -168,6 +190,10 @@ def read_trace(response: Response) -> Trace | str:
         return NO_TRACE
     calls, format = found
     return Trace(tuple(calls), format)
+
+
+# Locations (``choices[0].message.tool_calls[2]``) are only spelt out for an error message:
+# functions take the location of the list and the item's index.
 
 
 def _from_object(data: dict[str, Any]) -> tuple[list[ToolCall], str] | None:
@@ -196,7 +222,7 @@ def _from_object(data: dict[str, Any]) -> tuple[list[ToolCall], str] | None:
             return [], "tool_calls"
         if type(calls) is not list:
             raise _Unreadable(f"tool_calls is {_article(calls)}, not a list")
-        return [_generic(item, f"tool_calls[{i}]") for i, item in enumerate(calls)], "tool_calls"
+        return [_generic(item, "tool_calls", i) for i, item in enumerate(calls)], "tool_calls"
     messages = data.get("messages")
     if type(messages) is list and messages and _all_messages(messages):
         return _from_list(messages, "messages")
@@ -212,23 +238,22 @@ def _from_list(items: list[Any], where: str = "") -> tuple[list[ToolCall], str] 
     calls: list[ToolCall] = []
     format = ""
     for index, item in enumerate(items):
-        at = f"{where}[{index}]"
         kind = item.get("type")
         if kind in _RESPONSES_CALLS:
-            calls.append(_responses_call(item, at))
+            calls.append(_responses_call(item, where, index))
             format = format or "openai-responses"
         elif kind in _ANTHROPIC_CALLS:
-            calls.append(_anthropic_call(item, at))
+            calls.append(_named(item, "input", where, index))
             format = format or "anthropic"
         elif "role" in item:
             content = item.get("content")
             if type(content) is list and any(
                 type(block) is dict and block.get("type") in _ANTHROPIC_CALLS for block in content
             ):
-                calls.extend(_anthropic_blocks(content, f"{at}.content"))
+                calls.extend(_anthropic_blocks(content, f"{where}[{index}].content"))
                 format = format or "anthropic"
             elif item.get("tool_calls") or item.get("function_call"):
-                calls.extend(_openai_message(item, at))
+                calls.extend(_openai_message(item, f"{where}[{index}]"))
                 format = format or "openai-chat"
     return calls, format or "messages"
 
@@ -242,94 +267,142 @@ def _all_messages(items: list[Any]) -> bool:
 
 
 def _openai_message(message: dict[str, Any], where: str) -> list[ToolCall]:
-    prefix = f"{where}." if where else ""
     calls: list[ToolCall] = []
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if type(tool_calls) is not list:
-            raise _Unreadable(f"{prefix}tool_calls is {_article(tool_calls)}, not a list")
-        for index, item in enumerate(tool_calls):
-            calls.append(_generic(item, f"{prefix}tool_calls[{index}]"))
+            raise _Unreadable(f"{_at(where, 'tool_calls')} is {_article(tool_calls)}, not a list")
+        try:
+            calls = [_openai_call(item) for item in tool_calls]
+        except _Nameless:
+            # Read again, slowly, only to say where.
+            at = _at(where, "tool_calls")
+            calls = [_generic(item, at, index) for index, item in enumerate(tool_calls)]
     legacy = message.get("function_call")  # the pre-tools form: one call per message
     if legacy is not None:
-        calls.append(_generic(legacy, f"{prefix}function_call"))
+        at = _at(where, "function_call")
+        if type(legacy) is not dict:
+            raise _Unreadable(f"{at} is {_article(legacy)}, not an object")
+        calls.append(_named(legacy, "arguments", at, None))
     return calls
 
 
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+class _Nameless(Exception):
+    """A call without a readable name, found on the fast path (its place is not known)."""
+
+
+def _openai_call(item: Any) -> ToolCall:
+    """``{type: function, function: {name, arguments}}``, fast; anything else via `_generic`."""
+    if type(item) is dict:
+        function = item.get("function")
+        if type(function) is dict:
+            name = function.get("name")
+            if type(name) is str:
+                return ToolCall(name, function.get("arguments"))
+    raise _Nameless
+
+
 def _responses_items(items: list[Any], where: str) -> list[ToolCall]:
-    return [
-        _responses_call(item, f"{where}[{index}]")
-        for index, item in enumerate(items)
-        if type(item) is dict and item.get("type") in _RESPONSES_CALLS
-    ]
+    calls: list[ToolCall] = []
+    for index, item in enumerate(items):
+        if type(item) is not dict:
+            continue
+        kind = item.get("type")
+        if kind in ("function_call", "mcp_call"):
+            name = item.get("name")
+            if type(name) is not str:
+                raise _Unreadable(_nameless(name, f"{where}[{index}]"))
+            calls.append(ToolCall(name, item.get("arguments")))
+        elif kind == "custom_tool_call":
+            calls.append(_responses_call(item, where, index))
+    return calls
 
 
-def _responses_call(item: dict[str, Any], where: str) -> ToolCall:
+def _responses_call(item: dict[str, Any], where: str, index: int) -> ToolCall:
     # custom_tool_call carries free text in `input`; function_call and mcp_call JSON text in
     # `arguments`.
     if item.get("type") == "custom_tool_call":
-        return _call(item.get("name"), item.get("input"), where, free_text=True)
-    return _call(item.get("name"), item.get("arguments"), where)
+        return _named(item, "input", where, index, free_text=True)
+    return _named(item, "arguments", where, index)
 
 
 def _anthropic_blocks(blocks: list[Any], where: str) -> list[ToolCall]:
-    return [
-        _anthropic_call(block, f"{where}[{index}]")
-        for index, block in enumerate(blocks)
-        if type(block) is dict and block.get("type") in _ANTHROPIC_CALLS
-    ]
+    kinds = _ANTHROPIC_CALLS
+    calls: list[ToolCall] = []
+    for index, block in enumerate(blocks):
+        if type(block) is dict and block.get("type") in kinds:
+            name = block.get("name")
+            if type(name) is not str:
+                raise _Unreadable(_nameless(name, f"{where}[{index}]"))
+            calls.append(ToolCall(name, block.get("input")))
+    return calls
 
 
-def _anthropic_call(block: dict[str, Any], where: str) -> ToolCall:
-    return _call(block.get("name"), block.get("input"), where)
-
-
-def _generic(item: Any, where: str) -> ToolCall:
+def _generic(item: Any, where: str, index: int) -> ToolCall:
     """``{name, arguments | args | input}``, or OpenAI's ``{function: {name, arguments}}``."""
     if type(item) is not dict:
-        raise _Unreadable(f"{where} is {_article(item)}, not a tool call object")
-    function = item.get("function")
-    if "name" not in item and type(function) is dict:
-        return _call(function.get("name"), function.get("arguments"), f"{where}.function")
-    custom = item.get("custom")  # OpenAI's custom tools: {type: custom, custom: {name, input}}
-    if "name" not in item and type(custom) is dict:
-        return _call(custom.get("name"), custom.get("input"), f"{where}.custom", free_text=True)
-    for key in ("arguments", "args", "input"):
-        if key in item:
-            return _call(item.get("name"), item[key], where)
-    return _call(item.get("name"), None, where)
-
-
-def _call(name: Any, arguments: Any, where: str, *, free_text: bool = False) -> ToolCall:
+        raise _Unreadable(f"{where}[{index}] is {_article(item)}, not a tool call object")
+    name = item.get("name")
+    if name is None:
+        function = item.get("function")
+        if type(function) is dict:
+            name = function.get("name")
+            if type(name) is not str:
+                raise _Unreadable(_nameless(name, f"{where}[{index}].function"))
+            return ToolCall(name, function.get("arguments"))
+        custom = item.get("custom")  # OpenAI's custom tools: {type: custom, custom: {name, input}}
+        if type(custom) is dict:
+            return _named(custom, "input", f"{where}[{index}].custom", None, free_text=True)
     if type(name) is not str:
-        shown = "no name" if name is None else f"a name that is {_article(name)}"
-        raise _Unreadable(f"{where or 'the message'} is a tool call with {shown}")
+        raise _Unreadable(_nameless(name, f"{where}[{index}]"))
+    arguments = item.get("arguments")
     if arguments is None:
-        return ToolCall(name, {}, None)
-    if type(arguments) is dict:
-        return ToolCall(name, arguments, None)
-    if type(arguments) is str:
-        if free_text:
-            return ToolCall(name, {"input": arguments}, None)
-        return _parsed(name, arguments)
-    return ToolCall(name, None, f"the arguments are {_article(arguments)}, not an object")
+        arguments = item.get("args")
+        if arguments is None:
+            arguments = item.get("input")
+    return ToolCall(name, arguments)
 
 
-def _parsed(name: str, text: str) -> ToolCall:
-    """Arguments given as JSON text: an object, or unreadable (saying why)."""
-    from ._response import NOT_JSON, _loads
+def _named(
+    item: dict[str, Any], key: str, where: str, index: int | None, *, free_text: bool = False
+) -> ToolCall:
+    """A call whose name is ``item["name"]`` and arguments ``item[key]``."""
+    name = item.get("name")
+    if type(name) is not str:
+        raise _Unreadable(_nameless(name, where if index is None else f"{where}[{index}]"))
+    return ToolCall(name, item.get(key), free_text)
 
-    if not text.strip():
-        return ToolCall(name, {}, None)  # some models send "" for a call without arguments
+
+def _nameless(name: Any, where: str) -> str:
+    shown = "no name" if name is None else f"a name that is {_article(name)}"
+    return f"{where or 'the message'} is a tool call with {shown}"
+
+
+def _read_arguments(raw: Any, free_text: bool) -> tuple[dict[str, Any] | None, str | None]:
+    """Arguments that are not an object: JSON text holding one, or unreadable (saying why)."""
+    if raw is None:
+        return {}, None
+    if type(raw) is not str:
+        return None, f"the arguments are {_article(raw)}, not an object"
+    if free_text:
+        return {"input": raw}, None
+    if not raw.strip():
+        return {}, None  # some models send "" for a call without arguments
     try:
-        value = _loads(text)
+        value = _loads(raw)
     except JsonTooDeep:
-        return ToolCall(name, None, "the arguments are JSON nested too deeply to read")
+        return None, "the arguments are JSON nested too deeply to read"
+    except RecursionError:
+        return None, "the arguments are JSON nested too deeply to read"
     if value is NOT_JSON:
-        return ToolCall(name, None, f"the arguments are not valid JSON: {_clip(repr(text), 60)}")
+        return None, f"the arguments are not valid JSON: {_clip(repr(raw), 60)}"
     if type(value) is not dict:
-        return ToolCall(name, None, f"the arguments are {_article(value)}, not an object")
-    return ToolCall(name, value, None)
+        return None, f"the arguments are {_article(value)}, not an object"
+    return value, None
 
 
 def _article(value: Any) -> str:

@@ -8,10 +8,10 @@ A suite that names a ``dataset`` instead of listing ``tests`` runs one test per 
         assertions: [{type: contains, value: security}]
 
 A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_calls", "name",
-"tags", "description"}``, every key optional. A line with ``output`` is judged as recorded (no call); one
-without is sent to the agent as ``input``. The file is read line by line when the run gets to it
-and never held in memory, so a million cases judge in flat memory. A case is keyed by its line
-(``file:line``), which stays unique even when two lines share an ``id``.
+"tags", "description"}``, every key optional. A line with ``output`` is judged as recorded (no
+call); one without is sent to the agent as ``input``. The file is read line by line when the
+run gets to it and never held in memory, so a million cases judge in flat memory. A case is
+keyed by its line (``file:line``), which stays unique even when two lines share an ``id``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The one small interface every target implements: ``await target.call(input, timeout_s)``.
 
 A target turns a test's ``input`` into the agent's response plus whatever the agent reported
-about the call (model, cost, tokens, tool calls). Anything that goes wrong (crash, non-zero exit, timeout,
-bad HTTP status, connection refused) raises `TargetError` with the useful part of stderr or the
-body; the runner turns that into an ``error`` verdict and goes on.
+about the call (model, cost, tokens, tool calls). Anything that goes wrong (crash, non-zero
+exit, timeout, bad HTTP status, connection refused) raises `TargetError` with the useful part
+of stderr or the body; the runner turns that into an ``error`` verdict and goes on.
 """
 
 from __future__ import annotations

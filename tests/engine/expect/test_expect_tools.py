@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trajectory_support import FORMATS, LABELS, NO_TRACE_RESPONSES, TRAJECTORY
 
 import assertly
 from assertly import AssertionResult, ConfigError, Outcome
 from assertly.engine._trajectory import NO_TRACE
+from trajectory_support import FORMATS, LABELS, NO_TRACE_RESPONSES, TRAJECTORY
 
 
 def judge(expect: dict[str, Any], format: str, calls: Any = None) -> AssertionResult:

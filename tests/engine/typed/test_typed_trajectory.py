@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trajectory_support import FORMATS, LABELS, NO_TRACE_RESPONSES, TRAJECTORY
 
 import assertly
 from assertly import AssertionResult, ConfigError, Outcome
 from assertly.engine._trajectory import NO_TRACE
+from trajectory_support import FORMATS, LABELS, NO_TRACE_RESPONSES, TRAJECTORY
 
 PASSED, FAILED, ERROR = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
 
@@ -114,8 +114,7 @@ CASES: list[tuple[dict[str, Any], Outcome, float, str]] = [
         },
         FAILED,
         0.25,
-        "Expected exactly these calls: search → fetch → answer; call 2 should be fetch: "
-        "got search",
+        "Expected exactly these calls: search → fetch → answer; call 2 should be fetch: got search",
     ),
     (
         {
@@ -162,7 +161,8 @@ CASES: list[tuple[dict[str, Any], Outcome, float, str]] = [
         {"type": "tool-sequence", "value": ["search", "fetch"], "config": {"mode": "subset"}},
         FAILED,
         0.75,
-        'Expected only calls among: search, fetch; not among the listed calls: call 4 answer(text="Mild, 18 °C.")',
+        "Expected only calls among: search, fetch; not among the listed calls: "
+        'call 4 answer(text="Mild, 18 °C.")',
     ),
     (
         {"type": "tool-sequence", "value": ["fetch", "search"], "config": {"mode": "superset"}},
@@ -311,11 +311,14 @@ def test_unreadable_arguments_fail_an_argument_match_but_not_a_name_match() -> N
     assert by_args.outcome is FAILED
     assert (
         "(1 other call to search: call 1: the arguments are not valid JSON: "
-        "'{\"query\": \"par')" in by_args.results[0].message
+        '\'{"query": "par\')' in by_args.results[0].message
     )
     assert "1. search(<unreadable arguments>)" in by_args.results[0].message
     assert by_args.results[0].actual == [
-        {"name": "search", "arguments_error": "the arguments are not valid JSON: '{\"query\": \"par'"}
+        {
+            "name": "search",
+            "arguments_error": 'the arguments are not valid JSON: \'{"query": "par\'',
+        }
     ]
 
 
@@ -325,9 +328,16 @@ def test_subset_matching_recurses_into_arrays_of_objects() -> None:
             {"name": "filter", "arguments": {"rules": [{"field": "a", "op": "eq"}, {"field": "b"}]}}
         ]
     }
-    matches = [{"type": "tool-called", "value": {"name": "filter", "args": {"rules": [{"field": "a"}, {}]}}}]
+    matches = [
+        {
+            "type": "tool-called",
+            "value": {"name": "filter", "args": {"rules": [{"field": "a"}, {}]}},
+        }
+    ]
     assert assertly.compile(matches).check(output).passed
-    shorter = [{"type": "tool-called", "value": {"name": "filter", "args": {"rules": [{"field": "a"}]}}}]
+    shorter = [
+        {"type": "tool-called", "value": {"name": "filter", "args": {"rules": [{"field": "a"}]}}}
+    ]
     result = assertly.compile(shorter).check(output).results[0]
     assert "rules has 2 items, not 1" in result.message
     strict_types = [{"type": "tool-called", "value": {"name": "filter", "args": {"rules": True}}}]
@@ -336,9 +346,11 @@ def test_subset_matching_recurses_into_arrays_of_objects() -> None:
 
 def test_args_subset_compares_json_strictly() -> None:
     output = {"tool_calls": [{"name": "page", "arguments": {"n": 1, "flag": True}}]}
-    assert assertly.compile(
-        [{"type": "tool-called", "value": {"name": "page", "args": {"n": 1.0}}}]
-    ).check(output).passed
+    assert (
+        assertly.compile([{"type": "tool-called", "value": {"name": "page", "args": {"n": 1.0}}}])
+        .check(output)
+        .passed
+    )
     result = assertly.compile(
         [{"type": "tool-called", "value": {"name": "page", "args": {"flag": 1}}}]
     ).check(output)
@@ -522,7 +534,7 @@ def test_in_order_says_when_a_step_is_never_called_or_called_with_other_argument
         'step 2 (answer(text="Cold.", …)) is not called after call 3; call 4 is answer but '
         'text is "Mild, 18 °C.", not "Cold."' in other.message
     )
-    assert "4. answer(text=\"Mild, 18 °C.\") <<" in other.message
+    assert '4. answer(text="Mild, 18 °C.") <<' in other.message
 
 
 def test_max_zero_alone_means_never_called() -> None:

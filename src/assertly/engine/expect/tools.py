@@ -14,7 +14,8 @@ from pydantic import Field, RootModel
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
-from .._tool_checks import NamesCalled, ToolCount, ToolSequence
+from .._tool_checks import NamesCalled, ToolCount
+from .._tool_sequence import ToolSequence
 from ..typed.trajectory import CallSpec, compile_calls
 
 # Parameter models, for the JSON Schemas only (values are checked by the builders).
@@ -36,11 +37,7 @@ class CallCount(RootModel[Annotated[int, Field(ge=0)]]):
 def _names(value: Any, ctx: BuildContext) -> list[str] | None:
     if isinstance(value, str) and value:
         return [value]
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(name, str) and name for name in value)
-    ):
+    if isinstance(value, list) and value and all(isinstance(name, str) and name for name in value):
         return value
     ctx.problem(f"expected a non-empty list of tool names, got {value!r} (e.g. [search, fetch])")
     return None

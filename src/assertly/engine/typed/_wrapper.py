@@ -138,10 +138,9 @@ class TypedAssertion(Checker):
                 # A failed transform is a failure of its own; negation does not invert it.
                 return failed(self.key, transformed, path=self.transform.expression)
             response = transformed  # type: ignore[assignment]
-        result = self.inner.check(response, ctx)
         if self.negate:
-            return self._negated(result, response, ctx)
-        return result
+            return self._negated(self.inner.verdict(response, ctx), response, ctx)
+        return self.inner.check(response, ctx)
 
     def _negated(
         self, result: AssertionResult, response: Response, ctx: CheckContext

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
-from .._tool_checks import CallPattern, ToolCalled, ToolCount, ToolSequence
+from .._tool_checks import CallPattern, ToolCalled, ToolCount
+from .._tool_sequence import ToolSequence
 from ._wrapper import TypedSpec
 
 __all__ = [
