@@ -253,13 +253,23 @@ class ToolCalled(TraceChecker):
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
         name = pattern.name
+        high = self.high
+        if high is None:
+            # No upper bound: enough matches settle it, the rest need not be read.
+            needed = self.low
+            if needed == 0:
+                return passed_from(self.key, trace)
+            for call in trace.calls:
+                if call.name == name and pattern.matches(call):
+                    needed -= 1
+                    if not needed:
+                        return passed_from(self.key, trace)
         matching = [
             index
             for index, call in enumerate(trace.calls)
             if call.name == name and pattern.matches(call)
         ]
         count = len(matching)
-        high = self.high
         if count >= self.low and (high is None or count <= high):
             return passed_from(self.key, trace)
         if not explain:
