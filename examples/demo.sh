@@ -65,7 +65,7 @@ check 1 --expect examples/search_expect_failing.yaml --response examples/search_
 heading "6. A misspelt assertion is a configuration error (exit code 2, nothing judged)"
 check 2 --expect '{"status": "success", "results_mn": 1}' --response examples/search_response.json
 
-heading "8. Tool calls in a recorded Anthropic conversation: the refund policy check was skipped (fails)"
+heading "7. Tool calls in a recorded Anthropic conversation: the refund policy check was skipped (fails)"
 check 1 --expect examples/tool_sequence_failing.yaml \
     --response examples/tools/anthropic_refund_skipped_policy.json
 
@@ -76,7 +76,7 @@ printf '\n$ cd examples\n'
 cd examples || exit 2
 rm -rf reports # a fresh run store and fresh reports on every demo run
 
-heading "7. Run one suite of agent tests against the example agent (passes)"
+heading "8. Run one suite of agent tests against the example agent (passes)"
 demo 0 run notes.tests.yaml --suite errors --plain
 
 heading "9. Run every test and the workflow eval, with reports (two tests fail on purpose)"
