@@ -10,7 +10,7 @@ made, next to what was expected, and where they diverge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ._base import Checker
 from ._result import PASSED, AssertionResult, errored, failed
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ._response import Response
 
 __all__ = [
-    "MODES",
     "CallPattern",
     "NamesCalled",
     "ToolCalled",
@@ -32,7 +31,6 @@ __all__ = [
     "passed_from",
 ]
 
-MODES: Final = ("in_order", "exact", "unordered", "subset", "superset")
 _KEPT_CALLS = 50  # calls kept in a result's `actual`
 
 

@@ -15,7 +15,10 @@ from ._result import AssertionResult
 from ._tool_checks import CallPattern, TraceChecker, calls_noun, passed_from
 from ._trajectory import ToolCall, Trace, render_call
 
-__all__ = ["ToolSequence"]
+__all__ = ["MODES", "ToolSequence"]
+
+MODES = ("in_order", "exact", "unordered", "subset", "superset")
+_JUDGES = {mode: f"_{mode}" for mode in MODES}
 
 
 class ToolSequence(TraceChecker):
@@ -50,13 +53,7 @@ class ToolSequence(TraceChecker):
         return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
-        judge = {
-            "in_order": self._in_order,
-            "exact": self._exact,
-            "unordered": self._unordered,
-            "subset": self._subset,
-            "superset": self._superset,
-        }[self.mode]
+        judge = getattr(self, _JUDGES[self.mode])
         score, problem, mark = judge(trace.calls, explain)
         threshold = self.threshold
         if (problem is None) if threshold is None else score + 1e-12 >= threshold:
@@ -150,25 +147,25 @@ class ToolSequence(TraceChecker):
     def _unordered(
         self, calls: tuple[ToolCall, ...], explain: bool
     ) -> tuple[float, str | None, int | None]:
-        owner = _matching(self.patterns, calls)
-        matched = sum(1 for call in owner if call >= 0)
+        chosen = _matching(self.patterns, calls)
+        matched = sum(1 for call in chosen if call >= 0)
         score = matched / max(len(self.patterns), len(calls))
         if matched == len(self.patterns) == len(calls):
             return 1.0, None, None
         if not explain:
             return score, "", None
-        return score, self._unmatched(calls, owner), _first_unused(calls, owner)
+        return score, self._unmatched(calls, chosen), _first_unused(calls, chosen)
 
     def _superset(
         self, calls: tuple[ToolCall, ...], explain: bool
     ) -> tuple[float, str | None, int | None]:
-        owner = _matching(self.patterns, calls)
-        matched = sum(1 for call in owner if call >= 0)
+        chosen = _matching(self.patterns, calls)
+        matched = sum(1 for call in chosen if call >= 0)
         if matched == len(self.patterns):
             return 1.0, None, None
         if not explain:
             return matched / len(self.patterns), "", None
-        missing = [p.describe() for p, call in zip(self.patterns, owner, strict=True) if call < 0]
+        missing = [p.describe() for p, call in zip(self.patterns, chosen, strict=True) if call < 0]
         return matched / len(self.patterns), f"not called: {', '.join(missing)}", None
 
     def _subset(
@@ -189,9 +186,9 @@ class ToolSequence(TraceChecker):
         more = f" (and {len(outside) - 5} more)" if len(outside) > 5 else ""
         return score, f"not among the listed calls: {shown}{more}", outside[0]
 
-    def _unmatched(self, calls: tuple[ToolCall, ...], owner: list[int]) -> str:
-        used = {call for call in owner if call >= 0}
-        missing = [p.describe() for p, call in zip(self.patterns, owner, strict=True) if call < 0]
+    def _unmatched(self, calls: tuple[ToolCall, ...], chosen: list[int]) -> str:
+        used = {call for call in chosen if call >= 0}
+        missing = [p.describe() for p, call in zip(self.patterns, chosen, strict=True) if call < 0]
         extra = [index for index in range(len(calls)) if index not in used]
         parts = []
         if missing:
@@ -212,8 +209,8 @@ def _first_named(calls: tuple[ToolCall, ...], pattern: CallPattern, start: int) 
     return None
 
 
-def _first_unused(calls: tuple[ToolCall, ...], owner: list[int]) -> int | None:
-    used = set(owner)
+def _first_unused(calls: tuple[ToolCall, ...], chosen: list[int]) -> int | None:
+    used = set(chosen)
     for index in range(len(calls)):
         if index not in used:
             return index

@@ -158,7 +158,7 @@ def trace_of(response: Response, ctx: CheckContext) -> Trace | str:
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
     if type(value) is not list:
-        return f"{where} is {_article(value)}, not a list of tool calls"
+        return f"the call's reported {where} is {_article(value)}, not a list of tool calls"
     try:
         return Trace(tuple([_generic(item, where, i) for i, item in enumerate(value)]), format)
     except _Unreadable as error:

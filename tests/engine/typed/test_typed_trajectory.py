@@ -545,3 +545,12 @@ def test_max_zero_alone_means_never_called() -> None:
     assert problems([{"type": "tool-called", "value": {"name": "a", "min": 1, "max": 0}}]) == [
         "assertions[0].value: min (1) is greater than max (0)"
     ]
+
+
+def test_the_modes_of_the_options_are_the_modes_judged() -> None:
+    from typing import get_args
+
+    from assertly.engine._tool_sequence import MODES
+    from assertly.engine.typed.trajectory import SequenceOptions
+
+    assert get_args(SequenceOptions.model_fields["mode"].annotation) == MODES
