@@ -554,3 +554,14 @@ def test_the_modes_of_the_options_are_the_modes_judged() -> None:
     from assertly.engine.typed.trajectory import SequenceOptions
 
     assert get_args(SequenceOptions.model_fields["mode"].annotation) == MODES
+
+
+def test_a_trace_nested_in_the_response_is_picked_with_a_transform() -> None:
+    response = {"answer": "x", "run": {"tool_calls": [{"name": "search", "arguments": {}}]}}
+    nested = [{"type": "tool-called", "value": "search", "transform": "json_path:$.run"}]
+    assert assertly.compile(nested).check(response).passed
+    missing = assertly.compile(nested).check({"answer": "x"}).results[0]
+    assert missing.message == "transform json_path:$.run: path not found in the output"
+    # Without the transform the response as a whole is no trace.
+    whole = assertly.compile([{"type": "tool-called", "value": "search"}]).check(response)
+    assert whole.results[0].message == NO_TRACE
