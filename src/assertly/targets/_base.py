@@ -29,7 +29,8 @@ class TargetResponse:
         tool_calls: The tool calls the agent made, if it reports them beside the output: a
             list of ``{"name": ..., "arguments": {...}}`` (``args`` or ``input`` also read;
             arguments as an object or JSON text). Trajectory assertions judge these instead
-            of any calls found in ``output``.
+            of any calls found in ``output``; a metadata file's ``tool_calls`` that is not a
+            list is kept as written, so that those assertions report it as an error.
         metadata: Anything else the target reported (``tool_calls`` found here is read too
             when the field is not set).
     """
