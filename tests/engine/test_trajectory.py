@@ -215,7 +215,8 @@ def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_metadata_is_read_once_per_context() -> None:
     context = CheckContext(tool_calls=[{"name": "a"}])
-    assert context.tool_trace is context.tool_trace
+    first = trace_of(Response("x"), context)
+    assert trace_of(Response("y"), context) is first
 
 
 def test_render_calls_marks_the_divergence_and_clips_long_traces() -> None:
@@ -237,4 +238,4 @@ def test_a_check_context_with_tool_calls_survives_pickling() -> None:
     context = CheckContext(tool_calls=[{"name": "a"}], cost_usd=0.1)
     copy = pickle.loads(pickle.dumps(context))
     assert copy.tool_calls == [{"name": "a"}]
-    assert calls(copy.tool_trace) == [("a", {})]
+    assert calls(trace_of(Response("x"), copy)) == [("a", {})]

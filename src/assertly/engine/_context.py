@@ -31,16 +31,6 @@ def parse_now(now: str | datetime | date | None) -> datetime | None:
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-_READ_CALLS: list[Any] = []
-
-
-def _calls_reader() -> Any:
-    """`_trajectory.read_calls`, imported on first use (a relative import per call costs µs)."""
-    if not _READ_CALLS:
-        from ._trajectory import read_calls
-
-        _READ_CALLS.append(read_calls)
-    return _READ_CALLS[0]
 
 
 # Contexts carrying only a fixed `now` are immutable, so one per distinct `now` is reused.
@@ -63,13 +53,13 @@ class CheckContext:
 
     __slots__ = (
         "_now",
-        "_trace",
         "cost_usd",
         "extra",
         "latency_ms",
         "model",
         "steps",
         "tool_calls",
+        "trace_cache",
     )
 
     def __init__(
@@ -87,7 +77,8 @@ class CheckContext:
         self.latency_ms = latency_ms
         self.model = model
         self.tool_calls = tool_calls
-        self._trace: Any = None
+        # ``tool_calls`` read as a trace, once (`_trajectory.trace_of` fills it).
+        self.trace_cache: Any = None
         self.steps: Mapping[str, Any] = steps or _EMPTY
         self.extra: Mapping[str, Any] = extra or _EMPTY
         self._now = None if now is None else parse_now(now)
@@ -106,14 +97,6 @@ class CheckContext:
         if self._now is None:
             self._now = datetime.now(UTC)
         return self._now
-
-    @property
-    def tool_trace(self) -> Any:
-        """The reported ``tool_calls`` read as a `Trace` (once), or why they cannot be."""
-        trace = self._trace
-        if trace is None:
-            trace = self._trace = _calls_reader()(self.tool_calls)
-        return trace
 
     @classmethod
     def build(

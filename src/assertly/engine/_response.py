@@ -193,18 +193,6 @@ def _fenced_blocks(text: str) -> Iterator[str]:
         yield text[start:end]
 
 
-_READ_TRACE: list[Any] = []
-
-
-def _trace_reader() -> Any:
-    """`_trajectory.read_trace`, imported on first use (a relative import per call costs µs)."""
-    if not _READ_TRACE:
-        from ._trajectory import read_trace
-
-        _READ_TRACE.append(read_trace)
-    return _READ_TRACE[0]
-
-
 class Response:
     """One output under test, normalised lazily.
 
@@ -219,12 +207,12 @@ class Response:
         "_json",
         "_nfc",
         "_text",
-        "_trace",
         "_whole",
         "decode_errors",
         "extracted",
         "is_text",
         "too_deep",
+        "trace_cache",
     )
 
     def __init__(self, value: Any) -> None:
@@ -235,7 +223,9 @@ class Response:
         # Set when the JSON found was nested deeper than MAX_JSON_DEPTH: such a response is
         # not "not JSON" but JSON that cannot be judged, an error for what needs its JSON.
         self.too_deep = False
-        self._trace: Any = None  # the tool-call trace, read on first use (`tool_trace`)
+        # The tool calls in the response, read once by the first trajectory assertion that asks
+        # (`_trajectory.trace_of` fills it; this module knows nothing of tool calls).
+        self.trace_cache: Any = None
         if isinstance(value, bytes | bytearray | memoryview):
             raw = bytes(value)
             try:
@@ -305,17 +295,6 @@ class Response:
                     found, self.too_deep = NOT_JSON, True
             self._json = found
         return found
-
-    @property
-    def tool_trace(self) -> Any:
-        """The tool calls in the response (a `Trace`), or why there are none (a string).
-
-        Read once, by the first trajectory assertion that asks (see `_trajectory`).
-        """
-        trace = self._trace
-        if trace is None:
-            trace = self._trace = _trace_reader()(self)
-        return trace
 
     def _extract(self) -> Any:
         text = self._text

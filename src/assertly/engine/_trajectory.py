@@ -151,8 +151,14 @@ def trace_of(response: Response, ctx: CheckContext) -> Trace | str:
         The trace, or why there is none (a sentence for an ``error`` result).
     """
     if ctx.tool_calls is not None:
-        return ctx.tool_trace  # type: ignore[no-any-return]
-    return response.tool_trace  # type: ignore[no-any-return]
+        trace = ctx.trace_cache
+        if trace is None:
+            trace = ctx.trace_cache = read_calls(ctx.tool_calls)
+        return trace  # type: ignore[no-any-return]
+    trace = response.trace_cache
+    if trace is None:
+        trace = response.trace_cache = read_trace(response)
+    return trace  # type: ignore[no-any-return]
 
 
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
