@@ -43,7 +43,8 @@ FUZZ_EXAMPLES ?= 20000
 fuzz: $(STAMP)
 	ASSERTLY_PROPERTY_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -n auto \
 		--hypothesis-show-statistics \
-		tests/engine/test_properties.py tests/reliability/test_rel_fuzz.py
+		tests/engine/test_properties.py tests/engine/test_trajectory_properties.py \
+		tests/reliability/test_rel_fuzz.py
 
 schemas: $(STAMP)
 	$(PY) schemas/generate.py

@@ -65,6 +65,10 @@ check 1 --expect examples/search_expect_failing.yaml --response examples/search_
 heading "6. A misspelt assertion is a configuration error (exit code 2, nothing judged)"
 check 2 --expect '{"status": "success", "results_mn": 1}' --response examples/search_response.json
 
+heading "7. Tool calls in a recorded Anthropic conversation: the refund policy check was skipped (fails)"
+check 1 --expect examples/tool_sequence_failing.yaml \
+    --response examples/tools/anthropic_refund_skipped_policy.json
+
 # Part 2: `assertly run`. assertly.yaml (the project config: agents, hooks, facts, run store)
 # is read from the current directory, so run from examples/ (its relative paths are relative to
 # examples/ wherever assertly runs; elsewhere, pass --config examples/assertly.yaml).
@@ -72,14 +76,14 @@ printf '\n$ cd examples\n'
 cd examples || exit 2
 rm -rf reports # a fresh run store and fresh reports on every demo run
 
-heading "7. Run one suite of agent tests against the example agent (passes)"
+heading "8. Run one suite of agent tests against the example agent (passes)"
 demo 0 run notes.tests.yaml --suite errors --plain
 
-heading "8. Run every test and the workflow eval, with reports (two tests fail on purpose)"
+heading "9. Run every test and the workflow eval, with reports (two tests fail on purpose)"
 demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
     -o reports/report.json -o reports/report.xml -o reports/report.md -o reports/report.html
 
-heading "9. Every test is in the reports: a passing test's input, output and metrics (report.json)"
+heading "10. Every test is in the reports: a passing test's input, output and metrics (report.json)"
 printf '$ python3 -c ... reports/report.json   # the test incident_logs_only\n'
 python3 - <<'PY' || exit 1
 import json
@@ -94,24 +98,27 @@ print(json.dumps({"output": shown, "output_truncated": trial["output_truncated"]
 print(json.dumps({"metrics": trial["metrics"]}))
 PY
 
-heading "10. Re-render the stored run without re-running it (exit code from the stored verdicts)"
+heading "11. Re-render the stored run without re-running it (exit code from the stored verdicts)"
 demo 1 report last -o reports/last.md
 sed -n '1,12p' reports/last.md
 
-heading "11. Load and compile the test files without running anything"
-demo 0 validate notes.tests.yaml summarizer.workflow.yaml
+heading "12. Load and compile the test files without running anything"
+demo 0 validate notes.tests.yaml summarizer.workflow.yaml support.tests.yaml
 
-heading "12. Did my change make it worse? A new agent version, gated on the run of step 8"
+heading "13. Did my change make it worse? A new agent version, gated on the run of step 9"
 demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
     --target 'cmd:python3 agent/notes_agent.py --without-history' --baseline last \
     -o reports/compare.html
 
-heading "13. The two runs compared: regressions first, then the statistics"
+heading "14. The two runs compared: regressions first, then the statistics"
 demo 1 diff last~1 last
 
-heading "14. The same comparison as a pull-request comment (Markdown)"
+heading "15. The same comparison as a pull-request comment (Markdown)"
 demo 1 diff last~1 last --format md -o reports/diff.md
 cat reports/diff.md
+
+heading "16. Trajectory tests over recorded OpenAI and Anthropic tool-calling replies (passes)"
+demo 0 run support.tests.yaml --plain
 
 printf '\nDemo finished: every command exited with the expected code.\n'
 printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md\n'

@@ -86,6 +86,9 @@ def run() -> Run:
     return _run
 
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
 def check_args(expect: str, response: str, *extra: str) -> tuple[str, ...]:
     return ("check", "--expect", expect, "--response", response, *extra)
 
@@ -344,6 +347,32 @@ def test_context_from_a_file_and_model(run: Run, write: Callable[[str, Any], str
         )
     )
     assert result.exit_code == 0, result.output
+
+
+def test_context_tool_calls_feed_trajectory_assertions(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    expect = '{"tool_sequence": ["search", "answer"]}'
+    response = write("out.txt", "The answer, in prose.")
+    calls = '{"tool_calls": [{"name": "search", "arguments": "{}"}, {"name": "answer"}]}'
+    assert run(*check_args(expect, response, "--context", calls)).exit_code == 0
+    # Without them there is nothing to judge: an error (exit 1), never a pass.
+    result = run(*check_args(expect, response))
+    assert result.exit_code == 1
+    assert "no tool-call trace found" in result.stdout
+    # The example of the demo: the recorded conversation skipped the policy check.
+    failing = run(
+        "check",
+        "--expect",
+        str(EXAMPLES / "tool_sequence_failing.yaml"),
+        "--response",
+        str(EXAMPLES / "tools" / "anthropic_refund_skipped_policy.json"),
+    )
+    assert failing.exit_code == 1
+    assert (
+        "step 2 (check_refund_policy) is not called after call 1; got 2 calls (Anthropic "
+        'Messages): 1. lookup_order(order_id="A-1042") → 2. issue_refund(' in failing.stdout
+    )
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,7 @@ def _split_response(
             "cost_usd": response.cost_usd,
             "latency_ms": response.latency_ms,
             "model": response.model,
+            "tool_calls": response.reported_tool_calls(),
         }
     return response.output, context
 

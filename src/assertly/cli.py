@@ -105,7 +105,10 @@ def _outputs(*, required: bool) -> Callable[[Callable[..., Any]], Callable[..., 
     help="The response to judge: a file, or - for standard input.",
 )
 @click.option(
-    "--context", "context_argument", metavar="JSON", help="cost_usd, latency_ms, model, steps."
+    "--context",
+    "context_argument",
+    metavar="JSON",
+    help="cost_usd, latency_ms, model, tool_calls, steps.",
 )
 @click.option("--now", metavar="ISO", help="Reference time for date assertions.")
 @click.option(

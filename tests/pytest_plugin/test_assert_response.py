@@ -93,6 +93,13 @@ def test_a_target_response_brings_its_own_context() -> None:
         )
 
 
+def test_a_target_response_brings_its_tool_calls() -> None:
+    response = TargetResponse(output="done", tool_calls=[{"name": "search", "arguments": "{}"}])
+    assertly.assert_response(response, {"tools_called": ["search"]})
+    with pytest.raises(AssertionError, match=r"got 1 call \(metadata tool_calls\)"):
+        assertly.assert_response(response, [{"type": "tool-called", "value": "fetch"}])
+
+
 def test_compiled_expectations_and_wrapped_test_cases() -> None:
     compiled = assertly.compile(EXPECT)
     assertly.assert_response({"status": "success", "results": []}, compiled)

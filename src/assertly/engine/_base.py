@@ -44,6 +44,21 @@ class Checker:
         """What the assertion demands, stated positively (``status is 'error'``)."""
         return self.key
 
+    def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        """`check` for a ``not-`` form, which discards the message of a failure.
+
+        A checker whose failure messages are costly may leave them out here; errors keep
+        theirs.
+        """
+        return self.check(response, ctx)
+
+    def observed(self, response: Response, ctx: CheckContext) -> str:
+        """What the response showed, for the message of a ``not-`` form that fails.
+
+        "" when `describe` says it all. Only called on that failure, so it may cost time.
+        """
+        return ""
+
 
 class Options:
     """Compile-time options shared by all assertions of an expectation.
@@ -172,6 +187,17 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
             close = difflib.get_close_matches(item["loc"][-1], list(model.model_fields), n=1)
             if close:
                 text += f" (did you mean '{close[0]}'?)"
+    elif kind == "literal_error" and isinstance(item.get("input"), str):
+        # An unknown choice (a mode, a match kind): the choices, and the closest one.
+        import difflib
+        import re
+
+        choices = re.findall(r"'([^']*)'", str(item.get("ctx", {}).get("expected", "")))
+        text = f"unknown value (allowed: {', '.join(choices)})"
+        close = difflib.get_close_matches(item["input"], choices, n=1, cutoff=0.5)
+        if close:
+            text += f" (did you mean '{close[0]}'?)"
+        text += f", got {item['input']!r}"
     elif kind == "missing":
         text = "required parameter is missing"
     elif kind in {"model_type", "dict_type"}:

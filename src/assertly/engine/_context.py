@@ -1,4 +1,4 @@
-"""What a check knows about the call besides the output: cost, latency, model, earlier steps."""
+"""What a check knows about the call besides the output: cost, latency, model, tool calls, steps."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def parse_now(now: str | datetime | date | None) -> datetime | None:
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
 # Contexts carrying only a fixed `now` are immutable, so one per distinct `now` is reused.
 _SHARED: dict[Any, CheckContext] = {}
 
@@ -42,12 +44,23 @@ class CheckContext:
         cost_usd: What the call cost, if the target reported it (``cost`` assertion).
         latency_ms: How long the call took (``latency`` assertion).
         model: The model the target reported (``agent_used_model``).
+        tool_calls: The tool calls the target reported (``[{name, arguments}]``), which
+            trajectory assertions judge instead of the response's own trace.
         steps: Responses stored by earlier steps of a multi-step test (``no_overlap``).
         now: "Today" for date assertions; the current time when not given.
         extra: Anything else a custom assertion may want (tokens, trace ids …).
     """
 
-    __slots__ = ("_now", "cost_usd", "extra", "latency_ms", "model", "steps")
+    __slots__ = (
+        "_now",
+        "cost_usd",
+        "extra",
+        "latency_ms",
+        "model",
+        "steps",
+        "tool_calls",
+        "trace_cache",
+    )
 
     def __init__(
         self,
@@ -58,10 +71,14 @@ class CheckContext:
         steps: Mapping[str, Any] | None = None,
         now: str | datetime | date | None = None,
         extra: Mapping[str, Any] | None = None,
+        tool_calls: Any = None,
     ) -> None:
         self.cost_usd = cost_usd
         self.latency_ms = latency_ms
         self.model = model
+        self.tool_calls = tool_calls
+        # ``tool_calls`` read as a trace, once (`_trajectory.trace_of` fills it).
+        self.trace_cache: Any = None
         self.steps: Mapping[str, Any] = steps or _EMPTY
         self.extra: Mapping[str, Any] = extra or _EMPTY
         self._now = None if now is None else parse_now(now)
@@ -69,7 +86,10 @@ class CheckContext:
     def __reduce__(self) -> tuple[Any, ...]:
         # Picklable for the runner's judge process; an unset `now` stays unset (the clock there).
         steps, extra = dict(self.steps), dict(self.extra)
-        return (_restore, (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now))
+        return (
+            _restore,
+            (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now, self.tool_calls),
+        )
 
     @property
     def now(self) -> datetime:
@@ -104,10 +124,11 @@ class CheckContext:
                     steps=context.steps,
                     extra=context.extra,
                     now=now,
+                    tool_calls=context.tool_calls,
                 )
                 return copy
             return context
-        known = {"cost_usd", "latency_ms", "model", "steps", "now"}
+        known = {"cost_usd", "latency_ms", "model", "steps", "now", "tool_calls"}
         extra = {key: value for key, value in context.items() if key not in known}
         return cls(
             cost_usd=context.get("cost_usd"),
@@ -116,6 +137,7 @@ class CheckContext:
             steps=context.get("steps"),
             now=now if now is not None else context.get("now"),
             extra=extra,
+            tool_calls=context.get("tool_calls"),
         )
 
 
@@ -126,7 +148,14 @@ def _restore(
     steps: dict[str, Any],
     extra: dict[str, Any],
     now: datetime | None,
+    tool_calls: Any = None,
 ) -> CheckContext:
     return CheckContext(
-        cost_usd=cost_usd, latency_ms=latency_ms, model=model, steps=steps, extra=extra, now=now
+        cost_usd=cost_usd,
+        latency_ms=latency_ms,
+        model=model,
+        steps=steps,
+        extra=extra,
+        now=now,
+        tool_calls=tool_calls,
     )

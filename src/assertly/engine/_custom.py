@@ -53,6 +53,7 @@ class CustomChecker(Checker):
             "cost_usd": ctx.cost_usd,
             "latency_ms": ctx.latency_ms,
             "model": ctx.model,
+            "tool_calls": ctx.tool_calls,
             "steps": ctx.steps,
             "now": ctx.now,
             "vars": dict(ctx.extra.get("vars", {}) or {}),

@@ -20,9 +20,11 @@ FAMILIES: tuple[str, ...] = (
     "assertly.engine.expect.ranges",
     "assertly.engine.expect.schema",
     "assertly.engine.expect.tags",
+    "assertly.engine.expect.tools",
     # The typed-list dialect (engine/typed/).
     "assertly.engine.typed.metrics",
     "assertly.engine.typed.performance",
     "assertly.engine.typed.strings",
     "assertly.engine.typed.structure",
+    "assertly.engine.typed.trajectory",
 )

@@ -197,7 +197,8 @@ def assertion(
 
     The function is called as ``function(output, context)`` where ``output`` is the response
     text and ``context`` is a dict with ``value``, ``threshold``, ``config``, ``json`` (the
-    parsed response or None), ``cost_usd``, ``latency_ms``, ``model``, ``steps`` and ``now``.
+    parsed response or None), ``cost_usd``, ``latency_ms``, ``model``, ``tool_calls`` (as the
+    target reported them, or None), ``steps`` and ``now``.
     It returns a bool, a score in [0, 1] (passing at ``threshold``, or above 0 without one), a dict
     ``{"pass": bool, "score": float, "reason": str}``, or an `AssertionResult`. An exception
     becomes an ``error`` result; the run goes on.

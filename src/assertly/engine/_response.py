@@ -212,6 +212,7 @@ class Response:
         "extracted",
         "is_text",
         "too_deep",
+        "trace_cache",
     )
 
     def __init__(self, value: Any) -> None:
@@ -222,6 +223,9 @@ class Response:
         # Set when the JSON found was nested deeper than MAX_JSON_DEPTH: such a response is
         # not "not JSON" but JSON that cannot be judged, an error for what needs its JSON.
         self.too_deep = False
+        # The tool calls in the response, read once by the first trajectory assertion that asks
+        # (`_trajectory.trace_of` fills it; this module knows nothing of tool calls).
+        self.trace_cache: Any = None
         if isinstance(value, bytes | bytearray | memoryview):
             raw = bytes(value)
             try:

@@ -51,7 +51,8 @@ class Step:
     input: Any
     checks: list[Expectation]
     store: str | None = None
-    # A dataset line's recorded response: (output, {model, cost_usd, latency_ms}); no call.
+    # A dataset line's recorded response: (output, {model, cost_usd, latency_ms, tool_calls});
+    # no call.
     recorded: tuple[Any, dict[str, Any]] | None = None
 
 

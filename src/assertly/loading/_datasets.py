@@ -7,11 +7,11 @@ A suite that names a ``dataset`` instead of listing ``tests`` runs one test per 
         dataset: data/answers.jsonl      # relative to this file; inside the project
         assertions: [{type: contains, value: security}]
 
-A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "name", "tags",
-"description"}``, every key optional. A line with ``output`` is judged as recorded (no call); one
-without is sent to the agent as ``input``. The file is read line by line when the run gets to it
-and never held in memory, so a million cases judge in flat memory. A case is keyed by its line
-(``file:line``), which stays unique even when two lines share an ``id``.
+A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_calls", "name",
+"tags", "description"}``, every key optional. A line with ``output`` is judged as recorded (no
+call); one without is sent to the agent as ``input``. The file is read line by line when the
+run gets to it and never held in memory, so a million cases judge in flat memory. A case is
+keyed by its line (``file:line``), which stays unique even when two lines share an ``id``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,20 @@ from ._cases import Step, SuiteHooks, TestCase, definition_digest
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
 
 CASE_KEYS = frozenset(
-    {"id", "input", "output", "model", "cost_usd", "latency_ms", "name", "tags", "description"}
+    {
+        "id",
+        "input",
+        "output",
+        "model",
+        "cost_usd",
+        "latency_ms",
+        "tool_calls",
+        "name",
+        "tags",
+        "description",
+    }
 )
-_METADATA = ("model", "cost_usd", "latency_ms")
+_METADATA = ("model", "cost_usd", "latency_ms", "tool_calls")
 # A line is a recorded response: the limit of a response read from an agent (64 MiB).
 MAX_LINE_BYTES = 64 * 1024 * 1024
 

@@ -513,7 +513,7 @@ def _add_step(
 
 
 def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
-    """``output`` or ``{output, cost_usd, latency_ms, model}`` → (output, metadata)."""
+    """``output`` or ``{output, cost_usd, latency_ms, model, tool_calls}`` → (output, metadata)."""
     if (
         isinstance(value, dict)
         and "output" in value
@@ -523,6 +523,7 @@ def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
             "cost_usd",
             "latency_ms",
             "model",
+            "tool_calls",
         }
     ):
         metadata = {k: v for k, v in value.items() if k != "output"}

@@ -100,6 +100,7 @@ def _rejudge(
             model=old_step.model,
             steps=stored_responses,
             now=now,
+            tool_calls=old_step.tool_calls,
         )
         judged, failures = runner._judge(step.name, step.checks, old_step.response, context)
         judged.latency_ms, judged.cost_usd, judged.model, judged.tokens = (
@@ -108,6 +109,7 @@ def _rejudge(
             old_step.model,
             old_step.tokens,
         )
+        judged.tool_calls = old_step.tool_calls
         new.failures.extend(failures)
         new.steps.append(judged)
         scores.append(judged.score or 0.0)

@@ -43,6 +43,7 @@ class StepRecord:
     model: str | None = None
     score: float | None = None
     tokens: dict[str, int] | None = None
+    tool_calls: Any = None  # as the target reported them, so a recheck judges them again
 
     def metrics(self) -> dict[str, Any]:
         """``{latency_ms, cost_usd, model, tokens}``, each None when unknown."""

@@ -334,18 +334,21 @@ class Runner:
                 # Only a call has a latency to measure: a recorded response that reports none
                 # was not measured, so `latency` on it is an error, not a pass in 0 ms.
                 latency = (time.perf_counter() - call_started) * 1000
+            tool_calls = response.reported_tool_calls()
             context = CheckContext(
                 cost_usd=response.cost_usd,
                 latency_ms=latency,
                 model=response.model,
                 steps=stored,
                 now=self.options.now,
+                tool_calls=tool_calls,
             )
             step_record, failures = await self._judge_step(
                 step, response.output, context, called=called
             )
             step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
             step_record.model, step_record.tokens = response.model, response.tokens
+            step_record.tool_calls = tool_calls
             record.steps.append(step_record)
             scores.append(step_record.score if step_record.score is not None else 0.0)
             if step.store:

@@ -1,9 +1,9 @@
 """The one small interface every target implements: ``await target.call(input, timeout_s)``.
 
 A target turns a test's ``input`` into the agent's response plus whatever the agent reported
-about the call (model, cost, tokens). Anything that goes wrong (crash, non-zero exit, timeout,
-bad HTTP status, connection refused) raises `TargetError` with the useful part of stderr or the
-body; the runner turns that into an ``error`` verdict and goes on.
+about the call (model, cost, tokens, tool calls). Anything that goes wrong (crash, non-zero
+exit, timeout, bad HTTP status, connection refused) raises `TargetError` with the useful part
+of stderr or the body; the runner turns that into an ``error`` verdict and goes on.
 """
 
 from __future__ import annotations
@@ -26,7 +26,13 @@ class TargetResponse:
         cost_usd: What the call cost, if reported.
         latency_ms: How long the call took (measured by the runner when not reported).
         tokens: Token counts, if reported.
-        metadata: Anything else the target reported.
+        tool_calls: The tool calls the agent made, if it reports them beside the output: a
+            list of ``{"name": ..., "arguments": {...}}`` (``args`` or ``input`` also read;
+            arguments as an object or JSON text). Trajectory assertions judge these instead
+            of any calls found in ``output``; a metadata file's ``tool_calls`` that is not a
+            list is kept as written, so that those assertions report it as an error.
+        metadata: Anything else the target reported (``tool_calls`` found here is read too
+            when the field is not set).
     """
 
     output: Any
@@ -35,6 +41,13 @@ class TargetResponse:
     latency_ms: float | None = None
     tokens: dict[str, int] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    tool_calls: list[Any] | None = None
+
+    def reported_tool_calls(self) -> Any:
+        """``tool_calls``, else ``metadata["tool_calls"]``: what trajectory assertions judge."""
+        if self.tool_calls is not None:
+            return self.tool_calls
+        return self.metadata.get("tool_calls") if isinstance(self.metadata, dict) else None
 
 
 class Target(Protocol):
@@ -92,4 +105,8 @@ def metadata_from(data: Any) -> dict[str, Any]:
     tokens = data.get("tokens")
     if isinstance(tokens, dict):
         known["tokens"] = {k: v for k, v in tokens.items() if isinstance(v, int)}
+    # Kept as reported, even when it is not a list: trajectory assertions then say what is
+    # wrong with it (an error), instead of silently judging the output's calls.
+    if data.get("tool_calls") is not None:
+        known["tool_calls"] = data["tool_calls"]
     return known

@@ -3,7 +3,7 @@
 No shell unless configured. The command runs in its own process group so a timeout kills the
 whole tree. A minimal environment is passed (PATH, HOME, LANG, TMPDIR and names the config
 lists) unless configured otherwise. The command may report metadata by writing a JSON object
-(``model``, ``cost_usd``, ``latency_ms``, ``tokens``) to the file named in
+(``model``, ``cost_usd``, ``latency_ms``, ``tokens``, ``tool_calls``) to the file named in
 ``$ASSERTLY_METADATA_FILE``.
 """
 

@@ -1,7 +1,8 @@
 """Recorded responses: no calls.
 
 A JSONL file of ``{"id": test_id, "output": ...}`` lines
-(optionally ``input`` to match on instead of id, plus ``model``, ``cost_usd``, ``latency_ms``).
+(optionally ``input`` to match on instead of id, plus ``model``, ``cost_usd``, ``latency_ms``,
+``tool_calls``).
 Lines are indexed by offset, not loaded, so a million recorded responses stay on disk.
 """
 

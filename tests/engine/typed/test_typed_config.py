@@ -33,9 +33,14 @@ VALID_VALUE: dict[str, Any] = {
     "levenshtein": "x",
     "bleu": "x y",
     "rouge-n": "x y",
+    "tool-called": "search",
+    "tool-sequence": ["search"],
+    "tool-call-count": {"max": 1},
 }
-WITHOUT_OPTIONS = sorted(set(VALID_VALUE) - {"regex", "rouge-n"} | {"cost", "latency"})
-WITHOUT_THRESHOLD = sorted(set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n"})
+WITHOUT_OPTIONS = sorted(
+    set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence"} | {"cost", "latency"}
+)
+WITHOUT_THRESHOLD = sorted(set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n", "tool-sequence"})
 
 
 def spec(kind: str, **fields: Any) -> dict[str, Any]:
@@ -159,6 +164,8 @@ def typed_schema() -> Any:
         {"type": "not-rouge-n", "value": "a", "config": {"n": 5}},
         {"type": "contains", "value": "a", "threshold": 0.5},
         {"type": "cost", "value": 0.5},
+        {"type": "tool-sequence", "value": ["a"], "config": {"mode": "inorder"}},
+        {"type": "tool-called", "value": "a", "threshold": 0.5},
     ],
 )
 def test_the_json_schema_flags_what_compile_refuses(typed_schema: Any, item: Any) -> None:
@@ -173,6 +180,7 @@ def test_the_json_schema_flags_what_compile_refuses(typed_schema: Any, item: Any
         {"type": "regex", "value": "a", "config": {"ignore_case": True}},
         {"type": "rouge-n", "value": "a", "config": {"n": "L"}, "threshold": 0.5},
         {"type": "not-cost", "threshold": 0.5},
+        {"type": "tool-sequence", "value": ["a"], "config": {"mode": "superset"}, "threshold": 1},
         {"type": "custom-thing", "config": {"anything": 1}},
     ],
 )

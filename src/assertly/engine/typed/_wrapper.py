@@ -138,12 +138,13 @@ class TypedAssertion(Checker):
                 # A failed transform is a failure of its own; negation does not invert it.
                 return failed(self.key, transformed, path=self.transform.expression)
             response = transformed  # type: ignore[assignment]
-        result = self.inner.check(response, ctx)
         if self.negate:
-            return self._negated(result)
-        return result
+            return self._negated(self.inner.verdict(response, ctx), response, ctx)
+        return self.inner.check(response, ctx)
 
-    def _negated(self, result: AssertionResult) -> AssertionResult:
+    def _negated(
+        self, result: AssertionResult, response: Response, ctx: CheckContext
+    ) -> AssertionResult:
         outcome = result.outcome
         if outcome is ERROR:  # an error stays an error
             return AssertionResult(
@@ -164,6 +165,9 @@ class TypedAssertion(Checker):
             message = f"{held}, which {self.key} forbids"
             if result.score not in (0.0, 1.0):
                 message += f"; score {result.score:.4g}"
+            observed = self.inner.observed(response, ctx)
+            if observed:
+                message += f"; {observed}"
             return AssertionResult(
                 self.key,
                 FAILED,

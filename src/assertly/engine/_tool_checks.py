@@ -1,0 +1,388 @@
+"""The checkers behind the trajectory assertions of both dialects.
+
+``tool-called`` / ``tools_called`` / ``tools_not_called`` and ``tool-call-count`` /
+``max_tool_calls`` (``tool-sequence`` is in `_tool_sequence`) judge the `Trace` of tool calls
+(see `_trajectory`): patterns are compiled once; a check walks the trace, read once per
+response. A response with no trace is an ``error``, never a pass. A failure shows the calls
+made, next to what was expected, and where they diverge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._base import Checker
+from ._result import PASSED, AssertionResult, errored, failed
+from ._trajectory import ToolCall, Trace, render_arguments, render_calls, trace_of
+from ._values import dumps, json_equal
+
+if TYPE_CHECKING:
+    from ._context import CheckContext
+    from ._response import Response
+
+__all__ = [
+    "CallPattern",
+    "NamesCalled",
+    "ToolCalled",
+    "ToolCount",
+    "TraceChecker",
+    "calls_noun",
+    "passed_from",
+]
+
+_KEPT_CALLS = 50  # calls kept in a result's `actual`
+
+
+class CallPattern:
+    """A call to match: a tool name, and optionally arguments (a subset, or exactly)."""
+
+    __slots__ = ("args", "exact", "name")
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None, exact: bool = False) -> None:
+        self.name = name
+        self.args = args
+        self.exact = exact
+
+    def matches(self, call: ToolCall) -> bool:
+        """Whether ``call`` is this tool with matching arguments."""
+        if call.name != self.name:
+            return False
+        if self.args is None:
+            return True
+        arguments = call.arguments
+        if arguments is None:
+            return False  # unreadable arguments match no arguments
+        return json_equal(self.args, arguments) if self.exact else _subset(self.args, arguments)
+
+    def describe(self) -> str:
+        """``search``, ``search(query="x", ...)`` or ``search(query="x")`` (exactly)."""
+        if self.args is None:
+            return self.name
+        shown = render_arguments(self.args)
+        if self.exact:
+            return f"{self.name}({shown})"
+        return f"{self.name}({shown}, …)" if shown else f"{self.name}(…)"
+
+    def to_json(self) -> Any:
+        """The pattern as results show it: the name, or ``{name, args, args_match}``."""
+        if self.args is None:
+            return self.name
+        return {
+            "name": self.name,
+            "args": self.args,
+            "args_match": "exact" if self.exact else "subset",
+        }
+
+    def mismatch(self, call: ToolCall) -> str:
+        """Why ``call``, a call of this tool, does not match the arguments."""
+        if call.arguments is None:
+            return f"{call.problem}"
+        assert self.args is not None
+        return _difference(self.args, call.arguments, "", self.exact) or "the arguments differ"
+
+
+def _subset(want: Any, got: Any) -> bool:
+    """``want`` is within ``got``: objects key by key (recursively), arrays element by element."""
+    if type(want) is dict and type(got) is dict:
+        # The common case, flat string arguments, without the stack.
+        for key, value in want.items():
+            if key not in got:
+                return False
+            actual = got[key]
+            if type(value) is str:
+                if type(actual) is not str or actual != value:
+                    return False
+            elif not _subset(value, actual):
+                return False
+        return True
+    pairs = [(want, got)]
+    while pairs:
+        want, got = pairs.pop()
+        if type(want) is dict:
+            if type(got) is not dict:
+                return False
+            for key, value in want.items():
+                if key not in got:
+                    return False
+                pairs.append((value, got[key]))
+        elif type(want) is list:
+            if type(got) is not list or len(got) != len(want):
+                return False
+            pairs.extend(zip(want, got, strict=True))
+        elif not json_equal(want, got):
+            return False
+    return True
+
+
+def _short(value: Any) -> str:
+    text = dumps(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _difference(want: Any, got: Any, path: str, exact: bool) -> str | None:
+    """The first place ``got`` fails ``want``, as a clause (``query is "y", not "x"``)."""
+    stack = [(want, got, path)]
+    while stack:
+        want, got, path = stack.pop()
+        where = path or "the arguments"
+        if type(want) is dict and type(got) is dict:
+            for key in reversed(list(want)):
+                child = f"{path}.{key}" if path else str(key)
+                if key not in got:
+                    return f"{child} is missing (expected {_short(want[key])})"
+                stack.append((want[key], got[key], child))
+            if exact:
+                extra = [key for key in got if key not in want]
+                if extra:
+                    child = f"{path}.{extra[0]}" if path else str(extra[0])
+                    return f"{child} is not expected (got {_short(got[extra[0]])})"
+        elif type(want) is list and type(got) is list:
+            if len(want) != len(got):
+                return f"{where} has {len(got)} items, not {len(want)}"
+            stack.extend(
+                (left, right, f"{path}[{index}]")
+                for index, (left, right) in reversed(list(enumerate(zip(want, got, strict=True))))
+            )
+        elif not json_equal(want, got):
+            return f"{where} is {_short(got)}, not {_short(want)}"
+    return None
+
+
+def _times(low: int, high: int | None) -> str:
+    def count(n: int) -> str:
+        return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+    if high is None:
+        return "at least once" if low == 1 else f"at least {count(low)}"
+    if high == 0:
+        return "never"
+    if low == high:
+        return f"exactly {count(low)}"
+    if low == 0:
+        return f"at most {count(high)}"
+    return f"between {low} and {high} times"
+
+
+def calls_noun(n: int) -> str:
+    return "1 call" if n == 1 else f"{n} calls"
+
+
+_PASSES: dict[tuple[str, str], AssertionResult] = {}
+
+
+def passed_from(key: str, trace: Trace, score: float = 1.0) -> AssertionResult:
+    """A pass that says which format the trace came from (full passes shared per format)."""
+    if score == 1.0:
+        shared = _PASSES.get((key, trace.format))
+        if shared is None:
+            details = {"trace_format": trace.format}
+            shared = _PASSES[(key, trace.format)] = AssertionResult(
+                key, PASSED, 1.0, details=details
+            )
+        return shared
+    return AssertionResult(key, PASSED, score, details={"trace_format": trace.format})
+
+
+class TraceChecker(Checker):
+    """A checker of the trace; no trace is an error."""
+
+    __slots__ = ()
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        trace = trace_of(response, ctx)
+        if type(trace) is str:
+            return errored(self.key, trace, expected=self.expected())
+        return self.judge(trace, True)  # type: ignore[arg-type]
+
+    def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        trace = trace_of(response, ctx)
+        if type(trace) is str:
+            return errored(self.key, trace, expected=self.expected())
+        return self.judge(trace, False)  # type: ignore[arg-type]
+
+    def observed(self, response: Response, ctx: CheckContext) -> str:
+        trace = trace_of(response, ctx)
+        return f"got {render_calls(trace)}" if type(trace) is Trace else ""
+
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+        """Judge the trace; without ``explain``, a failure needs no message (see `verdict`)."""
+        raise NotImplementedError
+
+    def expected(self) -> Any:
+        """What the assertion expects, as results show it."""
+        return None
+
+    def fail(
+        self, trace: Trace, message: str, mark: int | None = None, score: float = 0.0
+    ) -> AssertionResult:
+        """A failure showing the calls made (``mark`` flags where they diverge)."""
+        if not message:  # unexplained: only its verdict and score will be read
+            return failed(self.key, "", score=score, details={"trace_format": trace.format})
+        return failed(
+            self.key,
+            f"{message}; got {render_calls(trace, mark)}",
+            expected=self.expected(),
+            actual=[call.to_json() for call in trace.calls[:_KEPT_CALLS]],
+            score=score,
+            details={"trace_format": trace.format, "calls": len(trace.calls)},
+        )
+
+
+class ToolCalled(TraceChecker):
+    """The number of calls matching a pattern is within [low, high]."""
+
+    __slots__ = ("high", "low", "pattern")
+
+    def __init__(self, key: str, pattern: CallPattern, low: int, high: int | None) -> None:
+        self.key = key
+        self.pattern = pattern
+        self.low = low
+        self.high = high
+
+    def describe(self) -> str:
+        if self.high == 0:
+            return f"tool {self.pattern.describe()} is never called"
+        return f"tool {self.pattern.describe()} is called {_times(self.low, self.high)}"
+
+    def expected(self) -> Any:
+        return {"call": self.pattern.to_json(), "min": self.low, "max": self.high}
+
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+        pattern = self.pattern
+        name = pattern.name
+        high = self.high
+        if high is None:
+            # No upper bound: enough matches settle it, the rest need not be read.
+            needed = self.low
+            if needed == 0:
+                return passed_from(self.key, trace)
+            for call in trace.calls:
+                if call.name == name and pattern.matches(call):
+                    needed -= 1
+                    if not needed:
+                        return passed_from(self.key, trace)
+        matching = [
+            index
+            for index, call in enumerate(trace.calls)
+            if call.name == name and pattern.matches(call)
+        ]
+        count = len(matching)
+        if count >= self.low and (high is None or count <= high):
+            return passed_from(self.key, trace)
+        if not explain:
+            return self.fail(trace, "")
+        times = "never to be called" if high == 0 else f"called {_times(self.low, high)}"
+        message = (
+            f"Expected {pattern.describe()} {times}, got {count} matching "
+            f"{'call' if count == 1 else 'calls'}"
+        )
+        mark: int | None = None
+        if high is not None and count > high:
+            mark = matching[high]
+        else:
+            # Calls of the tool whose arguments differ (none matched, or too few did).
+            seen = set(matching)
+            near = [
+                index
+                for index, call in enumerate(trace.calls)
+                if call.name == pattern.name and index not in seen
+            ]
+            if near:
+                mark = near[0]
+                others = "1 other call" if len(near) == 1 else f"{len(near)} other calls"
+                message += (
+                    f" ({others} to {pattern.name}: call {mark + 1}: "
+                    f"{pattern.mismatch(trace.calls[mark])})"
+                )
+        return self.fail(trace, message, mark)
+
+
+class ToolCount(TraceChecker):
+    """The number of tool calls (of one tool, or of all) is within [low, high]."""
+
+    __slots__ = ("high", "low", "name")
+
+    def __init__(self, key: str, low: int | None, high: int | None, name: str | None) -> None:
+        self.key = key
+        self.low = low
+        self.high = high
+        self.name = name
+
+    def _what(self) -> str:
+        plural = (self.high if self.high is not None else self.low) != 1
+        noun = "calls" if plural else "call"
+        return f"tool {noun}" if self.name is None else f"{noun} to {self.name}"
+
+    def _bounds(self) -> str:
+        low, high = self.low, self.high
+        if high is None:
+            return f"at least {low}"
+        if low is None or low == 0:
+            return f"at most {high}"
+        if low == high:
+            return f"exactly {low}"
+        return f"between {low} and {high}"
+
+    def describe(self) -> str:
+        return f"the agent makes {self._bounds()} {self._what()}"
+
+    def expected(self) -> Any:
+        return {"min": self.low, "max": self.high, "name": self.name}
+
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+        name = self.name
+        if name is None:
+            indexes = list(range(len(trace.calls)))
+        else:
+            indexes = [index for index, call in enumerate(trace.calls) if call.name == name]
+        count = len(indexes)
+        if (self.low is None or count >= self.low) and (self.high is None or count <= self.high):
+            return passed_from(self.key, trace)
+        if not explain:
+            return self.fail(trace, "")
+        mark = indexes[self.high] if self.high is not None and count > self.high else None
+        return self.fail(trace, f"Expected {self._bounds()} {self._what()}, got {count}", mark)
+
+
+class NamesCalled(TraceChecker):
+    """Every named tool is called (``tools_called``), or none is (``tools_not_called``)."""
+
+    __slots__ = ("called", "names")
+
+    def __init__(self, key: str, names: Sequence[str], called: bool) -> None:
+        self.key = key
+        self.names = tuple(dict.fromkeys(names))
+        self.called = called
+
+    def describe(self) -> str:
+        listed = ", ".join(self.names)
+        return f"tools {listed} are called" if self.called else f"tools {listed} are never called"
+
+    def expected(self) -> Any:
+        return list(self.names)
+
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+        first: dict[str, int] = {}
+        for index, call in enumerate(trace.calls):
+            first.setdefault(call.name, index)
+        if self.called:
+            missing = [name for name in self.names if name not in first]
+            if not missing:
+                return passed_from(self.key, trace)
+            score = 1 - len(missing) / len(self.names)
+            listed = ", ".join(self.names)
+            message = f"Expected {listed} to be called; not called: {', '.join(missing)}"
+            return self.fail(trace, message if explain else "", score=score)
+        made = sorted((first[name], name) for name in self.names if name in first)
+        if not made:
+            return passed_from(self.key, trace)
+        if not explain:
+            return self.fail(trace, "", score=1 - len(made) / len(self.names))
+        shown = ", ".join(f"{name} (call {index + 1})" for index, name in made)
+        return self.fail(
+            trace,
+            f"Expected {', '.join(self.names)} never to be called; called: {shown}",
+            made[0][0],
+            score=1 - len(made) / len(self.names),
+        )

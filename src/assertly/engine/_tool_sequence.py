@@ -1,0 +1,259 @@
+"""``tool-sequence`` and ``tool_sequence``: the calls made against a list of calls, by mode.
+
+Modes: ``in_order`` (the listed calls in this order, others between allowed), ``exact``,
+``unordered`` (exactly these, any order), ``subset`` (every call made is listed) and
+``superset`` (every listed call is made). Listed calls match distinct calls; the unordered
+modes pair them by a maximum bipartite matching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._result import AssertionResult
+from ._tool_checks import CallPattern, TraceChecker, calls_noun, passed_from
+from ._trajectory import ToolCall, Trace, render_call
+
+__all__ = ["MODES", "ToolSequence"]
+
+MODES = ("in_order", "exact", "unordered", "subset", "superset")
+_JUDGES = {mode: f"_{mode}" for mode in MODES}
+
+
+class ToolSequence(TraceChecker):
+    """The calls against a list of patterns, by mode; the score is the fraction matched."""
+
+    __slots__ = ("mode", "patterns", "threshold")
+
+    def __init__(
+        self, key: str, patterns: Sequence[CallPattern], mode: str, threshold: float | None
+    ) -> None:
+        self.key = key
+        self.patterns = tuple(patterns)
+        self.mode = mode
+        self.threshold = threshold
+
+    def _listed(self, separator: str) -> str:
+        return separator.join(pattern.describe() for pattern in self.patterns)
+
+    def describe(self) -> str:
+        mode = self.mode
+        if mode == "in_order":
+            return f"tools are called in this order: {self._listed(' → ')}"
+        if mode == "exact":
+            return f"the tool calls are exactly {self._listed(' → ')}"
+        if mode == "unordered":
+            return f"the tool calls are exactly {self._listed(', ')}, in any order"
+        if mode == "subset":
+            return f"every tool call is one of {self._listed(', ')}"
+        return f"{self._listed(', ')} are all called, in any order"
+
+    def expected(self) -> Any:
+        return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
+
+    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+        judge = getattr(self, _JUDGES[self.mode])
+        score, problem, mark = judge(trace.calls, explain)
+        threshold = self.threshold
+        if (problem is None) if threshold is None else score + 1e-12 >= threshold:
+            return passed_from(self.key, trace, score)
+        if not explain:
+            return self.fail(trace, "", score=score)
+        if problem is None:
+            problem = f"score {score:.4g} is below the threshold {threshold:g}"
+        elif threshold is not None:
+            problem += f"; score {score:.4g} is below the threshold {threshold:g}"
+        return self.fail(trace, f"{self._expectation()}; {problem}", mark, score)
+
+    def _expectation(self) -> str:
+        mode = self.mode
+        if mode == "in_order":
+            return f"Expected calls in this order: {self._listed(' → ')}"
+        if mode == "exact":
+            return f"Expected exactly these calls: {self._listed(' → ')}"
+        if mode == "unordered":
+            return f"Expected exactly these calls, in any order: {self._listed(', ')}"
+        if mode == "subset":
+            return f"Expected only calls among: {self._listed(', ')}"
+        return f"Expected all of these calls, in any order: {self._listed(', ')}"
+
+    # Each mode: (score, what diverges or None, the call index to flag or None).
+
+    def _in_order(
+        self, calls: tuple[ToolCall, ...], explain: bool
+    ) -> tuple[float, str | None, int | None]:
+        patterns = self.patterns
+        position = 0
+        for number, pattern in enumerate(patterns):
+            for index in range(position, len(calls)):
+                if pattern.matches(calls[index]):
+                    position = index + 1
+                    break
+            else:
+                score = number / len(patterns)
+                if not explain:
+                    return score, "", None
+                after = f" after call {position}" if position else ""
+                near = _first_named(calls, pattern, position)
+                if near is not None:
+                    clause = (
+                        f"step {number + 1} ({pattern.describe()}) is not called{after}; "
+                        f"call {near + 1} is {pattern.name} but {pattern.mismatch(calls[near])}"
+                    )
+                    return score, clause, near
+                earlier = _first_named(calls, pattern, 0)
+                if earlier is not None and pattern.matches(calls[earlier]):
+                    clause = (
+                        f"step {number + 1} ({pattern.describe()}) is not called{after}, only "
+                        f"earlier (call {earlier + 1}): out of order"
+                    )
+                    return score, clause, earlier
+                return score, f"step {number + 1} ({pattern.describe()}) is not called{after}", None
+        return 1.0, None, None
+
+    def _exact(
+        self, calls: tuple[ToolCall, ...], explain: bool
+    ) -> tuple[float, str | None, int | None]:
+        patterns = self.patterns
+        matched = [pattern.matches(call) for pattern, call in zip(patterns, calls, strict=False)]
+        score = sum(matched) / max(len(patterns), len(calls))
+        if not explain and score < 1:
+            return score, "", None
+        for index, ok in enumerate(matched):
+            if not ok:
+                pattern, call = patterns[index], calls[index]
+                why = (
+                    f"{pattern.mismatch(call)}" if call.name == pattern.name else f"got {call.name}"
+                )
+                return score, f"call {index + 1} should be {pattern.describe()}: {why}", index
+        if len(calls) > len(patterns):
+            extra = len(calls) - len(patterns)
+            return (
+                score,
+                f"{calls_noun(extra)} more than expected from call {len(patterns) + 1}",
+                (len(patterns)),
+            )
+        if len(calls) < len(patterns):
+            missing = patterns[len(calls)]
+            return (
+                score,
+                f"only {calls_noun(len(calls))} made; call {len(calls) + 1} should be "
+                f"{missing.describe()}",
+                None,
+            )
+        return 1.0, None, None
+
+    def _unordered(
+        self, calls: tuple[ToolCall, ...], explain: bool
+    ) -> tuple[float, str | None, int | None]:
+        chosen = _matching(self.patterns, calls)
+        matched = sum(1 for call in chosen if call >= 0)
+        score = matched / max(len(self.patterns), len(calls))
+        if matched == len(self.patterns) == len(calls):
+            return 1.0, None, None
+        if not explain:
+            return score, "", None
+        return score, self._unmatched(calls, chosen), _first_unused(calls, chosen)
+
+    def _superset(
+        self, calls: tuple[ToolCall, ...], explain: bool
+    ) -> tuple[float, str | None, int | None]:
+        chosen = _matching(self.patterns, calls)
+        matched = sum(1 for call in chosen if call >= 0)
+        if matched == len(self.patterns):
+            return 1.0, None, None
+        if not explain:
+            return matched / len(self.patterns), "", None
+        missing = [p.describe() for p, call in zip(self.patterns, chosen, strict=True) if call < 0]
+        return matched / len(self.patterns), f"not called: {', '.join(missing)}", None
+
+    def _subset(
+        self, calls: tuple[ToolCall, ...], explain: bool
+    ) -> tuple[float, str | None, int | None]:
+        patterns = self.patterns
+        outside = [
+            index
+            for index, call in enumerate(calls)
+            if not any(pattern.matches(call) for pattern in patterns)
+        ]
+        if not outside:
+            return 1.0, None, None
+        score = 1 - len(outside) / len(calls)
+        if not explain:
+            return score, "", None
+        shown = ", ".join(f"call {index + 1} {render_call(calls[index])}" for index in outside[:5])
+        more = f" (and {len(outside) - 5} more)" if len(outside) > 5 else ""
+        return score, f"not among the listed calls: {shown}{more}", outside[0]
+
+    def _unmatched(self, calls: tuple[ToolCall, ...], chosen: list[int]) -> str:
+        used = {call for call in chosen if call >= 0}
+        missing = [p.describe() for p, call in zip(self.patterns, chosen, strict=True) if call < 0]
+        extra = [index for index in range(len(calls)) if index not in used]
+        parts = []
+        if missing:
+            parts.append(f"not called: {', '.join(missing)}")
+        if extra:
+            shown = ", ".join(
+                f"call {index + 1} {render_call(calls[index])}" for index in extra[:5]
+            )
+            more = f" (and {len(extra) - 5} more)" if len(extra) > 5 else ""
+            parts.append(f"not expected: {shown}{more}")
+        return "; ".join(parts)
+
+
+def _first_named(calls: tuple[ToolCall, ...], pattern: CallPattern, start: int) -> int | None:
+    for index in range(start, len(calls)):
+        if calls[index].name == pattern.name:
+            return index
+    return None
+
+
+def _first_unused(calls: tuple[ToolCall, ...], chosen: list[int]) -> int | None:
+    used = set(chosen)
+    for index in range(len(calls)):
+        if index not in used:
+            return index
+    return None
+
+
+def _matching(patterns: Sequence[CallPattern], calls: tuple[ToolCall, ...]) -> list[int]:
+    """A maximum matching of patterns to distinct calls: each pattern's call index, or -1.
+
+    Augmenting paths found breadth first (no recursion), so that a pattern that could take
+    several calls leaves the one another pattern needs.
+    """
+    by_name: dict[str, list[int]] = {}
+    for index, made in enumerate(calls):
+        by_name.setdefault(made.name, []).append(index)
+    options = [
+        [index for index in by_name.get(pattern.name, ()) if pattern.matches(calls[index])]
+        for pattern in patterns
+    ]
+    owner = [-1] * len(calls)  # call -> pattern
+    chosen = [-1] * len(patterns)  # pattern -> call
+    for start in range(len(patterns)):
+        if not options[start]:
+            continue
+        reached_from: dict[int, int] = {}  # call -> the pattern that reached it
+        queue = [start]
+        free = -1
+        head = 0
+        while head < len(queue) and free < 0:
+            pattern = queue[head]
+            head += 1
+            for call in options[pattern]:
+                if call in reached_from:
+                    continue
+                reached_from[call] = pattern
+                if owner[call] < 0:
+                    free = call
+                    break
+                queue.append(owner[call])
+        call = free
+        while call >= 0:
+            pattern = reached_from[call]
+            previous = chosen[pattern]
+            owner[call], chosen[pattern] = pattern, call
+            call = -1 if pattern == start else previous
+    return chosen

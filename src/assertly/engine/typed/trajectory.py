@@ -1,0 +1,184 @@
+"""Trajectory assertions: the tool calls an agent made.
+
+``tool-called`` (a tool, optionally with arguments, called between min and max times),
+``tool-sequence`` (the calls against a list, by ``config.mode``) and ``tool-call-count``.
+The calls are read from the response (OpenAI Chat Completions or Responses, Anthropic
+Messages, a top-level ``tool_calls`` list) or from the call's metadata; see `_trajectory`.
+Everything the user wrote is validated and compiled here, once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._base import BuildContext, Checker
+from .._entries import typed_assertion
+from .._tool_checks import CallPattern, ToolCalled, ToolCount
+from .._tool_sequence import ToolSequence
+from ._wrapper import TypedSpec
+
+__all__ = [
+    "CallSpec",
+    "CountValue",
+    "SequenceOptions",
+    "ToolCalledValue",
+    "compile_call",
+    "compile_calls",
+]
+
+
+class CallSpec(BaseModel):
+    """One call to look for: a tool name and, optionally, its arguments."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    name: str = Field(min_length=1, description="The tool's name.")
+    args: dict[str, Any] | None = Field(
+        default=None, description="Arguments the call must have (a subset by default)."
+    )
+    args_match: Literal["subset", "exact"] = Field(
+        default="subset",
+        description="subset: the call has at least these arguments (nested objects too); "
+        "exact: exactly these.",
+    )
+
+
+class ToolCalledValue(CallSpec):
+    """``tool-called``'s value as a mapping."""
+
+    min: int = Field(
+        default=1, ge=0, description="Fewest matching calls (1 by default; 0 when max is 0)."
+    )
+    max: int | None = Field(default=None, ge=0, description="Most matching calls.")
+
+
+class SequenceOptions(BaseModel):
+    """``tool-sequence``'s config."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    mode: Literal["in_order", "exact", "unordered", "subset", "superset"] = Field(
+        default="in_order",
+        description="in_order: the listed calls in this order, others between allowed; exact: "
+        "exactly these calls in this order; unordered: exactly these calls in any order; "
+        "subset: every call made is one of these; superset: every listed call is made.",
+    )
+
+
+class CountValue(BaseModel):
+    """``tool-call-count``'s value."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    min: int | None = Field(default=None, ge=0, description="Fewest calls.")
+    max: int | None = Field(default=None, ge=0, description="Most calls.")
+    name: str | None = Field(default=None, min_length=1, description="Count only this tool.")
+
+
+_CALL_EXAMPLE = "{name: search, args: {query: 'x'}}"
+
+
+def _pattern(spec: CallSpec, ctx: BuildContext) -> CallPattern | None:
+    if spec.args is None and "args_match" in spec.model_fields_set:
+        ctx.at("args_match").problem(
+            "args_match applies to args, and no args are given (e.g. "
+            "{name: search, args: {query: 'x'}, args_match: exact}; for a call without "
+            "arguments write args: {} with args_match: exact)"
+        )
+        return None
+    return CallPattern(spec.name, spec.args, spec.args_match == "exact")
+
+
+def compile_call(value: Any, ctx: BuildContext) -> CallPattern | None:
+    """A call pattern from a tool name or ``{name, args?, args_match?}``."""
+    if isinstance(value, str) and value:
+        return CallPattern(value)
+    if isinstance(value, dict):
+        spec = ctx.model(CallSpec, value, _CALL_EXAMPLE)
+        return None if spec is None else _pattern(spec, ctx)
+    ctx.problem(f"expected a tool name or a mapping such as {_CALL_EXAMPLE}, got {value!r}")
+    return None
+
+
+def compile_calls(value: Any, ctx: BuildContext) -> list[CallPattern] | None:
+    """A non-empty list of call patterns (names or mappings)."""
+    if isinstance(value, str) and value:
+        value = [value]
+    if not isinstance(value, list) or not value:
+        ctx.problem(
+            f"expected a non-empty list of tool names or {_CALL_EXAMPLE} mappings, "
+            f"got {value!r} (e.g. [search, fetch, answer])"
+        )
+        return None
+    before = len(ctx.problems)
+    patterns = [compile_call(item, ctx.at(index)) for index, item in enumerate(value)]
+    if len(ctx.problems) > before:
+        return None
+    return [pattern for pattern in patterns if pattern is not None]
+
+
+def _bounds(low: int | None, high: int | None, ctx: BuildContext) -> bool:
+    if low is not None and high is not None and low > high:
+        ctx.problem(f"min ({low}) is greater than max ({high})")
+        return False
+    return True
+
+
+@typed_assertion("tool-called")
+def build_tool_called(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """A tool (optionally with these arguments) is called between min (1) and max times."""
+    where = ctx.at("value")
+    value = spec.value
+    if isinstance(value, str) and value:
+        return ToolCalled("tool-called", CallPattern(value), 1, None)
+    if not isinstance(value, dict):
+        where.problem(
+            f"tool-called needs a tool name or a mapping such as "
+            f"{{name: search, args: {{query: 'x'}}, min: 1, max: 2}}, got {value!r}"
+        )
+        return None
+    parsed = where.model(ToolCalledValue, value, "{name: search, args: {query: 'x'}, max: 2}")
+    if parsed is None:
+        return None
+    low = parsed.min
+    if parsed.max == 0 and "min" not in parsed.model_fields_set:
+        low = 0  # {name: delete, max: 0}: never called (the default min of 1 would contradict)
+    pattern = _pattern(parsed, where)
+    if pattern is None or not _bounds(low, parsed.max, where):
+        return None
+    return ToolCalled("tool-called", pattern, low, parsed.max)
+
+
+@typed_assertion("tool-sequence", options=SequenceOptions, threshold=True)
+def build_tool_sequence(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """The tool calls against a list of calls, by config.mode (in_order by default)."""
+    patterns = compile_calls(spec.value, ctx.at("value"))
+    threshold = spec.threshold
+    if threshold is not None and not 0 <= threshold <= 1:
+        ctx.at("threshold").problem(f"threshold must be a number in [0, 1], got {threshold!r}")
+        return None
+    if patterns is None:
+        return None
+    mode = spec.config.get("mode", "in_order")  # validated against SequenceOptions already
+    return ToolSequence("tool-sequence", patterns, mode, threshold)
+
+
+@typed_assertion("tool-call-count")
+def build_tool_call_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """The number of tool calls (of one tool, with name) is between min and max."""
+    where = ctx.at("value")
+    example = "{max: 5} or {min: 1, max: 2, name: search}"
+    if not isinstance(spec.value, dict):
+        where.problem(f"tool-call-count needs a mapping such as {example}, got {spec.value!r}")
+        return None
+    parsed = where.model(CountValue, spec.value, example)
+    if parsed is None:
+        return None
+    if parsed.min is None and parsed.max is None:
+        where.problem(f"give min, max or both (e.g. {example}); without them any count passes")
+        return None
+    if not _bounds(parsed.min, parsed.max, where):
+        return None
+    return ToolCount("tool-call-count", parsed.min, parsed.max, parsed.name)

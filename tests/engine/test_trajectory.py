@@ -1,0 +1,241 @@
+"""Reading the tool-call trace out of a response or the call's metadata (engine/_trajectory)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from assertly import CheckContext
+from assertly.engine import Response
+from assertly.engine import _trajectory as trajectory
+from assertly.engine._trajectory import NO_TRACE, Trace, render_calls, trace_of
+from trajectory_support import FORMATS, NO_TRACE_RESPONSES, TRAJECTORY
+
+
+def trace(output: Any, context: Any = None) -> Trace | str:
+    return trace_of(Response(output), CheckContext.build(context))
+
+
+def calls(found: Trace | str) -> list[tuple[str, Any]]:
+    assert isinstance(found, Trace), found
+    return [(call.name, call.arguments) for call in found.calls]
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_every_format_gives_the_same_calls(format: str) -> None:
+    output, context = FORMATS[format](TRAJECTORY)
+    found = trace(output, context)
+    assert calls(found) == TRAJECTORY
+    assert isinstance(found, Trace) and found.format == format
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_a_recognised_reply_without_calls_has_zero_calls(format: str) -> None:
+    output, context = FORMATS[format]([])
+    found = trace(output, context)
+    assert isinstance(found, Trace) and found.format == format
+    assert found.calls == ()
+
+
+@pytest.mark.parametrize("output", NO_TRACE_RESPONSES)
+def test_a_response_in_no_format_has_no_trace(output: Any) -> None:
+    assert trace(output) == NO_TRACE
+
+
+def test_openai_chat_transcript_and_single_message() -> None:
+    transcript = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "sunny"},
+        {"role": "assistant", "content": None, "function_call": {"name": "answer"}},
+    ]
+    found = trace(transcript)
+    assert calls(found) == [("search", {}), ("answer", {})]
+    assert isinstance(found, Trace) and found.format == "openai-chat"
+    assert calls(trace({"messages": transcript})) == [("search", {}), ("answer", {})]
+    assert calls(trace(transcript[2])) == [("search", {})]
+
+
+def test_anthropic_transcript_and_content_blocks() -> None:
+    transcript = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "t1", "name": "search", "input": {"q": "paris"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}],
+        },
+    ]
+    found = trace(json.dumps(transcript))
+    assert calls(found) == [("search", {"q": "paris"}), ("web_search", {})]
+    assert isinstance(found, Trace) and found.format == "anthropic"
+    blocks = transcript[1]["content"]
+    assert calls(trace(blocks)) == [("search", {"q": "paris"})]
+
+
+def test_openai_responses_items_list_and_custom_tools() -> None:
+    items = [
+        {"role": "user", "content": "Run it"},
+        {"type": "function_call", "call_id": "c", "name": "run", "arguments": '{"n": 1}'},
+        {"type": "function_call_output", "call_id": "c", "output": "ok"},
+        {"type": "custom_tool_call", "call_id": "d", "name": "sql", "input": "SELECT 1"},
+    ]
+    found = trace(items)
+    assert calls(found) == [("run", {"n": 1}), ("sql", {"input": "SELECT 1"})]
+    assert isinstance(found, Trace) and found.format == "openai-responses"
+
+
+def test_a_message_list_without_calls_is_zero_calls() -> None:
+    found = trace([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    assert isinstance(found, Trace) and found.calls == () and found.format == "messages"
+
+
+def test_empty_choices_and_empty_output_are_zero_calls() -> None:
+    assert calls(trace({"object": "chat.completion", "choices": []})) == []
+    assert calls(trace({"object": "response", "output": []})) == []
+    assert calls(trace({"type": "message", "role": "assistant", "content": []})) == []
+    assert calls(trace({"tool_calls": []})) == []
+    assert calls(trace({"tool_calls": None})) == []
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ({"choices": [{"text": "legacy completion"}]}, "choices[0] has no message object"),
+        ({"tool_calls": "search"}, "tool_calls is a string, not a list"),
+        ({"tool_calls": [{"arguments": {}}]}, "tool_calls[0] is a tool call with no name"),
+        ({"tool_calls": [{"name": 7}]}, "tool_calls[0] is a tool call with a name that is an"),
+        ({"tool_calls": ["search"]}, "tool_calls[0] is a string, not a tool call object"),
+        (
+            {"type": "message", "role": "assistant", "content": [{"type": "tool_use"}]},
+            "content[0] is a tool call with no name",
+        ),
+        (
+            {"choices": [{"message": {"role": "assistant", "tool_calls": {"a": 1}}}]},
+            "choices[0].message.tool_calls is an object, not a list",
+        ),
+    ],
+)
+def test_a_malformed_trace_says_where(output: Any, reason: str) -> None:
+    found = trace(output)
+    assert isinstance(found, str) and reason in found
+    assert found.startswith("the tool-call trace cannot be read: ")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected", "problem"),
+    [
+        ('{"q": "x"}', {"q": "x"}, None),
+        ("", {}, None),
+        ("  ", {}, None),
+        (None, {}, None),
+        ({"q": "x"}, {"q": "x"}, None),
+        ('{"q": ', None, "the arguments are not valid JSON: '{\"q\": '"),
+        ("[1, 2]", None, "the arguments are an array, not an object"),
+        ('"text"', None, "the arguments are a string, not an object"),
+        (5, None, "the arguments are an integer, not an object"),
+        ("[" * 20_000 + "]" * 20_000, None, "the arguments are JSON nested too deeply to read"),
+    ],
+)
+def test_arguments_json_text_or_object_or_unreadable(
+    arguments: Any, expected: Any, problem: str | None
+) -> None:
+    found = trace({"tool_calls": [{"name": "search", "arguments": arguments}]})
+    assert isinstance(found, Trace)
+    (call,) = found.calls
+    assert call.name == "search"
+    assert call.arguments == expected
+    assert call.problem == problem
+
+
+def test_metadata_wins_over_the_response() -> None:
+    output, _ = FORMATS["openai-chat"]([("search", {})])
+    found = trace(output, {"tool_calls": [{"name": "fetch", "args": {"id": 1}}]})
+    assert calls(found) == [("fetch", {"id": 1})]
+    assert isinstance(found, Trace) and found.format == "metadata"
+
+
+@pytest.mark.parametrize(
+    ("reported", "reason"),
+    [
+        ("search", "tool_calls is a string, not a list of tool calls"),
+        ({"name": "search"}, "tool_calls is an object, not a list of tool calls"),
+        ([{"args": {}}], "tool_calls[0] is a tool call with no name"),
+    ],
+)
+def test_unreadable_metadata_is_no_trace_even_when_the_response_has_one(
+    reported: Any, reason: str
+) -> None:
+    output, _ = FORMATS["anthropic"]([("search", {})])
+    found = trace(output, {"tool_calls": reported})
+    assert isinstance(found, str) and reason in found
+
+
+def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+    original = trajectory._from_object
+
+    def counting(data: Any) -> Any:
+        seen.append(data)
+        return original(data)
+
+    monkeypatch.setattr(trajectory, "_from_object", counting)
+    import assertly
+
+    expectation = assertly.compile(
+        [
+            {"type": "tool-called", "value": "search"},
+            {"type": "not-tool-called", "value": "delete"},
+            {"type": "tool-sequence", "value": ["search", "answer"]},
+            {"type": "tool-call-count", "value": {"max": 5}},
+        ]
+    )
+    output, _ = FORMATS["openai-chat"](TRAJECTORY)
+    assert expectation.check(output).passed
+    assert len(seen) == 1
+
+
+def test_metadata_is_read_once_per_context() -> None:
+    context = CheckContext(tool_calls=[{"name": "a"}])
+    first = trace_of(Response("x"), context)
+    assert trace_of(Response("y"), context) is first
+
+
+def test_render_calls_marks_the_divergence_and_clips_long_traces() -> None:
+    output, _ = FORMATS["tool_calls"]([("step", {"n": index}) for index in range(30)])
+    found = trace(output)
+    assert isinstance(found, Trace)
+    text = render_calls(found, mark=25)
+    assert text.startswith("30 calls (top-level tool_calls): 1. step(n=0) → 2. step(n=1)")
+    assert "20. step(n=19) → … → 26. step(n=25) << → … (4 more)" in text
+    long = trace({"tool_calls": [{"name": "write", "arguments": {"text": "x" * 500}}]})
+    assert isinstance(long, Trace)
+    assert 'write(text="xxxxxxxx' in render_calls(long)
+    assert len(render_calls(long)) < 120
+
+
+def test_a_check_context_with_tool_calls_survives_pickling() -> None:
+    import pickle
+
+    context = CheckContext(tool_calls=[{"name": "a"}], cost_usd=0.1)
+    copy = pickle.loads(pickle.dumps(context))
+    assert copy.tool_calls == [{"name": "a"}]
+    assert calls(trace_of(Response("x"), copy)) == [("a", {})]
