@@ -356,6 +356,16 @@ def run_command(
 
             # Before the run: `last` is the run before this one, not this one.
             base_side = open_side(baseline, options.store_path or default_store(must_exist=False))
+            if options.resume and _same_run(base_side.run_id, options):
+                raise ConfigError(
+                    [
+                        Problem(
+                            "--baseline",
+                            f"{baseline!r} is run {base_side.run_id}, the run being resumed: "
+                            "name the run to compare with (e.g. last~1 or blessed)",
+                        )
+                    ]
+                )
         try:
             with ConsoleReporter(force_plain=plain) as reporter:
                 record = run_tests(options, reporter)
@@ -377,6 +387,17 @@ def run_command(
     if min_pass_rate is not None or base_side is not None:
         exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions)
     write_reports(record, outputs, exit_code)
+
+
+def _same_run(run_id: str, options: Any) -> bool:
+    """Whether ``--resume`` names ``run_id``."""
+    from .store import RunStore
+
+    store = RunStore(options.store_path or default_store(), must_exist=True, read_only=True)
+    try:
+        return bool(store.resolve_run_id(options.resume) == run_id)
+    finally:
+        store.close()
 
 
 def _apply_gates(

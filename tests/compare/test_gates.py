@@ -200,3 +200,14 @@ def test_the_html_report_of_a_gated_run_shows_the_comparison(project: Project) -
     plain = project.root / "plain.html"
     project.run({"a": "ok", "<img src=x onerror=alert(1)>": "no"}, "-o", str(plain))
     assert '<section id="comparison">' not in plain.read_text(encoding="utf-8")
+
+
+def test_a_resumed_run_cannot_be_its_own_baseline(project: Project) -> None:
+    project.tests(["a"])
+    project.run({"a": "ok"})
+    project.run({"a": "no"})
+    result = project.cli("run", "--resume", "last", "--baseline", "last")
+    assert result.exit_code == 2
+    assert "the run being resumed: name the run to compare with" in result.stderr
+    fine = project.cli("run", "--resume", "last", "--baseline", "last~1")
+    assert fine.exit_code == 1 and "1 regression against run" in fine.stdout
