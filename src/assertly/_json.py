@@ -8,6 +8,7 @@ It imports nothing from assertly.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -223,7 +224,7 @@ def _write_deep(value: Any, *, ascii_only: bool) -> str:
             parts.append(
                 json.dumps(item, ensure_ascii=ascii_only, allow_nan=False, default=repr)
                 if not isinstance(item, float) or math.isfinite(item)
-                else repr(item)
+                else "null"  # as orjson writes NaN and infinities
             )
     return "".join(parts)
 
@@ -259,15 +260,56 @@ def dumps(value: Any) -> str:
             return "<value nested too deeply to print>"
 
 
-def to_json_bytes(data: Any, *, indent: bool = False) -> bytes:
-    """Serialise report data: orjson, or the stdlib for what orjson refuses (huge integers)."""
+def _finite(value: Any) -> Any:
+    """A copy of ``value`` with NaN and infinities as None.
+
+    Recursive: it is called only on values the stdlib could write but for them, so of a depth
+    it can walk.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(child) for child in value]
+    return value
+
+
+def _surrogate_as_text(error: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: each lone surrogate as the JSON text of a backslash and udXXX."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    return "".join(f"\\\\u{ord(char):04x}" for char in bad), error.end
+
+
+_SURROGATE_AS_TEXT = "assertly-json-surrogate"
+codecs.register_error(_SURROGATE_AS_TEXT, _surrogate_as_text)
+
+
+def to_json_bytes(data: Any, *, indent: bool = False, keep_surrogates: bool = False) -> bytes:
+    r"""Serialise report data: orjson, or the stdlib for what orjson refuses (huge integers).
+
+    A lone surrogate (from a valid ``"\ud800"`` escape in an agent's JSON) is written as the
+    text ``\ud800``: as an escape the document would be refused by strict readers (orjson,
+    I-JSON), and raw it is not UTF-8. ``keep_surrogates`` writes it as the escape instead, so
+    that the run store reads back the very value (it reads with a lenient reader).
+    """
     options = _DUMP_OPTIONS | (orjson.OPT_INDENT_2 if indent else 0)
     try:
         return orjson.dumps(data, option=options)
     except (TypeError, orjson.JSONEncodeError):
-        # ASCII escapes keep lone surrogates (valid JSON escapes, invalid UTF-8) writable.
         try:
-            text = json.dumps(data, ensure_ascii=True, indent=2 if indent else None, default=repr)
+            text = json.dumps(
+                data,
+                ensure_ascii=keep_surrogates,
+                indent=2 if indent else None,
+                default=repr,
+                allow_nan=False,
+            )
+        except ValueError:  # NaN or an infinity (a reported cost): null, as orjson writes them
+            return to_json_bytes(_finite(data), indent=indent, keep_surrogates=keep_surrogates)
         except RecursionError:  # a judged output nested up to MAX_JSON_DEPTH levels
-            text = _write_deep(data, ascii_only=True)
-        return text.encode()
+            text = _write_deep(data, ascii_only=keep_surrogates)
+        # Surrogates only ever sit inside strings, where the text \udXXX is valid.
+        return text.encode("utf-8", _SURROGATE_AS_TEXT)

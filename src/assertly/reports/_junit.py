@@ -11,6 +11,7 @@ fails when the suite fails. A case that did not pass in a suite that met its thr
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
@@ -19,12 +20,20 @@ from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["render_junit"]
 
-# XML 1.0 forbids most control characters; agent output may contain anything.
-_INVALID_XML = {c: None for c in range(32) if c not in (9, 10, 13)}
+# What XML 1.0 cannot hold, raw or as a character reference: C0 controls but tab, newline and
+# carriage return; lone surrogates (which ElementTree would write as an invalid &#55296;);
+# U+FFFE and U+FFFF. Agent output may hold any of them.
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _clean(text: str) -> str:
-    return text.translate(_INVALID_XML)
+    """``text`` with what XML cannot hold shown as escapes (``\\x01``, ``\\ud800``), not dropped."""
+    return _INVALID_XML.sub(_escape, text)
 
 
 def _failure_text(test: TestRecord) -> str:
