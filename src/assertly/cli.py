@@ -1,7 +1,7 @@
 """The ``assertly`` command line. Thin: parses arguments and calls the rooms below.
 
 Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or configuration error
-(nothing was judged).
+(nothing was judged); 130 Ctrl-C and 143 SIGTERM during a run (every finished trial stored).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ._frontend import check_report_paths, parse_facts, parse_now_option
 from ._terminal import terminal_safe
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
+EXIT_TERMINATED = 143  # SIGTERM (128 + 15), as shells report it
 _GC_THRESHOLD = 20_000
 
 
@@ -335,6 +336,7 @@ def run_command(
     from .reports import ConsoleReporter
     from .runner import RunOptions
     from .runner import run as run_tests
+    from .runner._signals import Terminated
 
     with usage_errors():
         _check_outputs(outputs)
@@ -369,13 +371,14 @@ def run_command(
         try:
             with ConsoleReporter(force_plain=plain) as reporter:
                 record = run_tests(options, reporter)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Terminated) as stop:
+            how = "terminated" if isinstance(stop, Terminated) else "interrupted"
             click.echo(
-                "interrupted: every finished trial is stored; "
+                f"{how}: every finished trial is stored; "
                 "`assertly run --resume last` runs the rest",
                 err=True,
             )
-            sys.exit(EXIT_INTERRUPTED)
+            sys.exit(EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED)
     reporter.summary(record)
     if options.resume and record.trials_run == 0:
         click.echo(

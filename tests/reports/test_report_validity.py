@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import orjson
@@ -21,7 +20,10 @@ from click.testing import CliRunner
 
 from assertly.cli import main
 
-HOSTILE = "a|b \r| c |\r\n\ud800 \udfff \ufffe \uffff \x00\x01\x08\x0b\x0c\x1b[31m\x7f | x | y |\n```\n~~~\n"
+HOSTILE = (
+    "a|b \r| c |\r\n\ud800 \udfff \ufffe \uffff \x00\x01\x08\x0b\x0c\x1b[31m\x7f"
+    " | x | y |\n```\n~~~\n"
+)
 
 AGENT = f"""
 HOSTILE = {HOSTILE!r}

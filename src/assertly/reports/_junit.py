@@ -32,7 +32,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def _clean(text: str) -> str:
-    """``text`` with what XML cannot hold shown as escapes (``\\x01``, ``\\ud800``), not dropped."""
+    r"""``text`` with what XML cannot hold shown as escapes (``\x01``, ``\ud800``), not dropped."""
     return _INVALID_XML.sub(_escape, text)
 
 

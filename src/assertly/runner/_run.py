@@ -48,6 +48,7 @@ from ._records import (
     TrialRecord,
 )
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
+from ._signals import until_sigterm
 from ._suite_hooks import SuiteHookState
 from ._verdict import PassThreshold, build_run, test_status
 
@@ -812,7 +813,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
             with suppress(OSError):  # no process to spare (limits): judged here, as small runs
                 runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
         work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
-        record = asyncio.run(work)
+        record = asyncio.run(until_sigterm(work))  # SIGTERM: Terminated, as Ctrl-C
     finally:
         if runner is not None and runner.judge_process is not None:
             runner.judge_process.close()

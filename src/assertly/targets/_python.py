@@ -1,17 +1,29 @@
 """``py:module:function`` targets: call a Python function (sync or async) with the input.
 
 The function returns the response (text or a JSON value) or a `TargetResponse` to report
-metadata. A sync function runs in a worker thread so it cannot stall the run.
+metadata.
+
+A stuck agent is abandoned at its timeout, never waited for (threads cannot be killed):
+
+* a sync function runs in a daemon thread of its own per call; at the timeout the call is an
+  ``error`` and the thread is left behind (a daemon thread never keeps the process alive, where
+  asyncio's default executor would be joined at exit);
+* an async function runs on an event loop of its own, in a daemon thread, so one that blocks
+  its loop (``time.sleep`` in an ``async def``) cannot stop the run's loop and its timeouts.
+  When a call times out and that loop does not answer a ping within `_PING_S`, the loop is
+  abandoned and the next calls get a fresh one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import math
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -39,6 +51,89 @@ async def _contained(work: Awaitable[Any]) -> Any:
         return await work
     except (SystemExit, KeyboardInterrupt) as error:
         raise _AgentExit(f"{type(error).__name__}: {error}") from None
+
+
+# How long a timed-out async agent's loop has to answer a ping before it is abandoned.
+_PING_S = 0.25
+
+
+def _in_daemon_thread(function: Callable[[Any], Any], payload: Any) -> asyncio.Future[Any]:
+    """``function(payload)`` in a new daemon thread; its result or exception on a future."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():  # timed out: nobody waits any more
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome = (True, function(payload))
+        except (SystemExit, KeyboardInterrupt) as error:
+            outcome = (False, _AgentExit(f"{type(error).__name__}: {error}"))
+        except BaseException as error:  # handed to the caller, never lost
+            outcome = (False, error)
+        with contextlib.suppress(RuntimeError):  # the run's loop is closed: nobody waits
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name="assertly-py-agent", daemon=True).start()
+    return future
+
+
+class _AgentLoop:
+    """An event loop in a daemon thread, where an async agent's calls run."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._serve, name=f"assertly-loop {name}", daemon=True
+        )
+        self._thread.start()
+
+    def _serve(self) -> None:
+        try:
+            self.loop.run_forever()
+        finally:
+            # Stopped (the run is over): end what the agent left running, release the loop.
+            pending = asyncio.all_tasks(self.loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                gathered = asyncio.gather(*pending, return_exceptions=True)
+                self.loop.run_until_complete(gathered)
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
+
+    def run(self, function: Callable[[Any], Any], payload: Any) -> Awaitable[Any]:
+        """Start ``function(payload)`` on this loop; a future of the run's loop for its result."""
+        # _contained runs on the agent's loop too: a sys.exit() there must not stop that loop.
+        done = asyncio.run_coroutine_threadsafe(_contained(function(payload)), self.loop)
+        return asyncio.wrap_future(done)
+
+    async def responsive(self, within_s: float) -> bool:
+        """Whether the loop runs a callback within ``within_s`` (False: something blocks it)."""
+        here = asyncio.get_running_loop()
+        pong: asyncio.Future[None] = here.create_future()
+
+        def answer() -> None:
+            if not pong.done():
+                pong.set_result(None)
+
+        try:
+            self.loop.call_soon_threadsafe(here.call_soon_threadsafe, answer)
+            await asyncio.wait_for(pong, within_s)
+        except (TimeoutError, RuntimeError):
+            return False
+        return True
+
+    def abandon(self) -> None:
+        """Stop the loop when it next runs (a blocked one never does; its thread is a daemon)."""
+        with contextlib.suppress(RuntimeError):  # already closed
+            self.loop.call_soon_threadsafe(self.loop.stop)
 
 
 def _unstorable(value: Any, limit: int) -> str | None:
@@ -101,16 +196,26 @@ class PythonTarget:
         self.name = f"py:{spec}"
         self.function: Callable[..., Any] = function
         self.is_async = inspect.iscoroutinefunction(function)
+        self._loop: _AgentLoop | None = None
 
     async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
         """Call the function once."""
+        agent_loop = None
         if self.is_async:
-            work = self.function(payload)
+            if self._loop is None:
+                self._loop = _AgentLoop(self.name)
+            agent_loop = self._loop
+            work: Awaitable[Any] = agent_loop.run(self.function, payload)
         else:
-            work = asyncio.to_thread(self.function, payload)
+            work = _in_daemon_thread(self.function, payload)
         try:
             returned = await asyncio.wait_for(_contained(work), timeout_s)
         except TimeoutError:
+            if agent_loop is not None and not await agent_loop.responsive(_PING_S):
+                # The agent blocks its own loop: leave it (and its thread) behind.
+                agent_loop.abandon()
+                if self._loop is agent_loop:
+                    self._loop = None
             raise TargetError(f"timed out after {timeout_s:g} s") from None
         except _AgentExit as error:
             raise TargetError(str(error)) from None
@@ -130,4 +235,7 @@ class PythonTarget:
         return response
 
     async def aclose(self) -> None:
-        """Nothing to release."""
+        """Stop the async agent's event loop and its thread."""
+        if self._loop is not None:
+            self._loop.abandon()
+            self._loop = None
