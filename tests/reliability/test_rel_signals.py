@@ -13,6 +13,7 @@ Every test runs the real ``assertly`` in a child process, with real signals, and
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import json
 import os
 import signal
@@ -214,15 +215,19 @@ def test_a_grandchild_holding_stdout_cannot_keep_a_run_past_its_timeout(
     if mode == "hang":
         assert test["status"] == "error"
         assert "timed out after 1 s" in test["trials"][0]["error"]
-    else:  # the agent answered and exited: its answer is judged, its stray child ignored
-        assert test["status"] in ("passed", "error"), test
+    else:  # the agent exited, but its stray child kept stdout open: said so, at the timeout
+        assert test["status"] == "error"
+        error = test["trials"][0]["error"]
+        assert "timed out after 1 s: the command exited with code 0" in error, error
 
 
 class _RetryLater(BaseHTTPRequestHandler):
+    retry_after = "20"
+
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.send_response(429)
-        self.send_header("Retry-After", "20")
+        self.send_header("Retry-After", self.retry_after)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -230,8 +235,12 @@ class _RetryLater(BaseHTTPRequestHandler):
         pass
 
 
-def test_retry_after_never_waits_past_the_call_timeout(tmp_path: Path) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _RetryLater)
+@pytest.mark.parametrize("form", ["seconds", "http-date"])
+def test_retry_after_never_waits_past_the_call_timeout(tmp_path: Path, form: str) -> None:
+    handler = type("Handler", (_RetryLater,), {})
+    if form == "http-date":
+        handler.retry_after = email.utils.formatdate(time.time() + 20, usegmt=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     Thread(target=server.serve_forever, daemon=True).start()
     try:
         write_tests(

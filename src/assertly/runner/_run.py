@@ -35,7 +35,7 @@ from ..loading import (
 from ..store import RunStore, new_run_id
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
 from ..targets._base import metadata_from
-from ..targets._command import _kill_group
+from ..targets._command import _end
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._options import RunOptions, options_dict, parse_shard, restore_options
@@ -241,8 +241,7 @@ class Runner:
             )
             _, stderr = await asyncio.wait_for(process.communicate(), self.timeout_s)
         except TimeoutError:
-            _kill_group(process)  # the hook and everything it started
-            await process.wait()
+            await _end(process)  # the hook and everything it started
             return f"hook '{name}' timed out after {self.timeout_s:g} s"
         except OSError as error:
             return f"hook '{name}' could not start: {error.strerror}"

@@ -96,14 +96,19 @@ class CommandTarget:
             try:
                 stdout, stderr = await asyncio.wait_for(_exchange(process, data), timeout_s)
             except TimeoutError:
-                _kill_group(process)
-                await process.wait()
+                exited = process.returncode  # set at its exit, before its pipes close
+                await _end(process)
+                if exited is not None:
+                    raise TargetError(
+                        f"timed out after {timeout_s:g} s: the command exited with code "
+                        f"{exited}, but a process it started (in a session of its own) still "
+                        "held its stdout or stderr open"
+                    ) from None
                 raise TargetError(
                     f"timed out after {timeout_s:g} s (process group killed)"
                 ) from None
             except asyncio.CancelledError:
-                _kill_group(process)
-                await process.wait()
+                await _end(process)
                 raise
             finally:
                 if process.returncode is None:
@@ -190,6 +195,20 @@ async def _exchange(process: asyncio.subprocess.Process, data: bytes) -> tuple[b
     )
     await process.wait()
     return stdout, stderr
+
+
+async def _end(process: asyncio.subprocess.Process) -> None:
+    """Kill the command's process group and reap it, whoever still holds its pipes.
+
+    A grandchild that left the group (its own session) may hold stdout open for ever, and on
+    Python 3.11 ``Process.wait`` waits for the pipes to close as well as for the exit: closing
+    our ends of the pipes first bounds the wait by the command's own exit.
+    """
+    _kill_group(process)
+    transport = getattr(process, "_transport", None)  # asyncio's, not public: our pipe ends
+    if transport is not None:
+        transport.close()
+    await process.wait()
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import email.utils
+import math
 import os
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from .._exceptions import TargetError
@@ -101,8 +104,13 @@ class HttpTarget:
         timeout = self._timeouts.get(timeout_s)
         if timeout is None:
             timeout = self._timeouts[timeout_s] = aiohttp.ClientTimeout(total=timeout_s)
+        # The timeout bounds the whole call: every attempt and every wait between them.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
         attempt = 0
         while True:
+            if attempt:
+                timeout = aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001))
             try:
                 async with session.post(self.url, data=body, timeout=timeout) as response:
                     status = response.status
@@ -113,16 +121,26 @@ class HttpTarget:
                 raise TargetError(f"timed out after {timeout_s:g} s") from None
             except aiohttp.ClientError as error:
                 if attempt < self.retries and isinstance(error, aiohttp.ClientConnectionError):
-                    attempt += 1
-                    await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
-                    continue
+                    wait = self.backoff_s * 2**attempt
+                    if loop.time() + wait < deadline:
+                        attempt += 1
+                        await asyncio.sleep(wait)
+                        continue
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 if isinstance(error, aiohttp.ClientConnectionError):
                     raise TargetError(f"cannot connect to {self.url}{tries}: {error}") from None
                 raise TargetError(f"{type(error).__name__}{tries}: {error}") from None
             if (status == 429 or status >= 500) and attempt < self.retries:
+                asked = _retry_after(headers)
+                wait = asked if asked is not None else self.backoff_s * 2**attempt
+                if loop.time() + wait >= deadline:
+                    why = f"Retry-After {asked:g} s" if asked is not None else f"{wait:g} s backoff"
+                    raise TargetError(
+                        f"HTTP {status}{_after(attempt)}: not retried, the {why} would pass "
+                        f"the call's timeout of {timeout_s:g} s"
+                    )
                 attempt += 1
-                await asyncio.sleep(_retry_after(headers) or self.backoff_s * 2 ** (attempt - 1))
+                await asyncio.sleep(wait)
                 continue
             if not 200 <= status < 300:
                 text = raw.decode(charset or "utf-8", errors="replace")
@@ -192,12 +210,26 @@ async def _read_capped(response: Any) -> bytes:
     return b"".join(chunks)
 
 
+def _after(attempt: int) -> str:
+    return f" after {attempt + 1} attempts" if attempt else ""
+
+
 def _retry_after(headers: Any) -> float | None:
+    """Seconds the server asks to wait (``Retry-After``: seconds or an HTTP date), or None."""
     value = headers.get("retry-after")
-    try:
-        return min(float(value), 30.0) if value is not None else None
-    except ValueError:
+    if value is None:
         return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
 def _header_metadata(headers: Any) -> dict[str, Any]:
