@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from .._json import to_json_bytes
+from .._secrets import redact_text
 from ..runner import RunRecord
 
 __all__ = ["render_json", "write_json"]
@@ -59,12 +60,10 @@ def _chunks(run: RunRecord) -> Iterator[bytes]:
 
 def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
     """Write ``run -o report.json`` to ``handle``: run_id, summary, tests, evals, problems."""
-    secrets = [secret.encode() for secret in redact or () if secret]
+    secrets = frozenset(secret for secret in redact or () if secret)
     for chunk in _chunks(run):
-        text = chunk
-        for secret in secrets:  # a secret lives inside one string, so inside one chunk
-            text = text.replace(secret, b"[REDACTED]")
-        handle.write(text)
+        # A secret lives inside one string, so inside one chunk.
+        handle.write(redact_text(chunk.decode(), secrets).encode() if secrets else chunk)
 
 
 def render_json(run: RunRecord, redact: set[str] | None = None) -> bytes:

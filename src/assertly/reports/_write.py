@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from .._secrets import redact_text
 from ..runner import RunRecord
 from ._json import write_json
 from ._junit import render_junit
@@ -37,20 +39,39 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
         _replace(target, lambda handle: write_json(run, handle, redact))
         return
     if suffix == ".xml":
-        data = render_junit(run)
+        text = render_junit(run).decode()
     elif suffix == ".md":
         from ._markdown import render_markdown
 
-        data = render_markdown(run).encode("utf-8", _SURROGATES)
+        text = render_markdown(run)
     elif suffix == ".html":
         from ._html import render_html
 
-        data = render_html(run).encode("utf-8", _SURROGATES)
+        text = render_html(run)
     else:
         raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
-    for secret in redact or ():
-        data = data.replace(secret.encode(), b"[REDACTED]")
+    if redact:
+        # Secrets in a run from the store are gone already; this run may not come from one.
+        secrets = set(redact)
+        if suffix in (".html", ".xml"):  # as the markup escapes them: &#34; &quot; &amp; …
+            secrets |= {_markup_escaped(secret) for secret in redact}
+            secrets |= {html.escape(secret) for secret in redact}
+        text = redact_text(text, secrets)
+    data = text.encode("utf-8", _SURROGATES)
     _replace(target, lambda handle: handle.write(data))
+
+
+def _markup_escaped(text: str) -> str:
+    """``text`` as Jinja (MarkupSafe) escapes it in the HTML report."""
+    for char, entity in (
+        ("&", "&amp;"),
+        ("<", "&lt;"),
+        (">", "&gt;"),
+        ('"', "&#34;"),
+        ("'", "&#39;"),
+    ):
+        text = text.replace(char, entity)
+    return text
 
 
 def _default_file_mode() -> int:

@@ -24,6 +24,7 @@ import orjson
 
 from .._exceptions import StoreError
 from .._json import loads, to_json_bytes
+from .._secrets import redact_value
 
 __all__ = ["RunStore", "new_run_id"]
 
@@ -90,7 +91,7 @@ def new_run_id() -> str:
 
 
 def _dumps(value: Any) -> str:
-    return to_json_bytes(value).decode()
+    return to_json_bytes(value, keep_surrogates=True).decode()
 
 
 def _loads(text: str) -> Any:
@@ -115,8 +116,8 @@ class RunStore:
 
     Args:
         path: The database file (created with its directory when missing).
-        redact: Secrets to remove from everything written (the set is kept, not copied, so
-            secrets added later are redacted too).
+        redact: Secrets to remove, in every spelling, from every string written (the set is
+            kept, not copied, so secrets added later are redacted too).
         must_exist: Raise `StoreError` instead of creating a missing file.
     """
 
@@ -173,16 +174,6 @@ class RunStore:
         except sqlite3.Error as error:
             raise self._write_failed(error) from None
 
-    def _clean(self, text: str) -> str:
-        for secret in sorted(self.redact, key=len, reverse=True):
-            if not secret:
-                continue
-            text = text.replace(secret, "[REDACTED]")
-            escaped = orjson.dumps(secret).decode()[1:-1]  # as it appears inside JSON text
-            if escaped != secret:
-                text = text.replace(escaped, "[REDACTED]")
-        return text
-
     def _write_failed(self, error: sqlite3.Error) -> StoreError:
         """Roll back the open transaction; the error to raise."""
         with suppress(sqlite3.Error):
@@ -204,7 +195,7 @@ class RunStore:
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, started_at, options) VALUES (?, ?, ?)",
-                (run_id, started_at, self._clean(_dumps(options))),
+                (run_id, started_at, _dumps(redact_value(options, self.redact))),
             )
 
     def finish_run(
@@ -233,7 +224,7 @@ class RunStore:
                         options[name] = [*kept, *(w for w in added or () if w not in kept)]
                     db.execute(
                         "UPDATE runs SET options = ? WHERE run_id = ?",
-                        (self._clean(_dumps(options)), run_id),
+                        (_dumps(redact_value(options, self.redact)), run_id),
                     )
 
     def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
@@ -243,7 +234,7 @@ class RunStore:
                 "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
                 "VALUES (?, ?, ?, ?)",
                 [
-                    (run_id, meta["key"], position, self._clean(_dumps(meta)))
+                    (run_id, meta["key"], position, _dumps(redact_value(meta, self.redact)))
                     for position, meta in enumerate(metas, start=start)
                 ],
             )
@@ -274,7 +265,7 @@ class RunStore:
             test_key,
             trial,
             record["status"],
-            self._clean(_dumps(record)),
+            _dumps(redact_value(record, self.redact)),
             time.time(),
             record.get("score"),
         )
@@ -303,7 +294,7 @@ class RunStore:
         with self._write() as db:
             db.execute(
                 "INSERT OR REPLACE INTO evals (run_id, file, record) VALUES (?, ?, ?)",
-                (run_id, file, self._clean(_dumps(record))),
+                (run_id, file, _dumps(redact_value(record, self.redact))),
             )
 
     def resolve_run_id(self, run_id: str) -> str:

@@ -25,6 +25,9 @@ from ._base import MAX_OUTPUT_BYTES, TargetResponse, encode_input
 
 __all__ = ["HttpTarget", "expand_secrets"]
 
+_REDIRECTS = (301, 302, 303, 307, 308)
+_MAX_REDIRECTS = 10
+_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _BODY_TAIL = 1000
 _JSON = {"Content-Type": "application/json"}
@@ -73,6 +76,9 @@ class HttpTarget:
         self.backoff_s = backoff_s
         self.secrets = secrets if secrets is not None else set()
         self.headers = expand_secrets(headers or {}, self.secrets)
+        # The body is always JSON: a Content-Type from config gives way, as it always did.
+        sent = {k: v for k, v in self.headers.items() if k.lower() != "content-type"}
+        self._sent = {**sent, **_JSON}
         self.concurrency = concurrency
         self._session: Any = None  # made on first call, inside the running event loop
         self._timeouts: dict[float, Any] = {}
@@ -84,11 +90,9 @@ class HttpTarget:
             # Plain http needs no TLS context (loading the CA certificates takes ~40 ms).
             plain = self.url.lower().startswith("http://")
             connector = aiohttp.TCPConnector(limit=self.concurrency, ssl=not plain)
-            # The body is always JSON: a Content-Type from config gives way, as it always did.
-            headers = {k: v for k, v in self.headers.items() if k.lower() != "content-type"}
-            self._session = aiohttp.ClientSession(
-                headers={**headers, **_JSON}, connector=connector, trust_env=False
-            )
+            # Headers go with each request, not the session: a redirect to another origin
+            # must be able to leave the credentials out (session headers always go).
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
         return self._session
 
     async def start(self) -> None:
@@ -112,11 +116,7 @@ class HttpTarget:
             if attempt:
                 timeout = aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001))
             try:
-                async with session.post(self.url, data=body, timeout=timeout) as response:
-                    status = response.status
-                    raw = await _read_capped(response)
-                    headers = response.headers
-                    charset = response.charset
+                status, raw, headers, charset = await self._post(session, body, timeout, deadline)
             except TimeoutError:
                 raise TargetError(f"timed out after {timeout_s:g} s") from None
             except aiohttp.ClientError as error:
@@ -147,6 +147,55 @@ class HttpTarget:
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise TargetError(f"HTTP {status}{tries}: {text[:_BODY_TAIL]}")
             return TargetResponse(output=decode_body(raw, charset), **_header_metadata(headers))
+
+    async def _post(
+        self, session: Any, body: bytes, timeout: Any, deadline: float
+    ) -> tuple[int, bytes, Any, str | None]:
+        """POST once, following redirects as browsers and curl do.
+
+        301, 302 and 303 turn the POST into a GET without a body; 307 and 308 keep both. A
+        redirect to another origin (scheme, host, port) drops the credentials: Authorization,
+        Proxy-Authorization, Cookie, and every configured header holding a secret.
+
+        Returns:
+            The final response's status, body, headers and charset.
+        """
+        import aiohttp
+        from yarl import URL
+
+        url, method, headers = URL(self.url), "POST", self._sent
+        data: bytes | None = body
+        loop = asyncio.get_running_loop()
+        for hop in range(_MAX_REDIRECTS + 1):
+            if hop:
+                timeout = aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001))
+            async with session.request(
+                method, url, data=data, headers=headers, timeout=timeout, allow_redirects=False
+            ) as response:
+                location = response.headers.get("Location")
+                if response.status not in _REDIRECTS or not location:
+                    raw = await _read_capped(response)
+                    return response.status, raw, response.headers, response.charset
+                status = response.status
+            try:
+                target = url.join(URL(location))
+            except ValueError:
+                raise TargetError(f"HTTP {status}: cannot follow Location {location!r}") from None
+            if target.scheme not in ("http", "https"):
+                raise TargetError(f"HTTP {status}: will not follow a redirect to {location!r}")
+            if target.origin() != url.origin():
+                headers = {k: v for k, v in headers.items() if not self._credential(k, v)}
+            if status in (301, 302, 303):
+                method, data = "GET", None
+                headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+            url = target
+        raise TargetError(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
+
+    def _credential(self, name: str, value: str) -> bool:
+        """Whether a header carries credentials (dropped on a redirect to another origin)."""
+        if name.lower() in _CREDENTIAL_HEADERS:
+            return True
+        return any(secret in value for secret in self.secrets if secret)
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -7,12 +7,12 @@ mapping.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import TargetError
+from .._secrets import environment_secrets
 from ._base import Target
 from ._command import CommandTarget
 from ._fixtures import FixtureTarget
@@ -42,6 +42,7 @@ def make_target(
         if spec.startswith("cmd:"):
             return CommandTarget(spec[4:], cwd=_within(base_dir, None))
         if spec.startswith(("http://", "https://")):
+            secrets.update(environment_secrets(["url"], {"url": spec}) - {spec})
             return HttpTarget(spec, secrets=secrets, concurrency=concurrency)
         if spec.startswith("py:"):
             return PythonTarget(spec[3:])
@@ -53,6 +54,7 @@ def make_target(
         )
     url = getattr(spec, "url", None)
     if url is not None:
+        secrets.update(environment_secrets(["url"], {"url": url}) - {url})
         return HttpTarget(
             url,
             headers=spec.headers,
@@ -64,6 +66,7 @@ def make_target(
     command = getattr(spec, "command", None)
     if command is not None:
         secrets.update(secret_values(spec.pass_env))
+        secrets.update(environment_secrets(spec.env, spec.env))  # the config's own env: values
         return CommandTarget(
             command,
             shell=spec.shell,
@@ -74,20 +77,14 @@ def make_target(
     raise TargetError(f"cannot make a target from {spec!r}")
 
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-
-
 def secret_values(names: Iterable[str]) -> set[str]:
-    """The values of the named environment variables whose names say they are secrets.
+    """The secrets among the named variables of assertly's environment (for ``pass_env``).
 
-    ``OPENAI_API_KEY`` or ``GITHUB_TOKEN`` passed to a command agent is redacted from every
-    report; ``MODEL_NAME`` is not (its value may rightly appear in expectations).
+    ``OPENAI_API_KEY``, ``GITHUB_TOKEN`` or ``DB_PASS`` passed to a command agent is redacted
+    from every report, and so is the password in ``DATABASE_URL``; ``MODEL_NAME`` is not (its
+    value may rightly appear in expectations).
     """
-    return {
-        value
-        for name in names
-        if _SECRET_NAME.search(name) and len(value := os.environ.get(name, "")) >= 4
-    }
+    return environment_secrets(names, os.environ)
 
 
 def _within(base_dir: Path | None, cwd: str | None) -> str | None:
