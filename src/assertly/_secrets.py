@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 __all__ = ["REDACTED", "environment_secrets", "redact_text", "redact_value", "url_password"]
 
@@ -28,7 +28,7 @@ REDACTED = "[REDACTED]"
 # Names that say a variable holds a secret: API_KEY, GITHUB_TOKEN, DB_PASS, DB_PASSWORD,
 # AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, SESSION_COOKIE, PRIVATE_KEY …
 _SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASS(?:WORD|WD|PHRASE)?(?![A-Z])|_PWD$|CREDENTIAL|AUTH|COOKIE|PRIVATE",
+    r"KEY|TOKEN|SECRET|(?<![A-Z])PASS(?:WORD|WD|PHRASE)?(?![A-Z])|_PWD$|CREDENTIAL|AUTH|COOKIE|PRIVATE",
     re.IGNORECASE,
 )
 # Shorter values are not treated as secrets: redacting "on" or "dev" everywhere would garble
@@ -47,7 +47,7 @@ def url_password(value: str) -> str | None:
         password = urlsplit(value.strip()).password
     except ValueError:
         return None
-    return password or None
+    return unquote(password) if password else None
 
 
 def environment_secrets(names: Iterable[str], values: Mapping[str, str]) -> set[str]:
