@@ -27,7 +27,7 @@ from ._cli_support import (
     usage_errors,
     write_reports,
 )
-from ._exceptions import ConfigError, Problem
+from ._exceptions import AssertlyError, ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
 from ._terminal import terminal_safe
 
@@ -48,6 +48,9 @@ class _Main(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except AssertlyError as error:  # e.g. a damaged store met while writing the reports
+            click.echo(terminal_safe(f"error: {error}"), err=True)
+            ctx.exit(EXIT_USAGE)
         except Exception as error:
             if ctx.params.get("debug"):
                 raise

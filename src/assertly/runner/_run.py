@@ -38,6 +38,7 @@ from ..targets._base import metadata_from
 from ..targets._command import _end
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
+from ._limits import fit_concurrency
 from ._options import RunOptions, options_dict, parse_shard, restore_options
 from ._records import (
     EvalCaseRecord,
@@ -805,6 +806,10 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         data["files"] = files
         store.start_run(run_id, _now_iso(), data)
         runner = Runner(options, config, store, secrets, listener)
+        label = f"-j {options.concurrency}" if options.concurrency else "concurrency"
+        runner.concurrency, capped = fit_concurrency(runner.concurrency, label)
+        if capped:
+            runner.warnings.append(capped)
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
         if judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):

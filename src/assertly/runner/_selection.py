@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import hashlib
-import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .._exceptions import ConfigError, Problem
 from ..loading import Dataset, TestCase
@@ -26,19 +26,82 @@ __all__ = ["TestPlan", "filtered", "in_shard", "select_tests", "selected", "unma
 def _matches_keyword(test: TestCase, expression: str) -> bool:
     """``-k``: words joined by ``and``/``or``/``not`` matched against id, name, suite, tags."""
     haystack = " ".join([test.id, test.name, test.suite, *test.tags]).lower()
+    return compile_keyword(expression)(haystack)
+
+
+# A -k expression is typed by a person: these bounds are far beyond any real one, and keep a
+# pathological one (200,000 nested "not", a megabyte of parentheses) a usage error.
+MAX_KEYWORD_LENGTH = 10_000
+MAX_KEYWORD_NESTING = 100
+
+_Match = Callable[[str], bool]
+
+
+@functools.lru_cache(maxsize=16)
+def compile_keyword(expression: str) -> _Match:
+    """Compile a ``-k`` expression once into a matcher of a test's lower-cased text.
+
+    Grammar (as pytest's ``-k``): ``or`` of ``and`` of ``not``-prefixed words or parenthesised
+    expressions; a word matches when it is part of the text. Nothing is evaluated as Python.
+
+    Raises:
+        ConfigError: The expression cannot be parsed, is too long or nests too deeply.
+    """
+
+    def fail(reason: str) -> ConfigError:
+        shown = expression if len(expression) <= 80 else expression[:77] + "..."
+        return ConfigError([Problem("-k", f"cannot parse expression {shown!r}: {reason}")])
+
+    if len(expression) > MAX_KEYWORD_LENGTH:
+        raise fail(f"it is {len(expression):,} characters long; at most {MAX_KEYWORD_LENGTH:,}")
     tokens = expression.replace("(", " ( ").replace(")", " ) ").split()
-    python: list[str] = []
-    for token in tokens:
-        if token in ("and", "or", "not", "(", ")"):
-            python.append(token)
-        else:
-            python.append(repr(token.lower() in haystack))
-    try:
-        with warnings.catch_warnings():  # "(a)(b)" warns before it fails
-            warnings.simplefilter("ignore", SyntaxWarning)
-            return bool(eval(" ".join(python), {"__builtins__": {}}, {}))
-    except (SyntaxError, TypeError):  # e.g. "a b", or "(a)(b)" (a bool is not callable)
-        raise ConfigError([Problem("-k", f"cannot parse expression {expression!r}")]) from None
+    position = 0
+
+    def peek() -> str | None:
+        return tokens[position] if position < len(tokens) else None
+
+    def parse_or(depth: int) -> _Match:
+        nonlocal position
+        parts = [parse_and(depth)]
+        while peek() == "or":
+            position += 1
+            parts.append(parse_and(depth))
+        return parts[0] if len(parts) == 1 else lambda text: any(p(text) for p in parts)
+
+    def parse_and(depth: int) -> _Match:
+        nonlocal position
+        parts = [parse_not(depth)]
+        while peek() == "and":
+            position += 1
+            parts.append(parse_not(depth))
+        return parts[0] if len(parts) == 1 else lambda text: all(p(text) for p in parts)
+
+    def parse_not(depth: int) -> _Match:
+        nonlocal position
+        if depth > MAX_KEYWORD_NESTING:
+            raise fail(f"it nests deeper than {MAX_KEYWORD_NESTING} levels")
+        token = peek()
+        if token == "not":
+            position += 1
+            inner = parse_not(depth + 1)
+            return lambda text: not inner(text)
+        if token == "(":
+            position += 1
+            inner = parse_or(depth + 1)
+            if peek() != ")":
+                raise fail("a '(' is never closed")
+            position += 1
+            return inner
+        if token is None or token in ("and", "or", ")"):
+            raise fail(f"expected a word, got {token or 'the end'!r}")
+        position += 1
+        word = token.lower()
+        return lambda text: word in text
+
+    matcher = parse_or(0)
+    if position < len(tokens):
+        raise fail(f"unexpected {tokens[position]!r}")
+    return matcher
 
 
 def select_tests(tests: Iterable[TestCase], options: RunOptions) -> list[TestCase]:

@@ -7,6 +7,7 @@ run is writing to it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -18,7 +19,7 @@ from contextlib import contextmanager, suppress
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -72,6 +73,36 @@ CREATE TABLE IF NOT EXISTS baseline (
     blessed_at TEXT NOT NULL
 );
 """
+
+
+# The store's schema version, kept in SQLite's ``PRAGMA user_version``. Stores written before
+# it was kept read 0 and hold the tables of version 1. A store with a higher version was written
+# by a newer assertly, and is refused rather than misread. Raise it with every schema change
+# that older readers cannot read.
+SCHEMA_VERSION = 1
+# The columns each table must have (a file with tables of these names but not these columns
+# belongs to another program). Columns added since (trials.score) are added on opening.
+_COLUMNS = {
+    "runs": {"run_id", "started_at", "finished_at", "options", "duration_ms"},
+    "tests": {"run_id", "test_key", "position", "meta"},
+    "trials": {"run_id", "test_key", "trial", "status", "record", "saved_at"},
+    "evals": {"run_id", "file", "record"},
+}
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _reading(method: _Method) -> _Method:
+    """Turn an SQLite error while reading (a damaged file) into one clear `StoreError`."""
+
+    @functools.wraps(method)
+    def read(self: RunStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as error:
+            raise self._read_failed(error) from None
+
+    return cast(_Method, read)
 
 
 def _alive(pid: int) -> bool:
@@ -141,12 +172,15 @@ class RunStore:
             try:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
                 self._db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+                self._check_schema()
             except (sqlite3.Error, OSError) as error:
                 raise StoreError(f"cannot read the run store {self.path}: {error}") from None
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # Checked before anything is written: another program's file is left untouched.
+            version = self._check_schema()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -154,8 +188,45 @@ class RunStore:
                 # Stores made before trials kept their score in a column of its own (comparing
                 # runs reads it there instead of parsing every record).
                 self._db.execute("ALTER TABLE trials ADD COLUMN score REAL")
+            if version < SCHEMA_VERSION:
+                with suppress(sqlite3.OperationalError):  # a read-only store stays readable
+                    self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except (sqlite3.Error, OSError) as error:
             raise StoreError(f"cannot open the run store {self.path}: {error}") from None
+
+    def _check_schema(self) -> int:
+        """The store's schema version, once it is known to be an assertly store we can read.
+
+        Raises:
+            StoreError: A newer assertly wrote it, or it is another program's SQLite file.
+        """
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the run store {self.path} was written by a newer assertly (store schema "
+                f"{version}; this one reads up to {SCHEMA_VERSION}): upgrade assertly, or give "
+                "another --store"
+            )
+        tables = {
+            name
+            for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not name.startswith("sqlite_")
+        }
+        foreign = None
+        if tables and not tables & _COLUMNS.keys():
+            foreign = f"it holds the tables {', '.join(sorted(tables)[:5])}"
+        for table in sorted(tables & _COLUMNS.keys()):
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            missing = sorted(_COLUMNS[table] - columns)
+            if missing:
+                foreign = f"its table {table} has no column {missing[0]}"
+                break
+        if foreign is not None:
+            self._db.close()
+            raise StoreError(
+                f"{self.path} is not an assertly run store ({foreign}); give another --store"
+            )
+        return version
 
     def close(self) -> None:
         """Commit what is pending and close the connection."""
@@ -174,10 +245,18 @@ class RunStore:
         except sqlite3.Error as error:
             raise self._write_failed(error) from None
 
+    def _read_failed(self, error: sqlite3.Error) -> StoreError:
+        return StoreError(f"cannot read the run store {self.path}: {error} (is it damaged?)")
+
     def _write_failed(self, error: sqlite3.Error) -> StoreError:
         """Roll back the open transaction; the error to raise."""
         with suppress(sqlite3.Error):
             self._db.execute("ROLLBACK")
+        if isinstance(error, sqlite3.OperationalError) and "readonly" in str(error):
+            return StoreError(
+                f"the run store {self.path} is read-only ({error}): make it writable, or give "
+                "another --store"
+            )
         return StoreError(f"cannot write to the run store {self.path}: {error}")
 
     @contextmanager
@@ -297,6 +376,7 @@ class RunStore:
                 (run_id, file, _dumps(redact_value(record, self.redact))),
             )
 
+    @_reading
     def resolve_run_id(self, run_id: str) -> str:
         """A run named as users name it, checked to exist.
 
@@ -390,6 +470,7 @@ class RunStore:
             for table in ("trials", "tests", "evals", "writers", "runs"):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
+    @_reading
     def definitions(self, run_id: str) -> dict[str, str]:
         """Each stored test's definition digest (tests stored before digests existed: none)."""
         rows = self._db.execute(
@@ -398,6 +479,7 @@ class RunStore:
         )
         return {key: definition for key, definition in rows if definition}
 
+    @_reading
     def run_info(self, run_id: str) -> dict[str, Any]:
         """The run's row: started_at, finished_at, options, duration_ms."""
         row = self._db.execute(
@@ -413,6 +495,7 @@ class RunStore:
             "duration_ms": row[3],
         }
 
+    @_reading
     def tests(self, run_id: str) -> list[dict[str, Any]]:
         """Test metadata in run order."""
         rows = self._db.execute(
@@ -420,6 +503,7 @@ class RunStore:
         ).fetchall()
         return [_loads(row[0]) for row in rows]
 
+    @_reading
     def stored_bytes(self, run_id: str) -> int:
         """The size of a run's trial records as stored."""
         row = self._db.execute(
@@ -427,6 +511,7 @@ class RunStore:
         ).fetchone()
         return int(row[0])
 
+    @_reading
     def count_tests(self, run_id: str) -> int:
         """How many tests the run is made of."""
         row = self._db.execute("SELECT COUNT(*) FROM tests WHERE run_id = ?", (run_id,)).fetchone()
@@ -453,6 +538,17 @@ class RunStore:
         Yields:
             ``(meta, {trial: record or status})``; a test that never ran has no trials.
         """
+        try:
+            yield from self._iter_tests(run_id, records, keep)
+        except sqlite3.Error as error:
+            raise self._read_failed(error) from None
+
+    def _iter_tests(
+        self,
+        run_id: str,
+        records: bool,
+        keep: Callable[[list[str], str | None], bool] | None,
+    ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
         # Fixed expressions only: whole records and metadata, or neither.
         column, meta_column = ("r.record", "t.meta") if records else ("NULL", "NULL")
         # A test's pass threshold is read by SQLite from its metadata: counting verdicts
@@ -517,6 +613,7 @@ class RunStore:
         columns = self._db.execute("PRAGMA table_info(trials)").fetchall()
         return any(column[1] == "score" for column in columns)
 
+    @_reading
     def first_not_passed(self, run_id: str, test_key: str) -> dict[str, Any] | None:
         """The record of a test's first trial that failed or errored, if any."""
         row = self._db.execute(
@@ -526,6 +623,7 @@ class RunStore:
         ).fetchone()
         return None if row is None else dict(_loads(row[0]))
 
+    @_reading
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""
         found: dict[str, dict[int, dict[str, Any]]] = {}
@@ -535,6 +633,7 @@ class RunStore:
             found.setdefault(test_key, {})[trial] = _loads(record)
         return found
 
+    @_reading
     def evals(self, run_id: str) -> list[dict[str, Any]]:
         """Every stored eval suite record."""
         rows = self._db.execute(
