@@ -368,3 +368,72 @@ def test_the_fuzz_surfaces_are_wired(tmp_path: Path) -> None:
     """A smoke check that the strategies above reach real code paths (not only errors)."""
     assert len(EXPECT_NAMES) >= 30 and len(TYPED_NAMES) >= 15
     assert assertly.compile({"status": "ok"}).check('{"status": "ok"}').passed
+
+
+# --- what reports write: strict JSON, XML 1.0, and no secret in any spelling -----------------
+
+ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=40)
+REPORT_VALUES = st.recursive(
+    st.one_of(SCALARS, ANY_TEXT, st.integers(min_value=2**64, max_value=2**80)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(ANY_TEXT, children, max_size=4)
+    ),
+    max_leaves=15,
+)
+
+
+@FUZZ
+@given(value=REPORT_VALUES)
+def test_report_json_is_strict_json_for_any_value(value: Any) -> None:
+    import orjson
+
+    written = to_json_bytes(value, indent=True)
+    written.decode("utf-8")  # strict UTF-8: no raw surrogate
+    orjson.loads(written)  # a strict reader: no escaped lone surrogate either
+    json.loads(written)  # (orjson reads integers beyond 64 bits as floats; the stdlib exactly)
+
+
+@FUZZ
+@given(text=ANY_TEXT)
+def test_junit_text_is_xml_1_0_for_any_text(text: str) -> None:
+    from xml.etree import ElementTree as ET
+
+    from assertly.reports._junit import _clean
+
+    element = ET.Element("testcase", name=_clean(text))
+    element.text = _clean(text)
+    ET.fromstring(ET.tostring(element, encoding="utf-8"))  # expat refuses what XML forbids
+
+
+def _spelled(secret: str, choices: list[int]) -> str:
+    short = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\t": "\\t"}
+    parts = []
+    for char, choice in zip(secret, choices, strict=False):
+        units = char.encode("utf-16-be")
+        escaped = "".join(
+            f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in range(0, len(units), 2)
+        )
+        parts.append(
+            [char, short.get(char, char), escaped, escaped.upper().replace("\\U", "\\u")][choice]
+        )
+    return "".join(parts)
+
+
+@FUZZ
+@given(
+    secret=st.text(min_size=4, max_size=12).filter(lambda s: s.strip()),
+    choices=st.lists(st.integers(0, 3), min_size=12, max_size=12),
+    before=st.text(max_size=10),
+    after=st.text(max_size=10),
+)
+def test_a_secret_is_redacted_in_any_spelling(
+    secret: str, choices: list[int], before: str, after: str
+) -> None:
+    from assertly._secrets import redact_text, redact_value
+
+    spelled = _spelled(secret, choices)
+    cleaned = redact_text(before + spelled + after, {secret})
+    assert "[REDACTED]" in cleaned
+    assert secret not in cleaned
+    [kept] = redact_value({"k": [before + secret + after]}, {secret})["k"]
+    assert secret not in kept

@@ -125,3 +125,16 @@ def test_html_parses_and_shows_the_output_escaped(reports: dict[str, bytes]) -> 
     html = reports["r.html"].decode("utf-8")
     HTMLParser().feed(html)
     assert "a|b" in html and "<script" not in html.lower().replace("<script>", "")
+
+
+def test_a_record_beyond_orjson_with_an_infinite_cost_is_still_json() -> None:
+    """Fuzz finding: a reported cost of Infinity next to an integer beyond 64 bits.
+
+    orjson refuses the integer, and the stdlib fallback wrote ``Infinity`` (not JSON); it is
+    now ``null``, as orjson writes it.
+    """
+    from assertly.engine._values import to_json_bytes
+
+    written = to_json_bytes({"cost_usd": float("inf"), "actual": 2**70, "x": [float("nan")]})
+    assert json.loads(written) == {"cost_usd": None, "actual": 2**70, "x": [None]}
+    orjson.loads(written)
