@@ -30,8 +30,8 @@ import yaml
 from reliability_support import ASSERTLY, write_tests
 
 # Quote, backslash, slash, non-ASCII in and beyond the BMP: every escape JSON has.
-HEADER_SECRET = 'sk-"hdr\\ä€/😀-1'
-ENV_SECRET = 'tok-env-ü\\"-2'
+HEADER_SECRET = 'sk-"hdr\\/x-1'  # a header value travels as Latin-1: ASCII
+ENV_SECRET = 'tok-env-ü\\"😀-2'
 PASS_ENV_TOKEN = "ghp_passenv-3€"
 DB_PASS = "db-pa55-ö4"
 DB_URL_PASSWORD = "hunter2-ä5"
@@ -57,6 +57,7 @@ def spellings(secret: str) -> list[str]:
         html.escape(secret),
         html.escape(secret, quote=False),
         secret.replace('"', "&#34;"),
+        json.dumps(_all_escaped(secret))[1:-1],  # the \\u spelling in a JSON string
     ]
     return list(dict.fromkeys(found))
 
