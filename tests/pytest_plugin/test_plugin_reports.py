@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -210,3 +211,36 @@ def test_a_failure_report_shows_control_characters(pytester: pytest.Pytester) ->
     output = result.stdout.str()
     assert "\x1b[2K" not in output and "\r" not in output
     assert "\\x1b[2K\\r\\x1b[32mPASSED" in output
+
+
+def test_a_failure_report_shows_no_secret(pytester: pytest.Pytester) -> None:
+    """A secret the agent echoes (here a secret-named ``env:`` value) is redacted from pytest's
+    failure report as from the store and the reports, in every spelling."""
+    secret = 'tok-"plugin-\u00e4'
+    root = make_project(
+        pytester,
+        {
+            "s.tests.yaml": "agent: echo\ntest_suites:\n  s:\n    tests:\n"
+            "      - {id: t, input: {}, expect: {status: success}}\n"
+        },
+    )
+    agent = (
+        "import json, os\n"
+        "v = os.environ['API_TOKEN']\n"
+        "print(json.dumps({'status': v, 'b': json.dumps(v), 'c': [v]}))\n"
+    )
+    (root / "echo.py").write_text(agent, encoding="utf-8")
+    config = {
+        "agents": {"echo": {"command": [sys.executable, "echo.py"], "env": {"API_TOKEN": secret}}}
+    }
+    (root / "assertly.yaml").write_text(json.dumps(config), encoding="utf-8")
+    result = run(pytester, "s.tests.yaml")
+    output = result.stdout.str()
+    assert "1 failed" in output
+    assert "[REDACTED]" in output
+    for spelling in (
+        secret,
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+    ):
+        assert spelling not in output

@@ -36,7 +36,8 @@ PASS_ENV_TOKEN = "ghp_passenv-3€"
 DB_PASS = "db-pa55-ö4"
 DB_URL_PASSWORD = "hunter2-ä5"
 DATABASE_URL = f"postgres://app:{DB_URL_PASSWORD}@db.example:5432/app"
-SECRETS = [HEADER_SECRET, ENV_SECRET, PASS_ENV_TOKEN, DB_PASS, DB_URL_PASSWORD]
+ENV_REFERENCE = "upstream-\u00e9-6"  # env: {UPSTREAM: ${MY_UPSTREAM}}: a secret, whatever the name
+SECRETS = [HEADER_SECRET, ENV_SECRET, PASS_ENV_TOKEN, DB_PASS, DB_URL_PASSWORD, ENV_REFERENCE]
 
 
 def _all_escaped(text: str) -> str:
@@ -114,7 +115,7 @@ def echo_url() -> Iterator[str]:
 COMMAND_AGENT = r"""
 import json, os, sys
 q = json.load(sys.stdin)
-values = [os.environ[name] for name in ("API_TOKEN", "GITHUB_TOKEN", "DB_PASS")]
+values = [os.environ[name] for name in ("API_TOKEN", "GITHUB_TOKEN", "DB_PASS", "UPSTREAM")]
 values.append(os.environ["DATABASE_URL"])
 def spelled(v):
     units = v.encode("utf-16-be")
@@ -163,7 +164,7 @@ def test_no_secret_reaches_disk_or_screen_in_any_spelling(tmp_path: Path, echo_u
             "web": {"url": echo_url, "headers": {"X-Api-Key": "${MY_HEADER_SECRET}"}},
             "cmd": {
                 "command": [sys.executable, "agent.py"],
-                "env": {"API_TOKEN": ENV_SECRET},
+                "env": {"API_TOKEN": ENV_SECRET, "UPSTREAM": "${MY_UPSTREAM}"},
                 "pass_env": ["GITHUB_TOKEN", "DB_PASS", "DATABASE_URL"],
             },
         }
@@ -186,6 +187,7 @@ def test_no_secret_reaches_disk_or_screen_in_any_spelling(tmp_path: Path, echo_u
             "GITHUB_TOKEN": PASS_ENV_TOKEN,
             "DB_PASS": DB_PASS,
             "DATABASE_URL": DATABASE_URL,
+            "MY_UPSTREAM": ENV_REFERENCE,
         },
     )
     assert result.returncode == 1, result.stdout + result.stderr

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from .._secrets import redact_text
 from .._terminal import terminal_safe
 from ._reporting import AssertlyFailure, AssertlyWarning, eval_failure_lines, failure_lines
 from ._session import STATE, relative, state_of
@@ -427,7 +428,8 @@ class AssertlyTestItem(_AssertlyItem):
             reasons = {record.reason for record in self.records if record.reason}
             pytest.skip("; ".join(sorted(reasons)) or "every trial was skipped")
         lines = failure_lines(self.test, self.records, status, threshold)
-        raise AssertlyFailure(self._with_source(lines))
+        # The report quotes the agent's output, which may echo a secret it was given.
+        raise AssertlyFailure(redact_text(self._with_source(lines), state.secrets))
 
 
 async def _run_trials(runner: Runner, test: TestCase, count: int) -> list[TrialRecord]:

@@ -33,8 +33,15 @@ _BODY_TAIL = 1000
 _JSON = {"Content-Type": "application/json"}
 
 
-def expand_secrets(headers: Mapping[str, str], secrets: set[str]) -> dict[str, str]:
+def expand_secrets(
+    headers: Mapping[str, str], secrets: set[str], what: str = "header"
+) -> dict[str, str]:
     """Replace ``${NAME}`` with environment values, collecting them as secrets.
+
+    Args:
+        headers: Names and values (HTTP headers, or a command's ``env:``).
+        secrets: Collects the values read.
+        what: What the names are, for the error.
 
     Raises:
         TargetError: A referenced variable is not set.
@@ -43,7 +50,7 @@ def expand_secrets(headers: Mapping[str, str], secrets: set[str]) -> dict[str, s
     for name, value in headers.items():
         missing = [v for v in _VARIABLE.findall(value) if v not in os.environ]
         if missing:
-            raise TargetError(f"header {name}: environment variable {missing[0]} is not set")
+            raise TargetError(f"{what} {name}: environment variable {missing[0]} is not set")
         for variable in _VARIABLE.findall(value):
             if os.environ[variable]:
                 secrets.add(os.environ[variable])

@@ -16,7 +16,7 @@ from .._secrets import environment_secrets
 from ._base import Target
 from ._command import CommandTarget
 from ._fixtures import FixtureTarget
-from ._http import HttpTarget
+from ._http import HttpTarget, expand_secrets
 from ._python import PythonTarget
 
 __all__ = ["make_target", "secret_values"]
@@ -66,11 +66,14 @@ def make_target(
     command = getattr(spec, "command", None)
     if command is not None:
         secrets.update(secret_values(spec.pass_env))
-        secrets.update(environment_secrets(spec.env, spec.env))  # the config's own env: values
+        # The config's env: values: ${VAR} read from the environment (a secret, as in a
+        # header), and values under secret names or holding a URL's password.
+        env = expand_secrets(spec.env, secrets, what="env")
+        secrets.update(environment_secrets(env, env))
         return CommandTarget(
             command,
             shell=spec.shell,
-            env=spec.env,
+            env=env,
             pass_env=spec.pass_env,
             cwd=_within(base_dir, spec.cwd),
         )
