@@ -421,7 +421,7 @@ def _spelled(secret: str, choices: list[int]) -> str:
 
 @FUZZ
 @given(
-    secret=st.text(min_size=4, max_size=12).filter(lambda s: s.strip()),
+    secret=st.text(min_size=4, max_size=12).filter(lambda s: s.strip() and "\x00" not in s),
     choices=st.lists(st.integers(0, 3), min_size=12, max_size=12),
     before=st.text(max_size=10),
     after=st.text(max_size=10),
@@ -434,6 +434,7 @@ def test_a_secret_is_redacted_in_any_spelling(
     spelled = _spelled(secret, choices)
     cleaned = redact_text(before + spelled + after, {secret})
     assert "[REDACTED]" in cleaned
-    assert secret not in cleaned
+    # (The marker itself may hold a "secret" such as "[RED": it is not one that leaked.)
+    assert secret not in cleaned.replace("[REDACTED]", "\x00")
     [kept] = redact_value({"k": [before + secret + after]}, {secret})["k"]
-    assert secret not in kept
+    assert secret not in kept.replace("[REDACTED]", "\x00")
