@@ -199,3 +199,5 @@ def test_concurrency_beyond_the_open_file_limit_is_capped_up_front(tmp_path: Pat
     assert "80 passed" in output
     assert "Too many open files" not in output
     assert "-j 1000 is capped to" in output and "open files" in output
+    first = completed.stdout.splitlines()[0]
+    assert first.startswith("warning: -j 1000 is capped to"), first  # up front, before any call

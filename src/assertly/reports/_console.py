@@ -76,7 +76,14 @@ class ConsoleReporter:
             self._progress.stop()
 
     def __call__(self, event: str, data: Any) -> None:
-        """Runner listener: ``start`` (number of tests), ``test`` (test, status)."""
+        """Runner listener: ``start``, ``test`` and ``warning`` events.
+
+        ``start`` carries the number of tests, ``test`` a test and its status, ``warning`` a
+        message to show before the run (a capped ``-j``; the summary repeats it).
+        """
+        if event == "warning":
+            self._print(f"warning: {data}", markup=False)
+            return
         if event == "start":
             self.total = int(data)
             if self._progress is not None:

@@ -810,6 +810,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         runner.concurrency, capped = fit_concurrency(runner.concurrency, label)
         if capped:
             runner.warnings.append(capped)
+            runner.listener("warning", capped)  # up front, before any call
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
         if judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
