@@ -5,9 +5,9 @@ metadata.
 
 A stuck agent is abandoned at its timeout, never waited for (threads cannot be killed):
 
-* a sync function runs in a daemon thread of its own per call; at the timeout the call is an
-  ``error`` and the thread is left behind (a daemon thread never keeps the process alive, where
-  asyncio's default executor would be joined at exit);
+* a sync function runs on a daemon worker thread (reused across calls); at the timeout the
+  call is an ``error`` and the thread is left to the agent (a daemon thread never keeps the
+  process alive, where asyncio's default executor would be joined at exit);
 * an async function runs on an event loop of its own, in a daemon thread, so one that blocks
   its loop (``time.sleep`` in an ``async def``) cannot stop the run's loop and its timeouts.
   When a call times out and that loop does not answer a ping within `_PING_S`, the loop is
@@ -59,7 +59,7 @@ _PING_S = 0.25
 
 
 def _in_daemon_thread(function: Callable[[Any], Any], payload: Any) -> asyncio.Future[Any]:
-    """``function(payload)`` in a new daemon thread; its result or exception on a future."""
+    """``function(payload)`` on a daemon worker thread; its result or exception on a future."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 
