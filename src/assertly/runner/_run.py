@@ -194,6 +194,14 @@ class Runner:
             self._warn(f"{test.key}: its pass_threshold: {own} overrides --pass-threshold {given}")
         return own  # type: ignore[return-value]  # validated by the file model
 
+    def fit_open_files(self) -> None:
+        """Cap the concurrency to what the open-file limit allows, saying so up front."""
+        label = f"-j {self.options.concurrency}" if self.options.concurrency else "concurrency"
+        self.concurrency, capped = fit_concurrency(self.concurrency, label)
+        if capped:
+            self.warnings.append(capped)
+            self.listener("warning", capped)  # before any call
+
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
         if agent not in self._targets:
@@ -806,11 +814,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         data["files"] = files
         store.start_run(run_id, _now_iso(), data)
         runner = Runner(options, config, store, secrets, listener)
-        label = f"-j {options.concurrency}" if options.concurrency else "concurrency"
-        runner.concurrency, capped = fit_concurrency(runner.concurrency, label)
-        if capped:
-            runner.warnings.append(capped)
-            runner.listener("warning", capped)  # up front, before any call
+        runner.fit_open_files()
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
         if judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
