@@ -26,6 +26,7 @@ import orjson
 from .._exceptions import StoreError
 from .._json import loads, to_json_bytes
 from .._secrets import redact_value
+from ._schema import SCHEMA_VERSION, check_schema
 
 __all__ = ["RunStore", "new_run_id"]
 
@@ -74,20 +75,6 @@ CREATE TABLE IF NOT EXISTS baseline (
 );
 """
 
-
-# The store's schema version, kept in SQLite's ``PRAGMA user_version``. Stores written before
-# it was kept read 0 and hold the tables of version 1. A store with a higher version was written
-# by a newer assertly, and is refused rather than misread. Raise it with every schema change
-# that older readers cannot read.
-SCHEMA_VERSION = 1
-# The columns each table must have (a file with tables of these names but not these columns
-# belongs to another program). Columns added since (trials.score) are added on opening.
-_COLUMNS = {
-    "runs": {"run_id", "started_at", "finished_at", "options", "duration_ms"},
-    "tests": {"run_id", "test_key", "position", "meta"},
-    "trials": {"run_id", "test_key", "trial", "status", "record", "saved_at"},
-    "evals": {"run_id", "file", "record"},
-}
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -195,38 +182,11 @@ class RunStore:
             raise StoreError(f"cannot open the run store {self.path}: {error}") from None
 
     def _check_schema(self) -> int:
-        """The store's schema version, once it is known to be an assertly store we can read.
-
-        Raises:
-            StoreError: A newer assertly wrote it, or it is another program's SQLite file.
-        """
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"the run store {self.path} was written by a newer assertly (store schema "
-                f"{version}; this one reads up to {SCHEMA_VERSION}): upgrade assertly, or give "
-                "another --store"
-            )
-        tables = {
-            name
-            for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if not name.startswith("sqlite_")
-        }
-        foreign = None
-        if tables and not tables & _COLUMNS.keys():
-            foreign = f"it holds the tables {', '.join(sorted(tables)[:5])}"
-        for table in sorted(tables & _COLUMNS.keys()):
-            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-            missing = sorted(_COLUMNS[table] - columns)
-            if missing:
-                foreign = f"its table {table} has no column {missing[0]}"
-                break
-        if foreign is not None:
+        try:
+            return check_schema(self._db, self.path)
+        except StoreError:
             self._db.close()
-            raise StoreError(
-                f"{self.path} is not an assertly run store ({foreign}); give another --store"
-            )
-        return version
+            raise
 
     def close(self) -> None:
         """Commit what is pending and close the connection."""
