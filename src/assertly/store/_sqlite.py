@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import socket
 import sqlite3
 import time
 import uuid
@@ -26,6 +24,7 @@ import orjson
 from .._exceptions import StoreError
 from .._json import loads, to_json_bytes
 from .._secrets import redact_value
+from ._claims import RunClaims
 from ._schema import SCHEMA_VERSION, check_schema
 
 __all__ = ["RunStore", "new_run_id"]
@@ -92,17 +91,6 @@ def _reading(method: _Method) -> _Method:
     return cast(_Method, read)
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process of this host is still running."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, under another user
-        return True
-    return True
-
-
 def new_run_id() -> str:
     """A sortable, unique run id: UTC time plus a random suffix."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
@@ -129,7 +117,7 @@ _SAVE_TRIAL = (
 BATCH_TRIALS = 256
 
 
-class RunStore:
+class RunStore(RunClaims):
     """A SQLite file holding every run of a project.
 
     Args:
@@ -385,38 +373,6 @@ class RunStore:
                 (run_id, blessed_at),
             )
 
-    def claim_run(self, run_id: str, since: str) -> None:
-        """Become the one process writing ``run_id`` (a run, or a resume of it).
-
-        A claim whose process is gone (killed, crashed) on this host is taken over; a live
-        one, or one held from another host, is refused, so two resumes of one run never call
-        the same test twice.
-
-        Raises:
-            StoreError: Another live process writes the run.
-        """
-        host = socket.gethostname()
-        with self._write() as db:
-            row = db.execute(
-                "SELECT pid, host, since FROM writers WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            if row is not None and row[0] != os.getpid():
-                pid, holder, held_since = row
-                if holder != host or _alive(pid):
-                    raise StoreError(
-                        f"run {run_id} is being written by process {pid} on {holder} (since "
-                        f"{held_since}); wait for it to finish or stop it, then resume again"
-                    )
-            db.execute(
-                "INSERT OR REPLACE INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?)",
-                (run_id, os.getpid(), host, since),
-            )
-
-    def release_run(self, run_id: str) -> None:
-        """Give up this process's claim on ``run_id``."""
-        with self._write() as db:
-            db.execute("DELETE FROM writers WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
-
     def forget_trials(self, run_id: str, test_keys: list[str]) -> None:
         """Drop the stored trials and metadata of tests (resumed, with a changed definition)."""
         with self._write() as db:
@@ -548,6 +504,14 @@ class RunStore:
             counts the trials; the primary key's index gives the order, so a million tests
             stream with no sort.
         """
+        try:
+            yield from self._test_counts(run_id, scores)
+        except sqlite3.Error as error:
+            raise self._read_failed(error) from None
+
+    def _test_counts(
+        self, run_id: str, scores: bool
+    ) -> Iterator[tuple[str, dict[str, Any], int, int, int, int, float | None]]:
         score = "NULL"  # one of three fixed texts
         if scores:
             # A store made before the score column: those trials' scores are in their records.
