@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.assertly-installed
 
-.PHONY: test demo check format lint types bench fuzz schemas clean
+.PHONY: test demo check format lint types bench fuzz schemas clean postgres
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ fuzz: $(STAMP)
 
 schemas: $(STAMP)
 	$(PY) schemas/generate.py
+
+# A PostgreSQL server on 127.0.0.1 with the role the PostgreSQL store tests use (as root; CI
+# runs it before `make test`): export ASSERTLY_TEST_POSTGRES_URL as .ci/run does, or rely on
+# the tests' default URL.
+postgres:
+	bash .ci/postgres
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

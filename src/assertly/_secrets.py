@@ -21,7 +21,16 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["REDACTED", "environment_secrets", "redact_text", "redact_value", "url_password"]
+import orjson
+
+__all__ = [
+    "REDACTED",
+    "environment_secrets",
+    "json_is_clean",
+    "redact_text",
+    "redact_value",
+    "url_password",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -123,6 +132,37 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
     return text if pattern is None else pattern.sub(REDACTED, text)
 
 
+@lru_cache(maxsize=256)
+def _json_spelling(secret: str) -> bytes:
+    """How orjson writes ``secret`` inside a JSON string."""
+    return orjson.dumps(secret)[1:-1]
+
+
+def _clean(value: Any, secrets: frozenset[str]) -> bool:
+    r"""Whether no string of ``value`` can hold any spelling of any secret (no walk needed).
+
+    Serialised once by orjson (C): a string spells a secret with escapes only if it holds a
+    literal backslash, written ``\\`` in the JSON text; without one, a secret can only be in
+    it raw, and then the JSON text holds the secret as orjson writes it. Values orjson cannot
+    write (big integers, lone surrogates) are walked.
+    """
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    return json_is_clean(text, secrets)
+
+
+def json_is_clean(text: bytes, secrets: Iterable[str]) -> bool:
+    """Whether JSON text (as orjson writes it) holds no spelling of any secret in a string.
+
+    See `_clean`: no escaped backslash, and no secret as orjson writes it.
+    """
+    if b"\\\\" in text:
+        return False
+    return not any(_json_spelling(secret) in text for secret in secrets if secret)
+
+
 def redact_value(value: Any, secrets: Iterable[str]) -> Any:
     """A copy of a JSON-like value with every secret redacted from its strings (and keys).
 
@@ -134,6 +174,8 @@ def redact_value(value: Any, secrets: Iterable[str]) -> Any:
     if isinstance(value, str):
         return redact_text(value, frozen)
     if not isinstance(value, dict | list | tuple):
+        return value
+    if _clean(value, frozen):
         return value
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, parent, slot)

@@ -56,7 +56,7 @@ class RunSide:
     source: str  # the store's path or the report's, for messages
     evals: list[EvalOutcome] = field(default_factory=list)
     threshold: str = "all"
-    _store_path: Path | None = None
+    _store_path: str | None = None  # what opens the store again (a path or a URL)
     _tests: list[TestOutcome] | None = None  # a report's tests, sorted
 
     def tests(self, *, scores: bool = True) -> Iterator[TestOutcome]:
@@ -99,7 +99,7 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
         StoreError: The report or the run cannot be read.
     """
     path = Path(name)
-    if name.endswith(".json") or (path.is_file() and not _is_sqlite(path)):
+    if name.endswith(".json") or ("://" not in name and path.is_file() and not _is_sqlite(path)):
         return _report_side(path)
     if store_path is None:
         raise StoreError(f"{name!r} is not a report file, and no run store is configured")
@@ -113,16 +113,17 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
             EvalOutcome(str(data["file"]), float(data["score"]), bool(data["passed"]))
             for data in store.evals(run_id)
         ]
+        location, shown = store.location, store.shown
     finally:
         store.close()
     options = info.get("options") or {}
     return RunSide(
         run_id=run_id,
         started_at=str(info.get("started_at") or ""),
-        source=str(store_path),
+        source=shown,
         evals=evals,
         threshold=str(options.get("pass_threshold") or "all"),
-        _store_path=Path(store_path).resolve(),
+        _store_path=location,
     )
 
 
@@ -132,7 +133,7 @@ def _is_sqlite(path: Path) -> bool:
 
 
 def _stored_tests(
-    store_path: Path, run_id: str, threshold: str, *, scores: bool
+    store_path: str, run_id: str, threshold: str, *, scores: bool
 ) -> Iterator[TestOutcome]:
     from ..runner._verdict import PassThreshold, status_of_counts
     from ..store import RunStore

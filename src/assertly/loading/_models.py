@@ -182,6 +182,22 @@ class CommandTargetModel(FileModel):
     cwd: str | None = None
 
 
+def _expand_environment(text: str) -> str:
+    """``${NAME}`` replaced by the environment variable NAME (one that is unset is an error)."""
+    import os
+    import re
+
+    from .._exceptions import ConfigError, Problem
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise ConfigError([Problem("store", f"${{{name}}} is not set in the environment")])
+        return os.environ[name]
+
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value, text)
+
+
 class ConfigModel(FileModel):
     """Project config (``assertly.yaml`` or ``[tool.assertly]`` in ``pyproject.toml``).
 
@@ -231,5 +247,11 @@ class ConfigModel(FileModel):
 
     @property
     def store_path(self) -> str:
-        """The run store: ``store``, when relative, taken relative to `directory`."""
+        """The run store: ``store``, when relative, taken relative to `directory`.
+
+        A ``postgresql://`` URL is taken as it is, with each ``${VAR}`` in it replaced by that
+        environment variable (a password need not be written in the config).
+        """
+        if self.store.startswith(("postgresql://", "postgres://")):
+            return _expand_environment(self.store)
         return str(self._directory / self.store) if self._directory else self.store

@@ -42,7 +42,7 @@ class _Part:
     threshold: str
     duration_ms: float
     evals: list[dict[str, Any]]
-    store: Path | None = None  # a stored run
+    store: str | None = None  # a stored run: what opens its store again (a path or a URL)
     report: dict[str, Any] | None = None  # a JSON report
 
     def tests(self) -> Iterator[tuple[dict[str, Any], dict[int, dict[str, Any]]]]:
@@ -109,13 +109,15 @@ def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]
 def _open_part(name: str, store_path: str | None) -> _Part:
     path, _, run = name.partition(":") if ".sqlite:" in name or ".db:" in name else (name, "", "")
     candidate = Path(path)
+    if "://" in name:  # the project's store is a database: a run of it
+        return _stored_part(name, store_path or "", name)
     if candidate.suffix == ".json" or (candidate.is_file() and not _is_sqlite(candidate)):
         return _report_part(name, candidate)
     if candidate.is_file():
         return _stored_part(name, candidate, run or "last")
     if store_path is None:
         raise StoreError(f"{name!r} is not a file, and no run store is configured")
-    return _stored_part(name, Path(store_path), name)
+    return _stored_part(name, store_path, name)
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -123,12 +125,13 @@ def _is_sqlite(path: Path) -> bool:
         return handle.read(16) == b"SQLite format 3\x00"
 
 
-def _stored_part(name: str, path: Path, run: str) -> _Part:
-    store = RunStore(path, must_exist=True, read_only=True)
+def _stored_part(name: str, path: str | Path, run: str) -> _Part:
+    store = RunStore(str(path), must_exist=True, read_only=True)
     try:
         run_id = store.resolve_run_id(run)
         info = store.run_info(run_id)
         evals = store.evals(run_id)
+        location = store.location
     finally:
         store.close()
     options = info.get("options") or {}
@@ -139,7 +142,7 @@ def _stored_part(name: str, path: Path, run: str) -> _Part:
         threshold=str(options.get("pass_threshold") or "all"),
         duration_ms=float(info.get("duration_ms") or 0.0),
         evals=evals,
-        store=path.resolve(),
+        store=location,
     )
 
 

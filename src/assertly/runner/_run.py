@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, Problem, StoreError, TargetError
+from .._secrets import url_password
 from ..engine import CheckContext, CheckResult, Expectation, Outcome
 from ..loading import (
     ConfigModel,
@@ -798,8 +799,10 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
             with_store.close()
         restore_options(options, stored)
     config, tests, evals, problems = prepare(options)
-    secrets: set[str] = set()
-    store = RunStore(options.store_path or config.store_path, redact=secrets)
+    store_location = options.store_path or config.store_path
+    # A database URL's password is a secret: redacted from the options stored with the run.
+    secrets: set[str] = {password} if (password := url_password(store_location)) else set()
+    store = RunStore(store_location, redact=secrets)
     runner: Runner | None = None
     claimed: str | None = None
     try:

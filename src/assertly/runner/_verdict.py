@@ -119,7 +119,7 @@ class StoredTests(Sequence[TestRecord]):
     that built it (and works while a run is still writing).
     """
 
-    def __init__(self, store_path: Path, run_id: str, threshold: PassThreshold) -> None:
+    def __init__(self, store_path: str | Path, run_id: str, threshold: PassThreshold) -> None:
         self.store_path = store_path
         self.run_id = run_id
         self.threshold: PassThreshold = threshold
@@ -231,7 +231,7 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         run_id=run_id,
         started_at=info.get("started_at", ""),
         duration_ms=info.get("duration_ms") or 0.0,
-        tests=StoredTests(store.path.resolve(), run_id, threshold),
+        tests=StoredTests(store.location, run_id, threshold),
         evals=evals,
         problems=options.get("problems", []),
         warnings=options.get("warnings", []),

@@ -23,7 +23,7 @@ import orjson
 
 from .._exceptions import StoreError
 from .._json import loads, to_json_bytes
-from .._secrets import redact_value
+from .._secrets import json_is_clean, redact_value
 from ._claims import RunClaims
 from ._schema import SCHEMA_VERSION, check_schema
 
@@ -100,6 +100,22 @@ def _dumps(value: Any) -> str:
     return to_json_bytes(value, keep_surrogates=True).decode()
 
 
+def _redacted(value: Any, secrets: set[str]) -> str:
+    """``value`` as stored JSON text, every spelling of every secret redacted.
+
+    Serialised once when no secret can be in it (the common case), walked only when one may.
+    """
+    if not secrets:
+        return _dumps(value)
+    try:  # orjson's own text (the stdlib's fallback escapes differently: walked instead)
+        data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return _dumps(redact_value(value, secrets))
+    if json_is_clean(data, secrets):
+        return data.decode()  # what `_dumps` writes when orjson can
+    return _dumps(redact_value(value, secrets))
+
+
 def _loads(text: str) -> Any:
     # Exact (integers beyond 64 bits stay integers); orjson refuses escaped lone surrogates,
     # which the stdlib fallback of `to_json_bytes` writes when an agent returns them.
@@ -115,10 +131,15 @@ _SAVE_TRIAL = (
 )
 # Trials saved with batch=True that may share one commit.
 BATCH_TRIALS = 256
+_POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
 class RunStore(RunClaims):
     """A SQLite file holding every run of a project.
+
+    ``RunStore("postgresql://…")`` opens a PostgreSQL store instead (`PostgresRunStore`, the
+    ``assertly[postgres]`` extra): same methods, same behaviour, as `pathlib.Path` makes the
+    path class of its system.
 
     Args:
         path: The database file (created with its directory when missing).
@@ -126,6 +147,23 @@ class RunStore(RunClaims):
             kept, not copied, so secrets added later are redacted too).
         must_exist: Raise `StoreError` instead of creating a missing file.
     """
+
+    def __new__(cls, path: str | Path, **_: Any) -> RunStore:
+        if cls is RunStore and isinstance(path, str) and path.startswith(_POSTGRES_PREFIXES):
+            from ._postgres import PostgresRunStore
+
+            return super().__new__(PostgresRunStore)
+        return super().__new__(cls)
+
+    @property
+    def location(self) -> str:
+        """What opens this store again: the file's absolute path."""
+        return str(self.path.resolve())
+
+    @property
+    def shown(self) -> str:
+        """The store as messages name it."""
+        return str(self.path)
 
     def __init__(
         self,
@@ -222,7 +260,7 @@ class RunStore(RunClaims):
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, started_at, options) VALUES (?, ?, ?)",
-                (run_id, started_at, _dumps(redact_value(options, self.redact))),
+                (run_id, started_at, _redacted(options, self.redact)),
             )
 
     def finish_run(
@@ -251,7 +289,7 @@ class RunStore(RunClaims):
                         options[name] = [*kept, *(w for w in added or () if w not in kept)]
                     db.execute(
                         "UPDATE runs SET options = ? WHERE run_id = ?",
-                        (_dumps(redact_value(options, self.redact)), run_id),
+                        (_redacted(options, self.redact), run_id),
                     )
 
     def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
@@ -261,7 +299,7 @@ class RunStore(RunClaims):
                 "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
                 "VALUES (?, ?, ?, ?)",
                 [
-                    (run_id, meta["key"], position, _dumps(redact_value(meta, self.redact)))
+                    (run_id, meta["key"], position, _redacted(meta, self.redact))
                     for position, meta in enumerate(metas, start=start)
                 ],
             )
@@ -292,7 +330,7 @@ class RunStore(RunClaims):
             test_key,
             trial,
             record["status"],
-            _dumps(redact_value(record, self.redact)),
+            _redacted(record, self.redact),
             time.time(),
             record.get("score"),
         )
@@ -321,7 +359,7 @@ class RunStore(RunClaims):
         with self._write() as db:
             db.execute(
                 "INSERT OR REPLACE INTO evals (run_id, file, record) VALUES (?, ?, ?)",
-                (run_id, file, _dumps(redact_value(record, self.redact))),
+                (run_id, file, _redacted(record, self.redact)),
             )
 
     @_reading
