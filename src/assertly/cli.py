@@ -27,6 +27,7 @@ from ._cli_support import (
     usage_errors,
     write_reports,
 )
+from ._cli_view import view_command
 from ._exceptions import AssertlyError, ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
 from ._terminal import terminal_safe
@@ -552,6 +553,7 @@ def schema_command(kind: str) -> None:
 main.add_command(diff_command)
 main.add_command(bless_command)
 main.add_command(merge_command)
+main.add_command(view_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,264 @@
+"""The viewer's pages, rendered by Jinja2 with autoescaping on.
+
+No value is ever marked safe: agent output, test names and messages are text in the page, never
+markup. The pages carry no inline script or style (the CSP forbids both); one small script
+(``static/viewer.js``) refreshes a run still being written and filters exported pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+import orjson
+
+from .. import __version__
+from ..reports._analysis import (
+    NONE,
+    format_cost,
+    format_metrics,
+    format_ms,
+    format_rate,
+    label,
+    test_detail,
+    test_errors,
+    test_failures,
+    value_text,
+    where,
+)
+from ..runner import TestRecord
+from ._queries import DEFAULT_LIMIT, STATUSES, Filters, TestPage
+
+__all__ = ["CSP", "Links", "render"]
+
+# Sent as a header by the server and repeated in each page (exported pages have no server).
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+FOLD_CHARS = 1_500  # a longer value shows its start, the rest behind "show all"
+FOLD_LINES = 24
+VALUE_LIMIT = 70_000  # the JSON report keeps 64 KiB of an output
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("assertly.viewer", "templates"),
+        autoescape=True,  # every value is escaped; the templates mark nothing safe
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(ms=format_ms, rate=format_rate)
+    return env
+
+
+def render(template: str, links: Links, **context: Any) -> str:
+    """One page: ``template`` with ``context``, links made by ``links``."""
+    return (
+        _environment()
+        .get_template(template)
+        .render(version=__version__, csp=CSP, links=links, statuses=STATUSES, **context)
+    )
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where pages link to: the server's routes, or an export's files (relative, from the
+    directory every exported page is in)."""
+
+    static: bool = False
+
+    def asset(self, name: str) -> str:
+        """The stylesheet or the script."""
+        return f"static/{name}" if self.static else f"/static/{name}"
+
+    def runs(self, offset: int = 0) -> str:
+        """The runs list."""
+        if self.static:
+            return "index.html"
+        return "/" + (f"?offset={offset}" if offset else "")
+
+    def run(self, run_id: str, params: Mapping[str, Any] | None = None) -> str:
+        """A run's page, with filters and paging as URL parameters."""
+        query = urlencode({k: v for k, v in (params or {}).items() if v not in ("", None, 0)})
+        if self.static:
+            page = int((params or {}).get("offset", 0)) // STATIC_PAGE + 1
+            name = f"run-{file_name(run_id)}{'' if page == 1 else f'-p{page}'}.html"
+            query = urlencode({k: v for k, v in (params or {}).items() if k != "offset" and v})
+            return name + (f"?{query}" if query else "")
+        return f"/runs/{quote(run_id, safe='')}" + (f"?{query}" if query else "")
+
+    def compare(self, base: str, candidate: str) -> str:
+        """The comparison of two runs."""
+        if self.static:
+            return f"compare-{file_name(base)}-{file_name(candidate)}.html"
+        return "/compare?" + urlencode({"base": base, "candidate": candidate})
+
+    def api_run(self, run_id: str) -> str:
+        """The run as JSON."""
+        if self.static:
+            return f"api/runs/{file_name(run_id)}.json"
+        return f"/api/runs/{quote(run_id, safe='')}"
+
+
+STATIC_PAGE = 500  # tests per exported page
+
+
+def file_name(run_id: str) -> str:
+    """A run id as part of a file name (ids are ``[A-Za-z0-9._~-]``; ``~`` is kept out)."""
+    return run_id.replace("~", "_")
+
+
+# -- values --------------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    """A value as the page shows it: text as it came, JSON pretty-printed."""
+    if isinstance(value, str):
+        return value.rstrip("\n")
+    if isinstance(value, dict | list):
+        try:
+            return orjson.dumps(
+                value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+            ).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return value_text(value, VALUE_LIMIT)
+
+
+def folded(value: Any) -> dict[str, Any]:
+    """A value's text, with its start shown apart when it is long (the rest folds away)."""
+    text = _text(value)
+    lines = text.split("\n")
+    if len(text) <= FOLD_CHARS and len(lines) <= FOLD_LINES:
+        return {"head": text, "full": None, "size": len(text)}
+    head = "\n".join(lines[:FOLD_LINES])[:FOLD_CHARS]
+    return {"head": head, "full": text, "size": len(text), "lines": len(lines)}
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+
+def test_view(test: TestRecord) -> dict[str, Any]:
+    """Everything a run page shows of one test, as text to escape."""
+    detail = test_detail(test)
+    inputs: list[tuple[str | None, dict[str, Any]]] = []
+    if test.multi_step and isinstance(detail.input, list):
+        inputs = [
+            (str(item.get("step")), folded(item.get("input")))
+            for item in detail.input
+            if isinstance(item, dict)
+        ]
+    elif detail.input is not None:
+        inputs = [(None, folded(detail.input))]
+    return {
+        "test": test,
+        "label": label(test),
+        "where": where(test),
+        "errors": test_errors(test),
+        "failures": [
+            {
+                "assertion": f.assertion,
+                "outcome": f.outcome,
+                "message": f.message,
+                "step": f.step if f.step and f.step != test.id else None,
+                "path": f.path,
+                "expected": folded(f.expected) if f.has_expected else None,
+                "actual": folded(f.actual) if f.has_actual else None,
+                "trials": f.trials,
+            }
+            for f in test_failures(test)
+        ],
+        "inputs": inputs,
+        "outputs": [
+            {
+                "step": view.step,
+                "trials": view.trials,
+                "truncated": view.truncated,
+                "value": folded(view.output),
+            }
+            for view in detail.outputs
+        ],
+        "more_outputs": detail.more_outputs,
+        "trials": [
+            {
+                "trial": number,
+                "status": status,
+                "latency": format_ms(metrics["latency_ms"]),
+                "cost": format_cost(metrics["cost_usd"]),
+                "model": metrics["model"] or NONE,
+                "metrics": format_metrics(metrics),
+            }
+            for number, status, metrics in detail.trials
+        ],
+        "assertions": [
+            {
+                "assertion": row.assertion,
+                "step": row.step,
+                "outcome": row.outcome,
+                "outcomes": row.outcomes,
+                "score": NONE if row.score is None else f"{row.score:.3g}",
+                "message": row.message,
+            }
+            for row in detail.assertions
+        ],
+        "multi_trial": len(test.trials) > 1,
+        "search": " ".join([test.key, test.name, test.id, test.file]).lower(),
+    }
+
+
+def run_context(
+    info: dict[str, Any],
+    summary: dict[str, Any] | None,
+    page: TestPage,
+    filters: Filters,
+    links: Links,
+    previous: str | None,
+) -> dict[str, Any]:
+    """What ``run.html.j2`` needs."""
+    params: dict[str, Any] = dict(filters.params())
+    if page.limit != DEFAULT_LIMIT:
+        params["limit"] = page.limit
+    pages: dict[str, str | None] = {"prev": None, "next": None}
+    if page.offset > 0:
+        pages["prev"] = links.run(
+            info["run_id"], {**params, "offset": max(0, page.offset - page.limit)}
+        )
+    if page.next_offset is not None:
+        pages["next"] = links.run(info["run_id"], {**params, "offset": page.next_offset})
+    return {
+        "info": info,
+        "s": summary,
+        "page": page,
+        "filters": filters,
+        "tests": [test_view(test) for test in page.tests],
+        "pages": pages,
+        "previous": previous,
+        "live": info["finished_at"] is None or summary is None,
+        "suites": sorted({test.suite for test in page.tests}),
+    }
+
+
+def sparkline(rates: list[float | None], width: int = 560, height: int = 64) -> dict[str, Any]:
+    """Pass rates (oldest first) as SVG points: a line, and a dot per run."""
+    pad = 6
+    known = [(i, rate) for i, rate in enumerate(rates) if rate is not None]
+    step = (width - 2 * pad) / max(1, len(rates) - 1)
+    points = [
+        (round(pad + i * step, 1), round(pad + (1 - rate) * (height - 2 * pad), 1))
+        for i, rate in known
+    ]
+    return {
+        "width": width,
+        "height": height,
+        "line": " ".join(f"{x},{y}" for x, y in points),
+        "dots": points,
+        "rates": [rate for _, rate in known],
+    }

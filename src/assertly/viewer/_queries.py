@@ -1,0 +1,447 @@
+"""Paginated, filtered reads of the run store for the viewer.
+
+Everything here opens the store read-only (SQLite ``mode=ro``) and reads only what one page
+shows: a page of a run is one indexed range of ``tests`` in run order (``LIMIT``/``OFFSET`` on
+the ``(run_id, position)`` index), then the trials of those tests alone. A status filter needs
+each test's verdict, which SQLite computes from its trials' statuses with the test's own pass
+threshold (`status_of_counts`, registered as an SQL function), streaming in run order until
+the page is full, so the first page of a million-test run never reads the whole run.
+
+The run's totals (``summary``) do read every test; on a big run that takes seconds, so callers
+get them from `SummaryCache`, which counts them once per finished run.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from .._exceptions import StoreError
+from ..runner import EvalRecord, TestRecord
+from ..runner._records import EvalCaseRecord
+from ..runner._verdict import PassThreshold, _test_record, status_of_counts
+from ..store import RunStore
+
+__all__ = [
+    "MAX_LIMIT",
+    "STATUSES",
+    "Filters",
+    "QueryError",
+    "RunQueries",
+    "SummaryCache",
+    "TestPage",
+]
+
+STATUSES = ("passed", "failed", "error", "skipped")
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+# A run with at most this many tests has its totals counted while a page waits (~0.1 s); a
+# bigger one is counted in the background and its page shows the totals when they are ready.
+COUNT_NOW = 20_000
+
+
+class QueryError(ValueError):
+    """A bad query parameter (HTTP 400): says what is wrong and what would be right."""
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """What a run page shows: tests with one of ``statuses``, in ``suite``, tagged ``tag``,
+    containing ``q``."""
+
+    statuses: tuple[str, ...] = ()
+    suite: str = ""
+    tag: str = ""
+    q: str = ""
+
+    @classmethod
+    def parse(cls, query: dict[str, str]) -> Filters:
+        """From URL parameters; an unknown status is a `QueryError` naming the right ones."""
+        statuses: list[str] = []
+        for item in filter(None, (s.strip() for s in query.get("status", "").split(","))):
+            if item not in STATUSES:
+                hint = _did_you_mean(item, STATUSES)
+                raise QueryError(
+                    f"status={item!r} is not a status{hint}; use one or more of "
+                    f"{', '.join(STATUSES)} (comma-separated)"
+                )
+            if item not in statuses:
+                statuses.append(item)
+        return cls(
+            tuple(statuses),
+            query.get("suite", "").strip(),
+            query.get("tag", "").strip(),
+            query.get("q", "").strip(),
+        )
+
+    @property
+    def active(self) -> bool:
+        """Whether anything is filtered out."""
+        return bool(self.statuses or self.suite or self.tag or self.q)
+
+    def params(self) -> dict[str, str]:
+        """The URL parameters that give these filters (empty ones left out)."""
+        found = {
+            "status": ",".join(self.statuses),
+            "suite": self.suite,
+            "tag": self.tag,
+            "q": self.q,
+        }
+        return {name: value for name, value in found.items() if value}
+
+
+def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word.lower(), choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def page_bounds(query: dict[str, str]) -> tuple[int, int]:
+    """``offset`` and ``limit`` from URL parameters, checked."""
+    bounds = []
+    for name, default, high in (("offset", 0, None), ("limit", DEFAULT_LIMIT, MAX_LIMIT)):
+        text = query.get(name, "").strip()
+        if not text:
+            bounds.append(default)
+            continue
+        if not text.isdigit():
+            raise QueryError(f"{name}={text!r}: write a whole number (e.g. {name}={default})")
+        value = int(text)
+        if high is not None and value > high:
+            raise QueryError(f"{name}={value} is more than {high}; page with offset instead")
+        bounds.append(value)
+    return bounds[0], bounds[1]
+
+
+@dataclass(slots=True)
+class TestPage:
+    """One page of a run's tests, in run order."""
+
+    __test__ = False  # not a pytest class
+
+    tests: list[TestRecord]
+    offset: int
+    limit: int
+    total: int  # tests in the run
+    matched: int | None  # tests the filters keep, when known without reading the whole run
+    next_offset: int | None  # where the next page starts; None on the last page
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``page`` object of ``GET /api/runs/{run_id}``."""
+        return {
+            "offset": self.offset,
+            "limit": self.limit,
+            "total": self.total,
+            "matched": self.matched,
+            "next_offset": self.next_offset,
+        }
+
+
+def _counts_status(passed: int, failed: int, errored: int, skipped: int, threshold: str) -> str:
+    return status_of_counts(passed, failed, errored, skipped, cast(PassThreshold, threshold))
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9._~-]{1,200}")
+
+
+class RunQueries:
+    """Read-only queries on one run store; each call opens its own connection (thread-safe).
+
+    Args:
+        store_path: The SQLite run store; it must exist.
+    """
+
+    def __init__(self, store_path: str | Path) -> None:
+        self.store_path = Path(store_path)
+        self._open().close()  # fails now, with a clear message, if it cannot be read
+
+    def _open(self) -> RunStore:
+        store = RunStore(self.store_path, must_exist=True, read_only=True)
+        # The store's own connection: the viewer only adds a read-only SQL function to it.
+        store._db.create_function("assertly_status", 5, _counts_status, deterministic=True)
+        return store
+
+    def _query(self, work: Callable[[RunStore, sqlite3.Connection], Any]) -> Any:
+        store = self._open()
+        try:
+            return work(store, store._db)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read the run store {self.store_path}: {error}") from None
+        finally:
+            store._db.close()
+
+    def resolve(self, name: str) -> str:
+        """A run named as users name it (``last``, ``last~N``, ``blessed``, an id).
+
+        Raises:
+            StoreError: No such run.
+        """
+        if not _RUN_ID.fullmatch(name):
+            raise StoreError(f"no run {name!r} in {self.store_path}")
+        return cast(str, self._query(lambda store, _db: store.resolve_run_id(name)))
+
+    def runs(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """A page of runs, newest first, with each run's test count; and how many runs."""
+
+        def work(_store: RunStore, db: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
+            rows = db.execute(
+                "SELECT run_id, started_at, finished_at, duration_ms FROM runs "
+                "ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                (limit, offset),
+            ).fetchall()
+            total = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            return [
+                {
+                    "run_id": run_id,
+                    "started_at": started_at,
+                    "finished_at": finished_at,
+                    "duration_ms": duration_ms,
+                }
+                for run_id, started_at, finished_at, duration_ms in rows
+            ], int(total)
+
+        return cast(tuple[list[dict[str, Any]], int], self._query(work))
+
+    def previous(self, run_id: str) -> str | None:
+        """The run started just before ``run_id`` (the order of ``last~N``), if any."""
+
+        def work(_store: RunStore, db: sqlite3.Connection) -> str | None:
+            row = db.execute(
+                "SELECT run_id FROM runs WHERE (started_at, rowid) < "
+                "(SELECT started_at, rowid FROM runs WHERE run_id = ?) "
+                "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
+            return None if row is None else str(row[0])
+
+        return cast("str | None", self._query(work))
+
+    def run_info(self, run_id: str) -> dict[str, Any]:
+        """started_at, finished_at, duration_ms, threshold, problems, warnings, evals, tests."""
+
+        def work(store: RunStore, _db: sqlite3.Connection) -> dict[str, Any]:
+            info = store.run_info(run_id)
+            options = info.get("options") or {}
+            evals = [
+                EvalRecord(
+                    file=data["file"],
+                    score=data["score"],
+                    threshold=data["threshold"],
+                    passed=data["passed"],
+                    cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
+                )
+                for data in store.evals(run_id)
+            ]
+            return {
+                "run_id": run_id,
+                "started_at": info["started_at"],
+                "finished_at": info["finished_at"],
+                "duration_ms": info["duration_ms"] or 0.0,
+                "threshold": options.get("pass_threshold") or "all",
+                "problems": list(options.get("problems") or []),
+                "warnings": list(options.get("warnings") or []),
+                "evals": evals,
+                "tests": store.count_tests(run_id),
+            }
+
+        return cast(dict[str, Any], self._query(work))
+
+    def progress(self, run_id: str) -> dict[str, Any]:
+        """What changes while a run is written: finished_at and the trials saved so far."""
+
+        def work(store: RunStore, db: sqlite3.Connection) -> dict[str, Any]:
+            info = store.run_info(run_id)
+            trials = db.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,))
+            return {
+                "run_id": run_id,
+                "finished_at": info["finished_at"],
+                "tests": store.count_tests(run_id),
+                "trials": int(trials.fetchone()[0]),
+            }
+
+        return cast(dict[str, Any], self._query(work))
+
+    def status_counts(self, run_id: str, threshold: str) -> dict[str, int]:
+        """Tests by final status over the whole run, counted by SQLite."""
+
+        def work(_store: RunStore, db: sqlite3.Connection) -> dict[str, int]:
+            counts = dict.fromkeys(STATUSES, 0)
+            rows = db.execute(
+                f"SELECT status, COUNT(*) FROM ({_VERDICTS} GROUP BY t.position) GROUP BY status",
+                (threshold, run_id),
+            )
+            for status, count in rows:
+                counts[status] += count
+            return counts
+
+        return cast(dict[str, int], self._query(work))
+
+    def page(
+        self, run_id: str, threshold: str, filters: Filters, offset: int, limit: int
+    ) -> TestPage:
+        """The tests of one page, in run order, as the JSON report gives them."""
+
+        def work(store: RunStore, db: sqlite3.Connection) -> TestPage:
+            where, params = _where(filters)
+            if filters.statuses:
+                marks = ", ".join("?" for _ in filters.statuses)
+                sql = (
+                    f"{_VERDICTS} {where} GROUP BY t.position HAVING status IN ({marks}) "
+                    "ORDER BY t.position LIMIT ? OFFSET ?"
+                )
+                args = [threshold, run_id, *params, *filters.statuses, limit + 1, offset]
+            else:
+                sql = (
+                    f"SELECT t.test_key FROM tests t WHERE t.run_id = ? {where} "
+                    "ORDER BY t.position LIMIT ? OFFSET ?"
+                )
+                args = [run_id, *params, limit + 1, offset]
+            keys = [row[0] for row in db.execute(sql, args)]
+            more = len(keys) > limit
+            keys = keys[:limit]
+            total = store.count_tests(run_id)
+            return TestPage(
+                tests=_records(db, run_id, keys, threshold),
+                offset=offset,
+                limit=limit,
+                total=total,
+                matched=None if filters.active else total,
+                next_offset=offset + limit if more else None,
+            )
+
+        return cast(TestPage, self._query(work))
+
+
+# Each test of a run with its verdict, in run order (the (run_id, position) index; the trials
+# by their primary key). Parameters: the run's pass threshold, the run id.
+_VERDICTS = (
+    "SELECT t.test_key AS test_key, assertly_status("
+    "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
+    "COALESCE(SUM(r.status = 'error'), 0), COALESCE(SUM(r.status = 'skipped'), 0), "
+    "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) AS status "
+    "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
+    "WHERE t.run_id = ?"
+)
+
+
+def _where(filters: Filters) -> tuple[str, list[str]]:
+    """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
+    clauses: list[str] = []
+    params: list[str] = []
+    if filters.suite:
+        clauses.append("AND json_extract(t.meta, '$.suite') = ?")
+        params.append(filters.suite)
+    if filters.tag:
+        clauses.append("AND EXISTS (SELECT 1 FROM json_each(t.meta, '$.tags') WHERE value = ?)")
+        params.append(filters.tag)
+    if filters.q:
+        # The text as stored (JSON): names, ids, file, input, and each trial's output and
+        # messages. ASCII letters match in either case.
+        needle = filters.q.lower()
+        clauses.append(
+            "AND (instr(lower(t.meta), ?) > 0 OR EXISTS (SELECT 1 FROM trials x "
+            "WHERE x.run_id = t.run_id AND x.test_key = t.test_key "
+            "AND instr(lower(x.record), ?) > 0))"
+        )
+        params += [needle, needle]
+    return " ".join(clauses), params
+
+
+def _records(
+    db: sqlite3.Connection, run_id: str, keys: list[str], threshold: str
+) -> list[TestRecord]:
+    """The records of ``keys`` (one page), in the order given."""
+    if not keys:
+        return []
+    from ..store._sqlite import _loads
+
+    marks = ", ".join("?" for _ in keys)
+    metas: dict[str, dict[str, Any]] = {}
+    trials: dict[str, dict[int, Any]] = {key: {} for key in keys}
+    for key, meta in db.execute(
+        f"SELECT test_key, meta FROM tests WHERE run_id = ? AND test_key IN ({marks})",
+        (run_id, *keys),
+    ):
+        metas[key] = _loads(meta)
+    for key, trial, record in db.execute(
+        f"SELECT test_key, trial, record FROM trials WHERE run_id = ? AND test_key IN ({marks})",
+        (run_id, *keys),
+    ):
+        trials[key][trial] = _loads(record)
+    return [
+        _test_record(metas[key], trials[key], cast(PassThreshold, threshold))
+        for key in keys
+        if key in metas
+    ]
+
+
+@dataclass
+class SummaryCache:
+    """Each run's totals, counted once: a finished run never changes (the store is only
+    read here); a run still being written is counted again when asked after ``fresh_s``.
+
+    A run of more than `COUNT_NOW` tests is counted on a background thread: `get` gives None
+    until the count is ready, so no page waits seconds for it.
+    """
+
+    queries: RunQueries
+    fresh_s: float = 2.0
+    background: bool = True
+    _done: dict[str, tuple[dict[str, int], bool, float]] = field(default_factory=dict)
+    _counting: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, info: dict[str, Any]) -> dict[str, int] | None:
+        """Tests by status of the run ``info`` describes (`RunQueries.run_info`), or None
+        while a big run is being counted."""
+        run_id = info["run_id"]
+        with self._lock:
+            found = self._done.get(run_id)
+            if found is not None and (found[1] or time.monotonic() - found[2] < self.fresh_s):
+                return found[0]
+            if not self.background or info["tests"] <= COUNT_NOW:
+                pass
+            elif run_id in self._counting:
+                return found[0] if found else None
+            else:
+                self._counting.add(run_id)
+                threading.Thread(
+                    target=self._count, args=(info,), name=f"count {run_id}", daemon=True
+                ).start()
+                return found[0] if found else None
+        return self._count(info)
+
+    def _count(self, info: dict[str, Any]) -> dict[str, int]:
+        run_id = info["run_id"]
+        try:
+            counts = self.queries.status_counts(run_id, info["threshold"])
+            with self._lock:
+                self._done[run_id] = (counts, info["finished_at"] is not None, time.monotonic())
+            return counts
+        finally:
+            with self._lock:
+                self._counting.discard(run_id)
+
+
+def summary_of(counts: dict[str, int] | None, duration_ms: float) -> dict[str, Any] | None:
+    """The pinned ``summary`` object of the JSON report (`RunRecord.summary`) from counts."""
+    if counts is None:
+        return None
+    total = sum(counts.values())
+    judged = total - counts["skipped"]
+    return {
+        "total": total,
+        "passed": counts["passed"],
+        "failed": counts["failed"],
+        "errored": counts["error"],
+        "skipped": counts["skipped"],
+        "pass_rate": (counts["passed"] / judged) if judged else 0.0,
+        "duration_ms": round(duration_ms, 3),
+    }

@@ -1,0 +1,200 @@
+"""What the viewer serves, as bytes: the JSON API and the pages, for the server and the export.
+
+Each method takes the URL parameters as a plain mapping and returns the body; a bad parameter
+raises `QueryError` (HTTP 400) and an unknown run `StoreError` (HTTP 404). Nothing here knows
+about HTTP, so the static export writes exactly what the server sends.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from .._json import to_json_bytes
+from ._pages import Links, render, run_context, sparkline
+from ._queries import (
+    Filters,
+    QueryError,
+    RunQueries,
+    SummaryCache,
+    page_bounds,
+    summary_of,
+)
+
+__all__ = ["Site"]
+
+RUNS_PAGE = 50  # runs per page of the list
+
+
+class Site:
+    """The viewer over one run store.
+
+    Args:
+        queries: The store's read-only queries.
+        background: Count a big run's verdicts on a background thread (the server); False
+            counts them while the caller waits (the export).
+    """
+
+    def __init__(self, queries: RunQueries, *, background: bool = True) -> None:
+        self.queries = queries
+        self.summaries = SummaryCache(queries, background=background)
+
+    # -- JSON ------------------------------------------------------------------------------
+
+    def runs_data(
+        self, query: Mapping[str, str], only: frozenset[str] | None = None
+    ) -> dict[str, Any]:
+        """``GET /api/runs``: a page of runs, newest first, each with its summary.
+
+        Args:
+            query: ``offset`` and ``limit``.
+            only: List only these runs (an export of some runs).
+        """
+        offset, limit = page_bounds({"limit": str(RUNS_PAGE), **query})
+        rows, total = self.queries.runs(offset, limit + 1)
+        if only is not None:
+            rows = [row for row in rows if row["run_id"] in only]
+            total = len(rows)
+        runs = []
+        for row in rows[:limit]:
+            info = self.queries.run_info(row["run_id"])
+            runs.append(
+                {
+                    "run_id": row["run_id"],
+                    "started_at": row["started_at"],
+                    "finished_at": row["finished_at"],
+                    "summary": summary_of(self.summaries.get(info), info["duration_ms"]),
+                    "tests": info["tests"],
+                    "duration_ms": info["duration_ms"],
+                }
+            )
+        # The run before each one (for "compare with the previous run").
+        for index, run in enumerate(runs):
+            if index + 1 < len(rows):
+                run["previous"] = rows[index + 1]["run_id"]
+            else:
+                run["previous"] = None
+        return {
+            "runs": runs,
+            "offset": offset,
+            "limit": limit,
+            "total": total,
+            "next_offset": offset + limit if len(rows) > limit else None,
+        }
+
+    def runs_json(self, query: Mapping[str, str], only: frozenset[str] | None = None) -> bytes:
+        """``GET /api/runs`` as JSON."""
+        return to_json_bytes(self.runs_data(query, only))
+
+    def _run(self, name: str, query: Mapping[str, str]) -> dict[str, Any]:
+        run_id = self.queries.resolve(name)
+        info = self.queries.run_info(run_id)
+        filters = Filters.parse(dict(query))
+        offset, limit = page_bounds(dict(query))
+        page = self.queries.page(run_id, info["threshold"], filters, offset, limit)
+        counts = self.summaries.get(info)
+        if page.matched is None and counts is not None and not (
+            filters.suite or filters.tag or filters.q
+        ):
+            page.matched = sum(counts[status] for status in filters.statuses)
+        return {"info": info, "page": page, "filters": filters, "counts": counts}
+
+    def run_json(self, name: str, query: Mapping[str, str]) -> bytes:
+        """``GET /api/runs/{run_id}``: the JSON report's shape, one page of its tests."""
+        found = self._run(name, query)
+        info, page = found["info"], found["page"]
+        data = {
+            "run_id": info["run_id"],
+            "started_at": info["started_at"],
+            "finished_at": info["finished_at"],
+            "summary": summary_of(found["counts"], info["duration_ms"]),
+            "tests": [test.to_dict() for test in page.tests],
+            "evals": [suite.to_dict() for suite in info["evals"]],
+            "problems": info["problems"],
+            "warnings": info["warnings"],
+            "page": page.to_dict(),
+            "filters": found["filters"].params(),
+        }
+        return to_json_bytes(data)
+
+    def progress_json(self, name: str) -> bytes:
+        """``GET /api/runs/{run_id}/progress``: finished_at and trials saved so far."""
+        return to_json_bytes(self.queries.progress(self.queries.resolve(name)))
+
+    def _diff(self, query: Mapping[str, str]) -> Any:
+        from ..compare import compare_runs, open_side
+
+        base, candidate = (query.get("base", "").strip(), query.get("candidate", "").strip())
+        if not base or not candidate:
+            raise QueryError("name both runs: ?base=RUN&candidate=RUN (ids, last, last~N)")
+        store = self.queries.store_path
+        # Runs of the store only: a path here would let a URL read any file of the machine.
+        sides = [open_side(self.queries.resolve(name), store) for name in (base, candidate)]
+        return compare_runs(sides[0], sides[1])
+
+    def diff_json(self, query: Mapping[str, str]) -> bytes:
+        """``GET /api/diff?base=&candidate=``: ``assertly diff --format json``."""
+        from ..reports._diff import write_diff_json
+
+        buffer = io.BytesIO()
+        write_diff_json(self._diff(query), buffer)
+        return buffer.getvalue()
+
+    # -- pages -----------------------------------------------------------------------------
+
+    def runs_page(
+        self,
+        query: Mapping[str, str],
+        links: Links,
+        store_label: str,
+        only: frozenset[str] | None = None,
+    ) -> str:
+        """``/``: the runs, newest first, with a pass-rate sparkline."""
+        data = self.runs_data(query, only)
+        rates = [run["summary"]["pass_rate"] if run["summary"] else None for run in data["runs"]]
+        offset, limit = data["offset"], data["limit"]
+        return render(
+            "runs.html.j2",
+            links,
+            runs=data["runs"],
+            total=data["total"],
+            store=store_label,
+            spark=sparkline(rates[::-1]),
+            live=any(run["summary"] is None or not run["finished_at"] for run in data["runs"]),
+            prev_link=links.runs(max(0, offset - limit)) if offset else None,
+            next_link=links.runs(data["next_offset"]) if data["next_offset"] else None,
+        )
+
+    def run_page(self, name: str, query: Mapping[str, str], links: Links) -> str:
+        """``/runs/{run_id}``: a page of the run's tests, filtered, each expandable."""
+        found = self._run(name, query)
+        info = found["info"]
+        previous = self.queries.previous(info["run_id"])
+        context = run_context(
+            info,
+            summary_of(found["counts"], info["duration_ms"]),
+            found["page"],
+            found["filters"],
+            links,
+            previous,
+        )
+        return render("run.html.j2", links, **context)
+
+    def compare_page(self, query: Mapping[str, str], links: Links, api: str) -> str:
+        """``/compare?base=&candidate=``: what changed between two runs."""
+        from ..reports._diff import comparison_view
+
+        diff = self._diff(query)
+        return render(
+            "compare.html.j2",
+            links,
+            c=comparison_view(diff),
+            candidate=diff.candidate.run_id,
+            api=api,
+        )
+
+    @staticmethod
+    def error_page(status: int, reason: str, message: str, links: Links) -> str:
+        """An error as a page (an unknown run, a bad filter)."""
+        return render("error.html.j2", links, status=status, reason=reason, message=message)
