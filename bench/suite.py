@@ -61,6 +61,7 @@ from typing import Any
 
 import assertly
 import diff_bench
+import viewer_bench
 import engine_bench as eb
 import peers as peer_install
 import trajectory_workload as tw
@@ -1308,6 +1309,31 @@ def section_diff(run: Run) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+# --- viewer --------------------------------------------------------------------------------------
+
+
+def section_viewer(run: Run) -> None:
+    """`assertly view`: the first page of an N-test run (complete responses, first and warm)."""
+    count = run.sizes.diff
+    log(f"viewer: building a store with a run of {count:,} tests")
+    directory = run.work / "viewer"
+    directory.mkdir()
+    store = directory / "view.sqlite"
+    viewer_bench.build_store(store, count)
+    found = viewer_bench.measure(store)
+    run.results["viewer"] = {"tests": count, **found}
+    for name, times in found.items():
+        run.table.add(
+            "viewer",
+            f"a run of {count:,} tests",
+            f"assertly view: {name}",
+            f"{times['cold_s'] * 1000:.0f} ms",
+            None,
+            f"warm {times['warm_s'] * 1000:.0f} ms (target: first page under 1 s)",
+        )
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 SECTIONS: dict[str, Callable[[Run], None]] = {
     "engine": section_engine,
     "end to end": section_end_to_end,
@@ -1316,6 +1342,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "scale": section_scale,
     "diff": section_diff,
     "trajectory": section_trajectory,
+    "viewer": section_viewer,
 }
 
 

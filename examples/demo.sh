@@ -120,5 +120,10 @@ cat reports/diff.md
 heading "16. Trajectory tests over recorded OpenAI and Anthropic tool-calling replies (passes)"
 demo 0 run support.tests.yaml --plain
 
+heading "17. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
+demo 0 view --export reports/view
+ls reports/view
+printf '(serve them: python3 -m http.server -d examples/reports/view, or run `assertly view` for the live viewer)\n'
+
 printf '\nDemo finished: every command exited with the expected code.\n'
-printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md\n'
+printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, view/index.html\n'
