@@ -61,10 +61,10 @@ from typing import Any
 
 import assertly
 import diff_bench
-import viewer_bench
 import engine_bench as eb
 import peers as peer_install
 import trajectory_workload as tw
+import viewer_bench
 import workload as wl
 
 ROOT = Path(__file__).resolve().parent

@@ -17,7 +17,9 @@ from assertly.store import RunStore
 from assertly.viewer import CSP
 
 
-def get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
+def get(
+    url: str, method: str = "GET", host: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, method=method)
     if host:
         request.add_header("Host", host)
@@ -104,6 +106,14 @@ def test_run_names_as_users_write_them(server: str) -> None:
         ("/api/diff?base=base", 400, "name both runs"),
         ("/api/diff?base=/etc/passwd&candidate=cand", 404, "no run"),
         ("/api/nothing", 404, "no page"),
+        (
+            "/api/runs/cand?stauts=failed",
+            400,
+            "unknown parameter 'stauts' (did you mean 'status'?)",
+        ),
+        ("/api/runs?page=2", 400, "this one takes: offset, limit"),
+        ("/api/runs/cand/progress?x=1", 400, "unknown parameter 'x'"),
+        ("/api/diff?base=base&candidate=cand&alpha=1", 400, "unknown parameter 'alpha'"),
     ],
 )
 def test_errors_are_json(server: str, path: str, status: int, words: str) -> None:
@@ -111,6 +121,26 @@ def test_errors_are_json(server: str, path: str, status: int, words: str) -> Non
     assert code == status
     assert headers["Content-Type"].startswith("application/json")
     assert words in json.loads(body)["error"]["message"]
+
+
+def test_summary_of_a_big_run_is_counted_in_the_background(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from assertly.viewer import RunQueries, Site, _queries
+
+    monkeypatch.setattr(_queries, "COUNT_NOW", 3)  # cand's 7 tests make a "big" run
+    site = Site(RunQueries(store))
+    first = json.loads(site.run_json("cand", {}))
+    assert first["summary"] is None or first["summary"]["total"] == 7
+    assert len(first["tests"]) == 7  # the page did not wait for the count
+    for _ in range(100):
+        summary = json.loads(site.run_json("cand", {}))["summary"]
+        if summary is not None:
+            break
+        time.sleep(0.05)
+    assert summary is not None and summary["failed"] == 2
 
 
 def test_unknown_run_page_is_a_404_page(server: str) -> None:
@@ -192,12 +222,12 @@ def test_pages_carry_filters_and_pages_in_links(server: str, tmp_path: Path) -> 
         _, _, body = get(f"{url}/runs/cand?suite=bulk")
         page = body.decode()
         assert 'href="/runs/cand?suite=bulk&amp;offset=50"' in page
-        assert "tests 1–50" in page
+        assert "tests 1\u201350" in page
         _, _, body = get(f"{url}/runs/cand?suite=bulk&limit=20&offset=20")
         page = body.decode()
         assert 'href="/runs/cand?suite=bulk&amp;limit=20&amp;offset=40"' in page
         assert 'href="/runs/cand?suite=bulk&amp;limit=20"' in page  # back to the first
-        assert "tests 21–40" in page
+        assert "tests 21\u201340" in page
         assert 'value="bulk"' in page  # the form shows the filter
 
 
@@ -208,12 +238,12 @@ def test_the_store_is_opened_read_only(server: str, store: Path) -> None:
     assert store.stat().st_mtime_ns == before
 
 
-def test_progress_of_a_run_being_written(server: str, store: Path) -> None:
-    first = get_json(f"{server}/api/runs/live/progress")
+def test_progress_of_a_run_being_written(live_server: str, live_store: Path) -> None:
+    first = get_json(f"{live_server}/api/runs/live/progress")
     assert first["finished_at"] is None and first["trials"] == 1
-    add_trial_to_live(store)
-    assert get_json(f"{server}/api/runs/live/progress")["trials"] == 2
-    code, _, body = get(f"{server}/runs/live")
+    add_trial_to_live(live_store)
+    assert get_json(f"{live_server}/api/runs/live/progress")["trials"] == 2
+    code, _, body = get(f"{live_server}/runs/live")
     assert code == 200 and b'data-refresh="2000"' in body
 
 

@@ -106,8 +106,9 @@ def test_compare_page(page: Any, server: str) -> None:
     assert "caps_results" in page.locator("table.changes").inner_text()
 
 
-def test_a_run_in_progress_updates_live(page: Any, server: str, store: Path) -> None:
-    page.goto(server + "/runs/live")
+def test_a_run_in_progress_updates_live(page: Any, live_server: str, live_store: Path) -> None:
+    store = live_store
+    page.goto(live_server + "/runs/live")
     assert "running" in page.locator("h1").inner_text()
     page.locator("details.test summary").first.click()  # stays open through updates
     assert page.locator(".card.passed .v").inner_text() == "1"

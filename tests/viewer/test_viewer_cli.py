@@ -159,7 +159,10 @@ def test_exported_pages_work_from_a_file_server(store: Path, tmp_path: Path) -> 
 def test_view_needs_no_aiohttp_to_import_the_cli() -> None:
     code = "import sys, assertly.cli; print('aiohttp' in sys.modules)"
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
         env={**os.environ},
     )
     assert done.stdout.strip() == "False"

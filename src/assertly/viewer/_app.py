@@ -77,8 +77,12 @@ def _middlewares(loopback_only: bool) -> list[Any]:
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         response: web.StreamResponse
         if loopback_only and not is_loopback(_host_name(request.host)):
-            response = _error(request, 421, "Misdirected Request", "this server answers only "
-                              "to a loopback host name (127.0.0.1, localhost, [::1])")
+            response = _error(
+                request,
+                421,
+                "Misdirected Request",
+                "this server answers only to a loopback host name (127.0.0.1, localhost, [::1])",
+            )
         else:
             try:
                 response = await handler(request)
@@ -144,7 +148,7 @@ def build_app(site: Site, *, store_label: str, loopback_only: bool = True) -> we
 
     async def progress_api(request: web.Request) -> web.Response:
         name = request.match_info["run_id"]
-        return _json(await _in_thread(lambda: site.progress_json(name)))
+        return _json(await _in_thread(lambda: site.progress_json(name, _query(request))))
 
     async def diff_api(request: web.Request) -> web.Response:
         return _json(await _in_thread(lambda: site.diff_json(_query(request))))

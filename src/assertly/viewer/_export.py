@@ -61,8 +61,8 @@ def export_site(
         if previous:
             query = {"base": previous, "candidate": run_id}
             api = f"api/diff/{file_name(previous)}..{stem}.json"
-            page = site.compare_page(query, _LINKS, api)
-            write(f"compare-{file_name(previous)}-{stem}.html", page)
+            compared = site.compare_page(query, _LINKS, api)
+            write(f"compare-{file_name(previous)}-{stem}.html", compared)
             write(api, site.diff_json(query))
     return written
 
@@ -73,9 +73,9 @@ def _offsets(tests: int) -> Iterable[int]:
 
 def _whole_run_json(site: Site, run_id: str, tests: int) -> bytes:
     """The run in the JSON report's shape with every test (one page as big as the run)."""
-    from ..store import RunStore
-    from ..runner import build_run
     from ..reports._json import render_json
+    from ..runner import build_run
+    from ..store import RunStore
 
     del tests
     store = RunStore(site.queries.store_path, must_exist=True, read_only=True)

@@ -70,8 +70,10 @@ def render(template: str, links: Links, **context: Any) -> str:
 
 @dataclass(frozen=True)
 class Links:
-    """Where pages link to: the server's routes, or an export's files (relative, from the
-    directory every exported page is in)."""
+    """Where pages link to: the server's routes, or an export's files.
+
+    An export's links are relative, from the directory every exported page is in.
+    """
 
     static: bool = False
 

@@ -17,7 +17,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -36,6 +36,7 @@ __all__ = [
     "RunQueries",
     "SummaryCache",
     "TestPage",
+    "check_params",
 ]
 
 STATUSES = ("passed", "failed", "error", "skipped")
@@ -52,8 +53,10 @@ class QueryError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """What a run page shows: tests with one of ``statuses``, in ``suite``, tagged ``tag``,
-    containing ``q``."""
+    """What a run page shows.
+
+    Tests with one of ``statuses``, in ``suite``, tagged ``tag``, containing ``q``.
+    """
 
     statuses: tuple[str, ...] = ()
     suite: str = ""
@@ -94,6 +97,15 @@ class Filters:
             "q": self.q,
         }
         return {name: value for name, value in found.items() if value}
+
+
+def check_params(query: Mapping[str, str], allowed: tuple[str, ...]) -> None:
+    """Refuse a URL parameter the endpoint does not know (a typo must not be ignored)."""
+    for name in query:
+        if name not in allowed:
+            hint = _did_you_mean(name, allowed)
+            known = ", ".join(allowed) if allowed else "none"
+            raise QueryError(f"unknown parameter {name!r}{hint}; this one takes: {known}")
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
@@ -384,8 +396,10 @@ def _records(
 
 @dataclass
 class SummaryCache:
-    """Each run's totals, counted once: a finished run never changes (the store is only
-    read here); a run still being written is counted again when asked after ``fresh_s``.
+    """Each run's totals, counted once.
+
+    A finished run never changes (the store is only read here); a run still being written is
+    counted again when asked after ``fresh_s``.
 
     A run of more than `COUNT_NOW` tests is counted on a background thread: `get` gives None
     until the count is ready, so no page waits seconds for it.
@@ -399,8 +413,10 @@ class SummaryCache:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self, info: dict[str, Any]) -> dict[str, int] | None:
-        """Tests by status of the run ``info`` describes (`RunQueries.run_info`), or None
-        while a big run is being counted."""
+        """Tests by status of the run ``info`` describes (`RunQueries.run_info`).
+
+        None while a big run is being counted.
+        """
         run_id = info["run_id"]
         with self._lock:
             found = self._done.get(run_id)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable
+from typing import Any
 
 from ._site import Site
 
@@ -48,7 +49,9 @@ async def _serve(
     try:
         site_ = web.TCPSite(runner, host, port)
         await site_.start()
-        sockets = site_._server.sockets if site_._server else ()  # type: ignore[union-attr]
+        # The port the system chose for --port 0 (aiohttp keeps its server private).
+        server: Any = site_._server
+        sockets = server.sockets if server is not None else ()
         bound = sockets[0].getsockname()[1] if sockets else port
         shown = f"[{host}]" if ":" in host else host
         ready(f"http://{shown}:{bound}/")

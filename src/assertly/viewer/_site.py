@@ -18,6 +18,7 @@ from ._queries import (
     QueryError,
     RunQueries,
     SummaryCache,
+    check_params,
     page_bounds,
     summary_of,
 )
@@ -25,6 +26,9 @@ from ._queries import (
 __all__ = ["Site"]
 
 RUNS_PAGE = 50  # runs per page of the list
+PAGING = ("offset", "limit")
+RUN_PARAMS = ("status", "suite", "tag", "q", *PAGING)
+DIFF_PARAMS = ("base", "candidate")
 
 
 class Site:
@@ -51,6 +55,7 @@ class Site:
             query: ``offset`` and ``limit``.
             only: List only these runs (an export of some runs).
         """
+        check_params(query, PAGING)
         offset, limit = page_bounds({"limit": str(RUNS_PAGE), **query})
         rows, total = self.queries.runs(offset, limit + 1)
         if only is not None:
@@ -88,14 +93,17 @@ class Site:
         return to_json_bytes(self.runs_data(query, only))
 
     def _run(self, name: str, query: Mapping[str, str]) -> dict[str, Any]:
+        check_params(query, RUN_PARAMS)
         run_id = self.queries.resolve(name)
         info = self.queries.run_info(run_id)
         filters = Filters.parse(dict(query))
         offset, limit = page_bounds(dict(query))
         page = self.queries.page(run_id, info["threshold"], filters, offset, limit)
         counts = self.summaries.get(info)
-        if page.matched is None and counts is not None and not (
-            filters.suite or filters.tag or filters.q
+        if (
+            page.matched is None
+            and counts is not None
+            and not (filters.suite or filters.tag or filters.q)
         ):
             page.matched = sum(counts[status] for status in filters.statuses)
         return {"info": info, "page": page, "filters": filters, "counts": counts}
@@ -118,13 +126,15 @@ class Site:
         }
         return to_json_bytes(data)
 
-    def progress_json(self, name: str) -> bytes:
+    def progress_json(self, name: str, query: Mapping[str, str]) -> bytes:
         """``GET /api/runs/{run_id}/progress``: finished_at and trials saved so far."""
+        check_params(query, ())
         return to_json_bytes(self.queries.progress(self.queries.resolve(name)))
 
     def _diff(self, query: Mapping[str, str]) -> Any:
         from ..compare import compare_runs, open_side
 
+        check_params(query, DIFF_PARAMS)
         base, candidate = (query.get("base", "").strip(), query.get("candidate", "").strip())
         if not base or not candidate:
             raise QueryError("name both runs: ?base=RUN&candidate=RUN (ids, last, last~N)")
