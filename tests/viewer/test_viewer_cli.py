@@ -135,6 +135,7 @@ def test_exported_pages_work_from_a_file_server(store: Path, tmp_path: Path) -> 
             page = browser.new_page()
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda m: m.type == "error" and errors.append(m.text))
             page.goto(url + "/index.html")
             page.click("text=cand")
             page.wait_for_url("**/run-cand.html")

@@ -41,6 +41,8 @@ CSP = (
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
+# A <meta> CSP cannot say frame-ancestors (browsers ignore it there, with a console warning).
+CSP_META = CSP.replace("; frame-ancestors 'none'", "")
 FOLD_CHARS = 1_500  # a longer value shows its start, the rest behind "show all"
 FOLD_LINES = 24
 VALUE_LIMIT = 70_000  # the JSON report keeps 64 KiB of an output
@@ -64,7 +66,7 @@ def render(template: str, links: Links, **context: Any) -> str:
     return (
         _environment()
         .get_template(template)
-        .render(version=__version__, csp=CSP, links=links, statuses=STATUSES, **context)
+        .render(version=__version__, csp=CSP_META, links=links, statuses=STATUSES, **context)
     )
 
 
