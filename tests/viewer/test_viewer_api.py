@@ -70,6 +70,8 @@ def test_a_run_in_the_json_report_shape(server: str, store: Path) -> None:
         ("status=failed", ["caps_results", "injected_output"]),
         ("status=failed,error", ["caps_results", "injected_output", "crash"]),
         ("status=passed&tag=smoke", ["finds_notes"]),
+        # The verdict over all trials with the test's own threshold, never one trial's status.
+        ("status=passed", ["finds_notes", "long_answer", "majority"]),
         ("tag=smoke", ["finds_notes", "caps_results"]),
         ("suite=privacy&status=skipped", ["needs_prod"]),
         ("q=LOREM", ["long_answer"]),  # in an output, either case
@@ -245,6 +247,33 @@ def test_progress_of_a_run_being_written(live_server: str, live_store: Path) -> 
     assert get_json(f"{live_server}/api/runs/live/progress")["trials"] == 2
     code, _, body = get(f"{live_server}/runs/live")
     assert code == 200 and b'data-refresh="2000"' in body
+
+
+def test_a_run_being_written_has_pending_tests_not_errors(
+    live_server: str, live_store: Path
+) -> None:
+    data = get_json(f"{live_server}/api/runs/live")
+    assert data["finished_at"] is None
+    assert data["summary"]["pending"] == 6 and data["summary"]["errored"] == 0
+    assert data["summary"]["passed"] == 1 and data["summary"]["pass_rate"] == 1.0
+    statuses = [test["status"] for test in data["tests"]]
+    assert statuses == ["passed"] + ["pending"] * 6
+    assert data["tests"][1]["trials"] == []
+    pending = get_json(f"{live_server}/api/runs/live?status=pending")
+    assert len(pending["tests"]) == 6 and pending["page"]["matched"] == 6
+    assert get_json(f"{live_server}/api/runs/live?status=error")["tests"] == []
+    # Finished, a test that never ran is an error, as in `assertly report`.
+    from viewer_support import finish_live
+
+    finish_live(live_store)
+    import time
+
+    time.sleep(2.1)  # past the cache's freshness for a run that was still running
+    done = get_json(f"{live_server}/api/runs/live")
+    assert "pending" not in done["summary"] and done["summary"]["errored"] == 6
+    reader = RunStore(live_store, read_only=True)
+    assert done["summary"] == build_run(reader, "live").summary()
+    reader.close()
 
 
 def test_hostile_output_is_json_text(server: str) -> None:

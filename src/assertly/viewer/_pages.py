@@ -8,7 +8,7 @@ markup. The pages carry no inline script or style (the CSP forbids both); one sm
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -31,7 +31,7 @@ from ..reports._analysis import (
     where,
 )
 from ..runner import TestRecord
-from ._queries import DEFAULT_LIMIT, STATUSES, Filters, TestPage
+from ._queries import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, TestPage
 
 __all__ = ["CSP", "Links", "render"]
 
@@ -66,7 +66,7 @@ def render(template: str, links: Links, **context: Any) -> str:
     return (
         _environment()
         .get_template(template)
-        .render(version=__version__, csp=CSP_META, links=links, statuses=STATUSES, **context)
+        .render(version=__version__, csp=CSP_META, links=links, statuses=FILTER_STATUSES, **context)
     )
 
 
@@ -150,8 +150,13 @@ def folded(value: Any) -> dict[str, Any]:
 # -- tests ---------------------------------------------------------------------------------
 
 
-def test_view(test: TestRecord) -> dict[str, Any]:
-    """Everything a run page shows of one test, as text to escape."""
+def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
+    """Everything a run page shows of one test, as text to escape.
+
+    A ``pending`` test (no trial yet in a run still being written) shows its input only.
+    """
+    if pending:
+        test = replace(test, trials=[])
     detail = test_detail(test)
     inputs: list[tuple[str | None, dict[str, Any]]] = []
     if test.multi_step and isinstance(detail.input, list):
@@ -164,6 +169,7 @@ def test_view(test: TestRecord) -> dict[str, Any]:
         inputs = [(None, folded(detail.input))]
     return {
         "test": test,
+        "status": PENDING if pending else test.status,
         "label": label(test),
         "where": where(test),
         "errors": test_errors(test),
@@ -215,6 +221,7 @@ def test_view(test: TestRecord) -> dict[str, Any]:
         ],
         "multi_trial": len(test.trials) > 1,
         "search": " ".join([test.key, test.name, test.id, test.file]).lower(),
+        "pending": pending,
     }
 
 
@@ -242,7 +249,7 @@ def run_context(
         "s": summary,
         "page": page,
         "filters": filters,
-        "tests": [test_view(test) for test in page.tests],
+        "tests": [test_view(test, test.key in page.pending) for test in page.tests],
         "pages": pages,
         "previous": previous,
         "live": info["finished_at"] is None or summary is None,

@@ -30,6 +30,8 @@ from ..store import RunStore
 
 __all__ = [
     "MAX_LIMIT",
+    "FILTER_STATUSES",
+    "PENDING",
     "STATUSES",
     "Filters",
     "QueryError",
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 STATUSES = ("passed", "failed", "error", "skipped")
+# What a page may filter on: a verdict, or (in a run still being written) no trial yet.
+PENDING = "pending"
+FILTER_STATUSES = (*STATUSES, PENDING)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 # A run with at most this many tests has its totals counted while a page waits (~0.1 s); a
@@ -68,11 +73,11 @@ class Filters:
         """From URL parameters; an unknown status is a `QueryError` naming the right ones."""
         statuses: list[str] = []
         for item in filter(None, (s.strip() for s in query.get("status", "").split(","))):
-            if item not in STATUSES:
-                hint = _did_you_mean(item, STATUSES)
+            if item not in FILTER_STATUSES:
+                hint = _did_you_mean(item, FILTER_STATUSES)
                 raise QueryError(
                     f"status={item!r} is not a status{hint}; use one or more of "
-                    f"{', '.join(STATUSES)} (comma-separated)"
+                    f"{', '.join(FILTER_STATUSES)} (comma-separated)"
                 )
             if item not in statuses:
                 statuses.append(item)
@@ -139,6 +144,7 @@ class TestPage:
     __test__ = False  # not a pytest class
 
     tests: list[TestRecord]
+    pending: set[str]  # keys of tests with no trial yet, in a run still being written
     offset: int
     limit: int
     total: int  # tests in the run
@@ -172,6 +178,7 @@ class RunQueries:
 
     def __init__(self, store_path: str | Path) -> None:
         self.store_path = Path(store_path)
+        self._sizes: dict[str, int] = {}  # tests in each finished run
         self._open().close()  # fails now, with a clear message, if it cannot be read
 
     def _open(self) -> RunStore:
@@ -260,10 +267,15 @@ class RunQueries:
                 "problems": list(options.get("problems") or []),
                 "warnings": list(options.get("warnings") or []),
                 "evals": evals,
-                "tests": store.count_tests(run_id),
+                "tests": self._sizes.get(run_id) or store.count_tests(run_id),
             }
 
-        return cast(dict[str, Any], self._query(work))
+        info = cast(dict[str, Any], self._query(work))
+        if info["finished_at"] is not None:
+            # A finished run's tests never change here (the store is only read): counting a
+            # million of them again on every page cost 70 ms.
+            self._sizes[run_id] = info["tests"]
+        return info
 
     def progress(self, run_id: str) -> dict[str, Any]:
         """What changes while a run is written: finished_at and the trials saved so far."""
@@ -280,14 +292,18 @@ class RunQueries:
 
         return cast(dict[str, Any], self._query(work))
 
-    def status_counts(self, run_id: str, threshold: str) -> dict[str, int]:
-        """Tests by final status over the whole run, counted by SQLite."""
+    def status_counts(self, run_id: str, threshold: str, running: bool) -> dict[str, int]:
+        """Tests by final status over the whole run, counted by SQLite.
+
+        In a run still being written (``running``), a test with no trial yet is ``pending``
+        (a finished run counts it as an error: it was never judged).
+        """
 
         def work(_store: RunStore, db: sqlite3.Connection) -> dict[str, int]:
-            counts = dict.fromkeys(STATUSES, 0)
+            counts = dict.fromkeys(FILTER_STATUSES if running else STATUSES, 0)
             rows = db.execute(
-                f"SELECT status, COUNT(*) FROM ({_VERDICTS} GROUP BY t.position) GROUP BY status",
-                (threshold, run_id),
+                f"SELECT verdict, COUNT(*) FROM ({_VERDICTS} GROUP BY t.position) GROUP BY verdict",
+                (running, threshold, run_id),
             )
             for status, count in rows:
                 counts[status] += count
@@ -296,19 +312,34 @@ class RunQueries:
         return cast(dict[str, int], self._query(work))
 
     def page(
-        self, run_id: str, threshold: str, filters: Filters, offset: int, limit: int
+        self,
+        run_id: str,
+        threshold: str,
+        filters: Filters,
+        offset: int,
+        limit: int,
+        *,
+        total: int,
+        running: bool = False,
     ) -> TestPage:
-        """The tests of one page, in run order, as the JSON report gives them."""
+        """The tests of one page, in run order, as the JSON report gives them.
 
-        def work(store: RunStore, db: sqlite3.Connection) -> TestPage:
+        ``total`` is how many tests the run has (`run_info`).
+
+        In a run still being written (``running``), the tests with no trial yet are in the
+        page's ``pending`` (with no trials), not errors.
+        """
+
+        def work(_store: RunStore, db: sqlite3.Connection) -> TestPage:
             where, params = _where(filters)
             if filters.statuses:
                 marks = ", ".join("?" for _ in filters.statuses)
                 sql = (
-                    f"{_VERDICTS} {where} GROUP BY t.position HAVING status IN ({marks}) "
+                    f"{_VERDICTS} {where} GROUP BY t.position HAVING verdict IN ({marks}) "
                     "ORDER BY t.position LIMIT ? OFFSET ?"
                 )
-                args = [threshold, run_id, *params, *filters.statuses, limit + 1, offset]
+                args = [running, threshold, run_id, *params, *filters.statuses]
+                args += [limit + 1, offset]
             else:
                 sql = (
                     f"SELECT t.test_key FROM tests t WHERE t.run_id = ? {where} "
@@ -318,9 +349,10 @@ class RunQueries:
             keys = [row[0] for row in db.execute(sql, args)]
             more = len(keys) > limit
             keys = keys[:limit]
-            total = store.count_tests(run_id)
+            tests, unjudged = _records(db, run_id, keys, threshold)
             return TestPage(
-                tests=_records(db, run_id, keys, threshold),
+                tests=tests,
+                pending=unjudged if running else set(),
                 offset=offset,
                 limit=limit,
                 total=total,
@@ -332,12 +364,15 @@ class RunQueries:
 
 
 # Each test of a run with its verdict, in run order (the (run_id, position) index; the trials
-# by their primary key). Parameters: the run's pass threshold, the run id.
+# by their primary key); "verdict", a name no column has, so that HAVING cannot mean a trial's
+# status. Parameters: whether the run is still being written (a test with no trial yet is then
+# pending), the run's pass threshold, the run id.
 _VERDICTS = (
-    "SELECT t.test_key AS test_key, assertly_status("
+    "SELECT t.test_key AS test_key, CASE WHEN ? AND COUNT(r.trial) = 0 THEN 'pending' "
+    "ELSE assertly_status("
     "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
     "COALESCE(SUM(r.status = 'error'), 0), COALESCE(SUM(r.status = 'skipped'), 0), "
-    "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) AS status "
+    "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) END AS verdict "
     "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
     "WHERE t.run_id = ?"
 )
@@ -368,10 +403,10 @@ def _where(filters: Filters) -> tuple[str, list[str]]:
 
 def _records(
     db: sqlite3.Connection, run_id: str, keys: list[str], threshold: str
-) -> list[TestRecord]:
-    """The records of ``keys`` (one page), in the order given."""
+) -> tuple[list[TestRecord], set[str]]:
+    """The records of ``keys`` (one page), in the order given; the keys with no trial."""
     if not keys:
-        return []
+        return [], set()
     from ..store._sqlite import _loads
 
     marks = ", ".join("?" for _ in keys)
@@ -387,11 +422,12 @@ def _records(
         (run_id, *keys),
     ):
         trials[key][trial] = _loads(record)
-    return [
+    records = [
         _test_record(metas[key], trials[key], cast(PassThreshold, threshold))
         for key in keys
         if key in metas
     ]
+    return records, {key for key, found in trials.items() if not found}
 
 
 @dataclass
@@ -437,7 +473,8 @@ class SummaryCache:
     def _count(self, info: dict[str, Any]) -> dict[str, int]:
         run_id = info["run_id"]
         try:
-            counts = self.queries.status_counts(run_id, info["threshold"])
+            running = info["finished_at"] is None
+            counts = self.queries.status_counts(run_id, info["threshold"], running)
             with self._lock:
                 self._done[run_id] = (counts, info["finished_at"] is not None, time.monotonic())
             return counts
@@ -447,12 +484,16 @@ class SummaryCache:
 
 
 def summary_of(counts: dict[str, int] | None, duration_ms: float) -> dict[str, Any] | None:
-    """The pinned ``summary`` object of the JSON report (`RunRecord.summary`) from counts."""
+    """The pinned ``summary`` object of the JSON report (`RunRecord.summary`) from counts.
+
+    A run still being written also has ``pending``: its tests with no trial yet (counted in
+    ``total``, not in the pass rate).
+    """
     if counts is None:
         return None
     total = sum(counts.values())
-    judged = total - counts["skipped"]
-    return {
+    judged = total - counts["skipped"] - counts.get(PENDING, 0)
+    summary = {
         "total": total,
         "passed": counts["passed"],
         "failed": counts["failed"],
@@ -461,3 +502,6 @@ def summary_of(counts: dict[str, int] | None, duration_ms: float) -> dict[str, A
         "pass_rate": (counts["passed"] / judged) if judged else 0.0,
         "duration_ms": round(duration_ms, 3),
     }
+    if PENDING in counts:
+        summary[PENDING] = counts[PENDING]
+    return summary

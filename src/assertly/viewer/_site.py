@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .._json import to_json_bytes
+from ..runner import TestRecord
 from ._pages import Links, render, run_context, sparkline
 from ._queries import (
+    PENDING,
     Filters,
     QueryError,
     RunQueries,
@@ -29,6 +32,13 @@ RUNS_PAGE = 50  # runs per page of the list
 PAGING = ("offset", "limit")
 RUN_PARAMS = ("status", "suite", "tag", "q", *PAGING)
 DIFF_PARAMS = ("base", "candidate")
+
+
+def _test_dict(test: TestRecord, pending: set[str]) -> dict[str, Any]:
+    """A test as the JSON report gives it; one with no trial yet in a running run: pending."""
+    if test.key not in pending:
+        return test.to_dict()
+    return {**replace(test, trials=[]).to_dict(), "status": PENDING}
 
 
 class Site:
@@ -98,14 +108,17 @@ class Site:
         info = self.queries.run_info(run_id)
         filters = Filters.parse(dict(query))
         offset, limit = page_bounds(dict(query))
-        page = self.queries.page(run_id, info["threshold"], filters, offset, limit)
+        running = info["finished_at"] is None
+        page = self.queries.page(
+            run_id, info["threshold"], filters, offset, limit, total=info["tests"], running=running
+        )
         counts = self.summaries.get(info)
         if (
             page.matched is None
             and counts is not None
             and not (filters.suite or filters.tag or filters.q)
         ):
-            page.matched = sum(counts[status] for status in filters.statuses)
+            page.matched = sum(counts.get(status, 0) for status in filters.statuses)
         return {"info": info, "page": page, "filters": filters, "counts": counts}
 
     def run_json(self, name: str, query: Mapping[str, str]) -> bytes:
@@ -117,7 +130,7 @@ class Site:
             "started_at": info["started_at"],
             "finished_at": info["finished_at"],
             "summary": summary_of(found["counts"], info["duration_ms"]),
-            "tests": [test.to_dict() for test in page.tests],
+            "tests": [_test_dict(test, page.pending) for test in page.tests],
             "evals": [suite.to_dict() for suite in info["evals"]],
             "problems": info["problems"],
             "warnings": info["warnings"],
