@@ -110,11 +110,26 @@ def test_export_of_named_runs(store: Path, tmp_path: Path) -> None:
     out = tmp_path / "view"
     assert export(store, out, "cand").returncode == 0
     assert (out / "run-cand.html").is_file() and not (out / "run-base.html").exists()
+    assert "compare-" not in (out / "run-cand.html").read_text()  # base is not exported
     assert [run["run_id"] for run in json.loads((out / "api/runs.json").read_text())["runs"]] == [
         "cand"
     ]
     done = export(store, tmp_path / "other", "nope")
     assert done.returncode == 2 and "no run 'nope'" in done.stderr
+
+
+def test_export_of_a_big_run_is_paged(tmp_path: Path) -> None:
+    from viewer_support import build_store
+
+    store = tmp_path / "big.sqlite"
+    build_store(store, extra_tests=600)  # cand: 607 tests, two files of 500
+    out = tmp_path / "view"
+    assert export(store, out, "cand").returncode == 0
+    first, second = (out / "run-cand.html").read_text(), (out / "run-cand-p2.html").read_text()
+    assert 'href="run-cand-p2.html"' in first and 'href="run-cand.html"' in second
+    assert first.count('<details class="test') == 500
+    assert second.count('<details class="test') == 107
+    assert len(json.loads((out / "api/runs/cand.json").read_text())["tests"]) == 607
 
 
 @pytest.mark.skipif(CHROMIUM is None or sync_playwright is None, reason="needs chromium")

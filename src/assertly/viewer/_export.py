@@ -55,7 +55,8 @@ def export_site(
             query = {"offset": str(offset), "limit": str(STATIC_PAGE)}
             page = offset // STATIC_PAGE + 1
             suffix = "" if page == 1 else f"-p{page}"
-            write(f"run-{stem}{suffix}.html", site.run_page(run_id, query, _LINKS))
+            page_html = site.run_page(run_id, query, _LINKS, run.get("previous"))
+            write(f"run-{stem}{suffix}.html", page_html)
         write(f"api/runs/{stem}.json", _whole_run_json(site, run_id, run["tests"]))
         previous = run.get("previous")
         if previous:

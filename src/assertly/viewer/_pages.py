@@ -95,7 +95,8 @@ class Links:
         if self.static:
             page = int((params or {}).get("offset", 0)) // STATIC_PAGE + 1
             name = f"run-{file_name(run_id)}{'' if page == 1 else f'-p{page}'}.html"
-            query = urlencode({k: v for k, v in (params or {}).items() if k != "offset" and v})
+            kept = {k: v for k, v in (params or {}).items() if k not in ("offset", "limit")}
+            query = urlencode({k: v for k, v in kept.items() if v})
             return name + (f"?{query}" if query else "")
         return f"/runs/{quote(run_id, safe='')}" + (f"?{query}" if query else "")
 

@@ -189,11 +189,25 @@ class Site:
             next_link=links.runs(data["next_offset"]) if data["next_offset"] else None,
         )
 
-    def run_page(self, name: str, query: Mapping[str, str], links: Links) -> str:
-        """``/runs/{run_id}``: a page of the run's tests, filtered, each expandable."""
+    def run_page(
+        self,
+        name: str,
+        query: Mapping[str, str],
+        links: Links,
+        previous: str | None = None,
+    ) -> str:
+        """``/runs/{run_id}``: a page of the run's tests, filtered, each expandable.
+
+        Args:
+            name: The run.
+            query: Filters and paging.
+            links: Where links lead.
+            previous: The run to compare with (an export's); default: the one before it.
+        """
         found = self._run(name, query)
         info = found["info"]
-        previous = self.queries.previous(info["run_id"])
+        if previous is None and not links.static:
+            previous = self.queries.previous(info["run_id"])
         context = run_context(
             info,
             summary_of(found["counts"], info["duration_ms"]),
