@@ -13,6 +13,8 @@ get them from `SummaryCache`, which counts them once per finished run.
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import re
 import sqlite3
 import threading
@@ -438,7 +440,9 @@ class SummaryCache:
     counted again when asked after ``fresh_s``.
 
     A run of more than `COUNT_NOW` tests is counted on a background thread: `get` gives None
-    until the count is ready, so no page waits seconds for it.
+    until the count is ready, so no page waits seconds for it. One thread counts one run at a
+    time (a list of fifty big runs must not start fifty full scans at once); it is a daemon, so
+    Ctrl-C never waits for it.
     """
 
     queries: RunQueries
@@ -447,6 +451,8 @@ class SummaryCache:
     _done: dict[str, tuple[dict[str, int], bool, float]] = field(default_factory=dict)
     _counting: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _queue: queue.SimpleQueue[dict[str, Any]] = field(default_factory=queue.SimpleQueue)
+    _worker: threading.Thread | None = None
 
     def get(self, info: dict[str, Any]) -> dict[str, int] | None:
         """Tests by status of the run ``info`` describes (`RunQueries.run_info`).
@@ -464,11 +470,21 @@ class SummaryCache:
                 return found[0] if found else None
             else:
                 self._counting.add(run_id)
-                threading.Thread(
-                    target=self._count, args=(info,), name=f"count {run_id}", daemon=True
-                ).start()
+                self._queue.put(info)
+                if self._worker is None:
+                    self._worker = threading.Thread(
+                        target=self._work, name="assertly-view-count", daemon=True
+                    )
+                    self._worker.start()
                 return found[0] if found else None
         return self._count(info)
+
+    def _work(self) -> None:
+        while True:
+            info = self._queue.get()
+            # A store that cannot be read now is counted again when a page asks next.
+            with contextlib.suppress(StoreError):
+                self._count(info)
 
     def _count(self, info: dict[str, Any]) -> dict[str, int]:
         run_id = info["run_id"]
