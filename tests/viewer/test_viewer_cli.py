@@ -72,6 +72,18 @@ def test_a_missing_store_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "none.sqlite").exists()
 
 
+def test_a_postgresql_store_is_refused_clearly() -> None:
+    done = subprocess.run(
+        [*ASSERTLY, "view", "--store", "postgresql://u:secret@127.0.0.1:1/db", "--no-open"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2 and "reads SQLite run stores" in done.stderr
+    assert "secret" not in done.stderr
+
+
 def export(store: Path, directory: Path, *runs: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*ASSERTLY, "view", "--store", str(store), "--export", str(directory), *runs],

@@ -179,6 +179,12 @@ class RunQueries:
     """
 
     def __init__(self, store_path: str | Path) -> None:
+        if str(store_path).startswith(("postgresql://", "postgres://")):
+            # Its pages are SQLite queries (an SQL function for verdicts, JSON1 for tags).
+            raise StoreError(
+                "assertly view reads SQLite run stores; a PostgreSQL store cannot be viewed "
+                "yet (`assertly report RUN -o report.html` renders any run of it)"
+            )
         self.store_path = Path(store_path)
         self._sizes: dict[str, int] = {}  # tests in each finished run
         self._open().close()  # fails now, with a clear message, if it cannot be read
