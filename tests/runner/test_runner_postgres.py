@@ -11,8 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,31 +21,13 @@ psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed (pip install -e '.[dev]')"
 )
 
-SERVER = os.environ.get(
-    "ASSERTLY_TEST_POSTGRES_URL", "postgresql://assertly:assertly-test@127.0.0.1:5432/postgres"
-)
 PASSWORD = "assertly-test"
 
 
-def _admin() -> Any:
-    try:
-        return psycopg.connect(SERVER, autocommit=True, connect_timeout=3)
-    except psycopg.Error as error:
-        pytest.skip(
-            f"no PostgreSQL server at {SERVER.split('@')[-1]} ({error}); .ci/run starts one"
-        )
-
-
 @pytest.fixture
-def database() -> Iterator[str]:
-    """The URL of a fresh database on the test server."""
-    name = f"assertly_{uuid.uuid4().hex[:12]}"
-    with _admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    head, _, _ = SERVER.rpartition("/")
-    yield f"{head}/{name}"
-    with _admin() as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def database(postgres_database: str) -> str:
+    """A fresh database on the test server (see tests/conftest.py)."""
+    return postgres_database
 
 
 def _suite(project: Project, log: Path) -> None:

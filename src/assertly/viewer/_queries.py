@@ -1,11 +1,14 @@
 """Paginated, filtered reads of the run store for the viewer.
 
-Everything here opens the store read-only (SQLite ``mode=ro``) and reads only what one page
-shows: a page of a run is one indexed range of ``tests`` in run order (``LIMIT``/``OFFSET`` on
-the ``(run_id, position)`` index), then the trials of those tests alone. A status filter needs
-each test's verdict, which SQLite computes from its trials' statuses with the test's own pass
-threshold (`status_of_counts`, registered as an SQL function), streaming in run order until
-the page is full, so the first page of a million-test run never reads the whole run.
+Everything here opens the store read-only (SQLite ``mode=ro``; a PostgreSQL store in a
+read-only session) and reads only what one page shows: a page of a run is one indexed range
+of ``tests`` in run order (``LIMIT``/``OFFSET`` on the ``(run_id, position)`` index), then
+the trials of those tests alone. A status filter needs each test's verdict, which SQLite
+computes from its trials' statuses with the test's own pass threshold (`status_of_counts`,
+registered as an SQL function), streaming in run order until the page is full, so the first
+page of a million-test run never reads the whole run. On PostgreSQL the same queries use the
+store's columns (pass threshold) and a ``CASE`` for the verdict; the SQL differences are the
+`_Dialect`'s.
 
 The run's totals (``summary``) do read every test; on a big run that takes seconds, so callers
 get them from `SummaryCache`, which counts them once per finished run.
@@ -175,34 +178,38 @@ class RunQueries:
     """Read-only queries on one run store; each call opens its own connection (thread-safe).
 
     Args:
-        store_path: The SQLite run store; it must exist.
+        store_path: The run store (a SQLite file or a PostgreSQL URL); it must exist.
     """
 
     def __init__(self, store_path: str | Path) -> None:
-        if str(store_path).startswith(("postgresql://", "postgres://")):
-            # Its pages are SQLite queries (an SQL function for verdicts, JSON1 for tags).
-            raise StoreError(
-                "assertly view reads SQLite run stores; a PostgreSQL store cannot be viewed "
-                "yet (`assertly report RUN -o report.html` renders any run of it)"
-            )
-        self.store_path = Path(store_path)
+        postgres = str(store_path).startswith(("postgresql://", "postgres://"))
+        self.store_path: str | Path = str(store_path) if postgres else Path(store_path)
+        self.sql = _POSTGRES if postgres else _SQLITE
         self._sizes: dict[str, int] = {}  # tests in each finished run
-        self._open().close()  # fails now, with a clear message, if it cannot be read
+        store = self._open()  # fails now, with a clear message, if it cannot be read
+        self.shown = store.shown
+        store.close()
 
     def _open(self) -> RunStore:
         store = RunStore(self.store_path, must_exist=True, read_only=True)
-        # The store's own connection: the viewer only adds a read-only SQL function to it.
-        store._db.create_function("assertly_status", 5, _counts_status, deterministic=True)
+        if self.sql is _SQLITE:
+            # The store's own connection: the viewer only adds a read-only SQL function to it.
+            store._db.create_function("assertly_status", 5, _counts_status, deterministic=True)
         return store
 
-    def _query(self, work: Callable[[RunStore, sqlite3.Connection], Any]) -> Any:
+    def _query(self, work: Callable[[RunStore, Any], Any]) -> Any:
         store = self._open()
         try:
-            return work(store, store._db)
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot read the run store {self.store_path}: {error}") from None
+            if self.sql is _SQLITE:
+                return work(store, store._db)
+            from ..store._postgres import _Connection
+
+            return work(store, _Connection(store._pg))  # type: ignore[attr-defined]
+        except _read_errors() as error:
+            reason = " ".join(str(error).split())
+            raise StoreError(f"cannot read the run store {self.shown}: {reason}") from None
         finally:
-            store._db.close()
+            store.close()
 
     def resolve(self, name: str) -> str:
         """A run named as users name it (``last``, ``last~N``, ``blessed``, an id).
@@ -211,16 +218,16 @@ class RunQueries:
             StoreError: No such run.
         """
         if not _RUN_ID.fullmatch(name):
-            raise StoreError(f"no run {name!r} in {self.store_path}")
+            raise StoreError(f"no run {name!r} in {self.shown}")
         return cast(str, self._query(lambda store, _db: store.resolve_run_id(name)))
 
     def runs(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
         """A page of runs, newest first, with each run's test count; and how many runs."""
 
-        def work(_store: RunStore, db: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
+        def work(_store: RunStore, db: Any) -> tuple[list[dict[str, Any]], int]:
             rows = db.execute(
                 "SELECT run_id, started_at, finished_at, duration_ms FROM runs "
-                "ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                f"ORDER BY started_at DESC, {self.sql.tie} DESC LIMIT ? OFFSET ?",
                 (limit, offset),
             ).fetchall()
             total = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
@@ -239,11 +246,12 @@ class RunQueries:
     def previous(self, run_id: str) -> str | None:
         """The run started just before ``run_id`` (the order of ``last~N``), if any."""
 
-        def work(_store: RunStore, db: sqlite3.Connection) -> str | None:
+        def work(_store: RunStore, db: Any) -> str | None:
+            tie = self.sql.tie
             row = db.execute(
-                "SELECT run_id FROM runs WHERE (started_at, rowid) < "
-                "(SELECT started_at, rowid FROM runs WHERE run_id = ?) "
-                "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+                f"SELECT run_id FROM runs WHERE (started_at, {tie}) < "
+                f"(SELECT started_at, {tie} FROM runs WHERE run_id = ?) "
+                f"ORDER BY started_at DESC, {tie} DESC LIMIT 1",
                 (run_id,),
             ).fetchone()
             return None if row is None else str(row[0])
@@ -253,7 +261,7 @@ class RunQueries:
     def run_info(self, run_id: str) -> dict[str, Any]:
         """started_at, finished_at, duration_ms, threshold, problems, warnings, evals, tests."""
 
-        def work(store: RunStore, _db: sqlite3.Connection) -> dict[str, Any]:
+        def work(store: RunStore, _db: Any) -> dict[str, Any]:
             info = store.run_info(run_id)
             options = info.get("options") or {}
             evals = [
@@ -288,7 +296,7 @@ class RunQueries:
     def progress(self, run_id: str) -> dict[str, Any]:
         """What changes while a run is written: finished_at and the trials saved so far."""
 
-        def work(store: RunStore, db: sqlite3.Connection) -> dict[str, Any]:
+        def work(store: RunStore, db: Any) -> dict[str, Any]:
             info = store.run_info(run_id)
             trials = db.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,))
             return {
@@ -307,11 +315,10 @@ class RunQueries:
         (a finished run counts it as an error: it was never judged).
         """
 
-        def work(_store: RunStore, db: sqlite3.Connection) -> dict[str, int]:
+        def work(_store: RunStore, db: Any) -> dict[str, int]:
             counts = dict.fromkeys(FILTER_STATUSES if running else STATUSES, 0)
             rows = db.execute(
-                f"SELECT verdict, COUNT(*) FROM ({_VERDICTS} GROUP BY t.position) GROUP BY verdict",
-                (running, threshold, run_id),
+                self.sql.counts_sql().replace("{where}", ""), (running, threshold, run_id)
             )
             for status, count in rows:
                 counts[status] += count
@@ -338,14 +345,11 @@ class RunQueries:
         page's ``pending`` (with no trials), not errors.
         """
 
-        def work(_store: RunStore, db: sqlite3.Connection) -> TestPage:
-            where, params = _where(filters)
+        def work(_store: RunStore, db: Any) -> TestPage:
+            where, params = self.sql.where(filters)
             if filters.statuses:
                 marks = ", ".join("?" for _ in filters.statuses)
-                sql = (
-                    f"{_VERDICTS} {where} GROUP BY t.position HAVING verdict IN ({marks}) "
-                    "ORDER BY t.position LIMIT ? OFFSET ?"
-                )
+                sql = self.sql.page_sql(where, marks)
                 args = [running, threshold, run_id, *params, *filters.statuses]
                 args += [limit + 1, offset]
             else:
@@ -371,39 +375,125 @@ class RunQueries:
         return cast(TestPage, self._query(work))
 
 
-# Each test of a run with its verdict, in run order (the (run_id, position) index; the trials
-# by their primary key); "verdict", a name no column has, so that HAVING cannot mean a trial's
-# status. Parameters: whether the run is still being written (a test with no trial yet is then
-# pending), the run's pass threshold, the run id.
-_VERDICTS = (
-    "SELECT t.test_key AS test_key, CASE WHEN ? AND COUNT(r.trial) = 0 THEN 'pending' "
-    "ELSE assertly_status("
-    "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
-    "COALESCE(SUM(r.status = 'error'), 0), COALESCE(SUM(r.status = 'skipped'), 0), "
-    "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) END AS verdict "
-    "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
-    "WHERE t.run_id = ?"
+def _read_errors() -> tuple[type[Exception], ...]:
+    """What a failed read of either store raises."""
+    try:
+        import psycopg
+    except ImportError:
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg.Error)
+
+
+@dataclass(frozen=True)
+class _Dialect:
+    """What the viewer's SQL says differently on SQLite and on PostgreSQL.
+
+    Attributes:
+        tie: The column that orders runs started at the same instant (as ``last~N`` does).
+        verdicts: Each test of a run with its verdict (``test_key``, ``verdict``), before its
+            GROUP BY. Parameters: whether the run is still being written (a test with no
+            trial yet is then ``pending``), the run's pass threshold, the run id.
+        nested: Whether the verdict is computed in a subquery (PostgreSQL: no output alias in
+            HAVING) rather than on the grouped rows (SQLite, which streams them in run order).
+        suite: A test's suite; tag: whether the test has the tag ``?``; contains: whether a
+            text column holds ``?`` (ASCII letters in either case).
+    """
+
+    tie: str
+    verdicts: str
+    nested: bool
+    suite: str
+    tag: str
+    contains: str
+
+    def counts_sql(self) -> str:
+        """Tests by verdict over the whole run."""
+        if self.nested:
+            return f"SELECT verdict, COUNT(*) FROM ({self.verdicts}) v GROUP BY verdict"
+        return (
+            f"SELECT verdict, COUNT(*) FROM ({self.verdicts} GROUP BY t.position) GROUP BY verdict"
+        )
+
+    def page_sql(self, where: str, marks: str) -> str:
+        """The keys of a page of tests whose verdict is one of ``marks``, in run order."""
+        if self.nested:
+            inner = self.verdicts.replace("{where}", where)
+            return (
+                f"SELECT test_key FROM ({inner}) v WHERE verdict IN ({marks}) "
+                "ORDER BY position LIMIT ? OFFSET ?"
+            )
+        return (
+            f"{self.verdicts} {where} GROUP BY t.position HAVING verdict IN ({marks}) "
+            "ORDER BY t.position LIMIT ? OFFSET ?"
+        )
+
+    def where(self, filters: Filters) -> tuple[str, list[str]]:
+        """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
+        return _where_of(self, filters)
+
+
+_SQLITE = _Dialect(
+    tie="rowid",
+    verdicts=(
+        "SELECT t.test_key AS test_key, CASE WHEN ? AND COUNT(r.trial) = 0 THEN 'pending' "
+        "ELSE assertly_status("
+        "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
+        "COALESCE(SUM(r.status = 'error'), 0), COALESCE(SUM(r.status = 'skipped'), 0), "
+        "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) END AS verdict "
+        "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
+        "WHERE t.run_id = ?"
+    ),
+    nested=False,
+    suite="json_extract(t.meta, '$.suite')",
+    tag="EXISTS (SELECT 1 FROM json_each(t.meta, '$.tags') WHERE value = ?)",
+    contains="instr(lower({column}), ?) > 0",
+)
+_POSTGRES = _Dialect(
+    tie="seq",
+    # The verdict as `status_of_counts` gives it, from the test's counts (c).
+    verdicts=(
+        "SELECT test_key, position, CASE WHEN ? AND n = 0 THEN 'pending' "
+        "WHEN p + f + e = 0 THEN (CASE WHEN s > 0 THEN 'skipped' ELSE 'error' END) "
+        "WHEN (thr = 'any' AND p > 0) OR (thr = 'majority' AND 2 * p > p + f + e) "
+        "OR (thr NOT IN ('any', 'majority') AND p = p + f + e) THEN 'passed' "
+        "WHEN f > 0 THEN 'failed' ELSE 'error' END AS verdict FROM ("
+        "SELECT t.test_key AS test_key, t.position AS position, COUNT(r.trial) AS n, "
+        "SUM(CASE WHEN r.status = 'passed' THEN 1 ELSE 0 END) AS p, "
+        "SUM(CASE WHEN r.status = 'failed' THEN 1 ELSE 0 END) AS f, "
+        "SUM(CASE WHEN r.status = 'error' THEN 1 ELSE 0 END) AS e, "
+        "SUM(CASE WHEN r.status = 'skipped' THEN 1 ELSE 0 END) AS s, "
+        "COALESCE(t.pass_threshold, ?) AS thr "
+        "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
+        "WHERE t.run_id = ? {where} GROUP BY t.position, t.test_key, t.pass_threshold) c"
+    ),
+    nested=True,
+    # json, not jsonb: jsonb refuses the \u0000 an agent may answer.
+    suite="(t.meta::json ->> 'suite')",
+    tag="EXISTS (SELECT 1 FROM json_array_elements_text(t.meta::json -> 'tags') AS g(v) "
+    "WHERE g.v = ?)",
+    contains="strpos(lower({column}), ?) > 0",
 )
 
 
-def _where(filters: Filters) -> tuple[str, list[str]]:
+def _where_of(dialect: _Dialect, filters: Filters) -> tuple[str, list[str]]:
     """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
     clauses: list[str] = []
     params: list[str] = []
     if filters.suite:
-        clauses.append("AND json_extract(t.meta, '$.suite') = ?")
+        clauses.append(f"AND {dialect.suite} = ?")
         params.append(filters.suite)
     if filters.tag:
-        clauses.append("AND EXISTS (SELECT 1 FROM json_each(t.meta, '$.tags') WHERE value = ?)")
+        clauses.append(f"AND {dialect.tag}")
         params.append(filters.tag)
     if filters.q:
         # The text as stored (JSON): names, ids, file, input, and each trial's output and
         # messages. ASCII letters match in either case.
         needle = filters.q.lower()
+        meta = dialect.contains.format(column="t.meta")
+        record = dialect.contains.format(column="x.record")
         clauses.append(
-            "AND (instr(lower(t.meta), ?) > 0 OR EXISTS (SELECT 1 FROM trials x "
-            "WHERE x.run_id = t.run_id AND x.test_key = t.test_key "
-            "AND instr(lower(x.record), ?) > 0))"
+            f"AND ({meta} OR EXISTS (SELECT 1 FROM trials x "
+            f"WHERE x.run_id = t.run_id AND x.test_key = t.test_key AND {record}))"
         )
         params += [needle, needle]
     return " ".join(clauses), params
