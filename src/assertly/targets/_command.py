@@ -205,6 +205,13 @@ async def _end(process: asyncio.subprocess.Process) -> None:
     our ends of the pipes first bounds the wait by the command's own exit.
     """
     _kill_group(process)
+    # Let asyncio's child watcher reap the killed command first (milliseconds): a transport
+    # closed before then leaves its Popen to be reaped by the next subprocess started, and the
+    # watcher then logs "Unknown child process pid …" on the user's console.
+    for _ in range(200):
+        if process.returncode is not None:
+            break
+        await asyncio.sleep(0.005)
     transport = getattr(process, "_transport", None)  # asyncio's, not public: our pipe ends
     if transport is not None:
         transport.close()
