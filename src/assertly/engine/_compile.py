@@ -24,6 +24,8 @@ from ._result import (
     PASSED,
     AssertionResult,
     CheckResult,
+    Outcome,
+    passed,
 )
 from ._shape import compile_shape
 from ._values import dumps
@@ -42,7 +44,10 @@ class Expectation:
     """
 
     __slots__ = (
+        "_all_pass",
         "_checkers",
+        "_fast",
+        "_fast_source",
         "_metrics",
         "_uniform",
         "_weight_total",
@@ -66,6 +71,9 @@ class Expectation:
         self._weight_total = sum(weights)
         self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
+        self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
+        self._fast_source = ""
+        self._all_pass: dict[str | None, CheckResult] = {}
 
     def __len__(self) -> int:
         return len(self._checkers)
@@ -98,6 +106,76 @@ class Expectation:
         if type(response) is not Response:
             response = Response(response)
         ctx = CheckContext.build(context, now)
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self._build_fast()
+        if fast is not None:
+            try:
+                verdict = fast(response, ctx)
+            except Exception:
+                # Doubt, never a verdict: the detailed path judges (and reports the error).
+                verdict = False
+            if verdict is True:
+                return self._passed(response)
+            if verdict:
+                return self._passed(response, list(verdict))
+        return self._judge(response, ctx)
+
+    @property
+    def source(self) -> str:
+        """The generated fast-path function's Python source, for debugging ("" if it has none).
+
+        The fast path decides only that every assertion passed; anything else is judged by
+        the detailed path, which alone builds messages. User values are constants of the
+        function (``_c0`` …), not part of its text.
+        """
+        if self._fast is _UNBUILT:
+            self._build_fast()
+        return self._fast_source
+
+    def _build_fast(self) -> Any:
+        from ._fast import build_fast
+
+        built = build_fast(self._checkers)
+        if built is None:
+            self._fast = None
+        else:
+            self._fast, self._fast_source = built
+        return self._fast
+
+    def _passed(
+        self, response: Response, results: list[AssertionResult] | None = None
+    ) -> CheckResult:
+        """The result of a response the fast path found passing every assertion."""
+        extracted = response.extracted if response.is_text else None
+        if results is None:
+            prebuilt = self._all_pass.get(extracted)
+            if prebuilt is None:
+                shared = [passed(checker.key) for checker in self._checkers]
+                prebuilt = self._all_pass[extracted] = self._result(shared, PASSED, extracted)
+            return prebuilt
+        return self._result(results, PASSED, extracted)
+
+    def _result(
+        self, results: list[AssertionResult], outcome: Outcome, extracted: str | None
+    ) -> CheckResult:
+        named = _named_scores(results, self._metrics) if self._metrics else None
+        return CheckResult(outcome, 1.0, results, named, self.threshold, extracted, self._weights)
+
+    def _check_detailed(
+        self,
+        response: Any,
+        *,
+        context: CheckContext | Mapping[str, Any] | None = None,
+        now: str | datetime | date | None = None,
+    ) -> CheckResult:
+        """`check` without the fast path (tests compare the two)."""
+        if type(response) is not Response:
+            response = Response(response)
+        return self._judge(response, CheckContext.build(context, now))
+
+    def _judge(self, response: Response, ctx: CheckContext) -> CheckResult:
+        """The detailed path: every checker's full result, messages for what did not pass."""
         results: list[AssertionResult] = []
         append = results.append
         for checker in self._checkers:
@@ -132,6 +210,9 @@ class Expectation:
         named = _named_scores(results, self._metrics) if self._metrics else None
         extracted = response.extracted if response.is_text else None
         return CheckResult(outcome, score, results, named, threshold, extracted, self._weights)
+
+
+_UNBUILT: Any = object()
 
 
 def _could_not_judge(checker: Checker, error: Exception) -> AssertionResult:

@@ -271,6 +271,16 @@ class DotPath:
         return f"DotPath({self.text!r})"
 
     @property
+    def fast_walk(self) -> bool:
+        """Whether the path is keys around exactly one ``[*]`` (``results[*].metadata.type``)."""
+        return self._fast is not None
+
+    @property
+    def keys(self) -> tuple[str, ...] | None:
+        """The keys of a path made only of keys (``pagination.total``), else None."""
+        return self._keys
+
+    @property
     def last_key(self) -> str | None:
         """The final key name (``file`` for ``results[*].file``), if the path ends in a key."""
         kind, arg = self.segments[-1]

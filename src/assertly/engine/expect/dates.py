@@ -20,6 +20,15 @@ from ._common import Number, Params, WildcardChecker
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen, Loop
+
+
+def _emit_moment(gen: FastGen, where: FastGen | Loop, var: str) -> str:
+    """The variable of ``var`` parsed as a date; the value must be one."""
+    moment = gen.fresh("m")
+    where.statement(f"{moment} = {gen.const(parse_date)}({var})")
+    where.require(f"{moment} is not None")
+    return moment
 
 _END_OF_DAY = time(23, 59, 59, 999999)
 _ZERO = timedelta(0)
@@ -90,6 +99,11 @@ class DatesBetween(WildcardChecker):
 
     def describe(self) -> str:
         return f"every {self.path.text} between {self.start_text} and {self.end_text}"
+
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        moment = _emit_moment(gen, where, var)
+        where.require(f"{gen.const(self.start)} <= {moment} <= {gen.const(self.end)}")
+        return True
 
     def judge_values(
         self,
@@ -178,6 +192,11 @@ class DatesWithinDays(WildcardChecker):
     def describe(self) -> str:
         return f"every {self.path.text} within {self.days:g} days of now"
 
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        moment = _emit_moment(gen, where, var)
+        where.require(f"abs(ctx.now - {moment}) <= {gen.const(self.span)}")
+        return True
+
     def judge_values(
         self,
         path: DotPath,
@@ -236,6 +255,15 @@ class DatesInYear(WildcardChecker):
 
     def describe(self) -> str:
         return f"every {self.path.text} in {self.year}"
+
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        moment = _emit_moment(gen, where, var)
+        zero, utc = gen.const(_ZERO), gen.const(UTC)
+        where.require(
+            f"({moment}.year if {moment}.utcoffset() == {zero} "
+            f"else {moment}.astimezone({utc}).year) == {gen.const(self.year)}"
+        )
+        return True
 
     def judge_values(
         self,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..._exceptions import Problem
     from .._context import CheckContext
     from .._entries import Entry
+    from .._fast import FastGen
 
 __all__ = ["JsonString", "TypedSpec", "compile_typed_list"]
 
@@ -128,6 +129,25 @@ class TypedAssertion(Checker):
     def describe(self) -> str:
         text = self.inner.describe()
         return f"not ({text})" if self.negate else text
+
+    def fast_pure(self) -> bool:
+        return self.inner.fast_pure()
+
+    def emit(self, gen: FastGen) -> bool:
+        """``not-contains`` / ``not-icontains``, and ``equals`` a string after ``json_path:``."""
+        from .strings import Contains, Equals
+
+        inner, transform = self.inner, self.transform
+        if transform is None:
+            # A contains that fails has score 0 and no details: its negation is a plain pass.
+            return self.negate and type(inner) is Contains and inner.emit(gen, negate=True)
+        steps = transform.steps
+        if self.negate or type(inner) is not Equals or not steps:
+            return False
+        if not all(type(step) is str for step in steps):
+            return False
+        value = gen.field(steps, start=gen.text("whole_json"))  # type: ignore[arg-type]
+        return inner.emit_string(gen, value)
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         if self.transform is not None:

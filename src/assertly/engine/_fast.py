@@ -1,0 +1,251 @@
+"""The generated fast path: one specialised function that says "every assertion passed".
+
+Most responses pass, and a passing response needs no result objects, messages or locations.
+So an expectation is also compiled (lazily, on its first check) into one Python function, as
+fastjsonschema and attrs do: each checker that can writes its yes/no test into a `FastGen`,
+walks over the same array are merged into one loop, a path read twice is read once, and every
+value the user wrote (keys, expected values, compiled patterns, date bounds, sets) is bound as
+a constant of the function (``_c0``, ``_c1`` …), never formatted into its source. A checker that
+cannot emit code is called as is inside the function, provided calling it twice is harmless
+(a built-in; never a user's custom assertion, which makes the whole expectation skip the fast
+path).
+
+The function returns True only for a definite, non-vacuous pass of every assertion whose result
+is the shared plain pass (`passed(key)`); a tuple of results when some called checker passed
+with a result of its own (``details``), which the caller wraps as is; and False for anything
+else — a failure, an error, a vacuous pass, a skip, a score below 1, or any doubt. Any exception
+counts as doubt too. On False the detailed path judges the response again and alone builds
+results and messages, so the fast path can only ever agree with it (tests/engine/
+test_fast_path.py checks that they agree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._response import NOT_JSON
+from ._result import PASSED, passed
+from ._values import json_equal
+
+if TYPE_CHECKING:
+    from ._base import Checker
+
+__all__ = ["FastFunction", "FastGen", "Loop", "build_fast"]
+
+FastFunction = Callable[[Any, Any], Any]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "_MISSING"
+
+
+_MISSING = _Missing()
+
+
+class _Scope:
+    """Statements at one indentation level, with the paths already read there."""
+
+    __slots__ = ("dicts", "indent", "lines", "memo")
+
+    def __init__(self, indent: str) -> None:
+        self.indent = indent
+        self.lines: list[str] = []
+        self.memo: dict[tuple[str, str], str] = {}
+        self.dicts: set[str] = set()  # variables already known to hold a dict
+
+
+class Loop:
+    """One walk over a non-empty array; checkers add tests on each element to its body."""
+
+    __slots__ = ("_gen", "array", "before", "body", "item")
+
+    def __init__(self, gen: FastGen, array: str, item: str) -> None:
+        self._gen = gen
+        self.array = array
+        self.item = item
+        self.before: list[str] = []  # statements before the loop (a sorted check's "previous")
+        self.body = _Scope("        ")
+
+    def value(self, suffix: Sequence[str]) -> str:
+        """The variable holding ``item.<suffix>`` (each element must have every key)."""
+        var = self.item
+        for key in suffix:
+            var = self._gen._key(self.body, var, key)
+        return var
+
+    def require(self, condition: str) -> None:
+        """Add a test every element must pass."""
+        self.body.lines.append(f"if not ({condition}): return False")
+
+    def statement(self, code: str) -> None:
+        """Add a statement to the body (after the tests added so far)."""
+        self.body.lines.append(code)
+
+
+class FastGen:
+    """Collects the code of one expectation's fast function."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {
+            "_NOT_JSON": NOT_JSON,
+            "_MISSING": _MISSING,
+            "_PASSED": PASSED,
+            "_json_equal": json_equal,
+        }
+        self._const_names: dict[int, str] = {}
+        self._top = _Scope("    ")
+        self._loops: dict[tuple[str, ...], Loop] = {}
+        self._loop_order: list[Loop] = []
+        self._counter = 0
+        self._data = False
+        self._text: dict[str, str] = {}
+
+    # --- names ------------------------------------------------------------------------------
+
+    def fresh(self, stem: str = "v") -> str:
+        """A new variable name (generated, never user text)."""
+        self._counter += 1
+        return f"{stem}{self._counter}"
+
+    def const(self, value: Any) -> str:
+        """Bind ``value`` as a constant of the function; returns its name."""
+        name = self._const_names.get(id(value))
+        if name is None or self.namespace.get(name) is not value:
+            name = f"_c{len(self._const_names)}"
+            self._const_names[id(value)] = name
+            self.namespace[name] = value
+        return name
+
+    # --- statements -------------------------------------------------------------------------
+
+    def require(self, condition: str) -> None:
+        """Add a test the response must pass."""
+        self._top.lines.append(f"if not ({condition}): return False")
+
+    def statement(self, code: str) -> None:
+        """Add a top-level statement."""
+        self._top.lines.append(code)
+
+    # --- the response -----------------------------------------------------------------------
+
+    def data(self) -> str:
+        """The variable holding the response's JSON (the expect dialect's view)."""
+        if not self._data:
+            self._data = True
+            self._top.lines.append("data = response.json")
+            self._top.lines.append("if data is _NOT_JSON: return False")
+        return "data"
+
+    def text(self, view: str) -> str:
+        """A text view of the response: ``text``, ``nfc_text``, ``folded_text``, ``whole_json``."""
+        name = self._text.get(view)
+        if name is None:
+            name = self._text[view] = self.fresh("t")
+            self._top.lines.append(f"{name} = response.{view}")
+        return name
+
+    def _key(self, scope: _Scope, var: str, key: str) -> str:
+        found = scope.memo.get((var, key))
+        if found is not None:
+            return found
+        if var not in scope.dicts:
+            scope.lines.append(f"if type({var}) is not dict: return False")
+            scope.dicts.add(var)
+        name = self.fresh()
+        scope.lines.append(f"{name} = {var}.get({self.const(key)}, _MISSING)")
+        scope.lines.append(f"if {name} is _MISSING: return False")
+        scope.memo[(var, key)] = name
+        return name
+
+    def field(self, keys: Sequence[str], start: str | None = None) -> str:
+        """The variable holding the value at ``keys`` from the JSON root (all must exist)."""
+        var = self.data() if start is None else start
+        for key in keys:
+            var = self._key(self._top, var, key)
+        return var
+
+    def each(self, prefix: Sequence[str]) -> Loop:
+        """The walk over the non-empty array at ``prefix`` (shared by every checker using it)."""
+        key = tuple(prefix)
+        loop = self._loops.get(key)
+        if loop is None:
+            array = self.field(key)
+            self.require(f"type({array}) is list and {array}")
+            loop = self._loops[key] = Loop(self, array, self.fresh("item"))
+            self._loop_order.append(loop)
+        return loop
+
+    def wildcard(self, path: Any) -> tuple[Loop, str] | None:
+        """For a ``keys[*].keys`` `DotPath`: its loop and the variable of each value."""
+        from ._paths import KEY, WILD
+
+        segments = path.segments
+        stars = [i for i, (kind, _) in enumerate(segments) if kind == WILD]
+        if len(stars) != 1 or any(kind not in (KEY, WILD) for kind, _ in segments):
+            return None
+        star = stars[0]
+        loop = self.each([arg for _, arg in segments[:star]])
+        return loop, loop.value([arg for _, arg in segments[star + 1 :]])
+
+    def equal_test(self, var: str, expected: Any) -> str:
+        """A test that ``var`` equals ``expected`` exactly as `json_equal` says."""
+        kind = type(expected)
+        if expected is None:
+            return f"{var} is None"
+        if kind is bool:
+            return f"{var} is {expected!r}"  # True/False are singletons, bools only
+        if kind is str:
+            return f"type({var}) is str and {var} == {self.const(expected)}"
+        if kind is int or kind is float:
+            # 1 == 1.0, but a bool is never a number.
+            return (
+                f"(type({var}) is int or type({var}) is float) and {var} == {self.const(expected)}"
+            )
+        return f"_json_equal({var}, {self.const(expected)})"
+
+    # --- the function -----------------------------------------------------------------------
+
+    def source(self, results: Sequence[str], shared: Sequence[str]) -> str:
+        """The function's source; ``results`` are the expressions of each assertion's result."""
+        lines = ["def _fast(response, ctx):"]
+        lines += [self._top.indent + line for line in self._top.lines]
+        for loop in self._loop_order:
+            lines += ["    " + line for line in loop.before]
+            lines.append(f"    for {loop.item} in {loop.array}:")
+            lines += [loop.body.indent + line for line in loop.body.lines] or ["        pass"]
+        if shared:
+            # Every called checker returned its shared plain pass: the prebuilt result fits.
+            lines.append("    if " + " and ".join(shared) + ": return True")
+            lines.append("    return (" + "".join(f"{r}, " for r in results) + ")")
+        else:
+            lines.append("    return True")
+        return "\n".join(lines) + "\n"
+
+
+def build_fast(checkers: Sequence[Checker]) -> tuple[FastFunction, str] | None:
+    """The fast function of an expectation and its source, or None when it cannot have one."""
+    gen = FastGen()
+    results: list[str] = []
+    shared: list[str] = []
+    for checker in checkers:
+        emit = getattr(checker, "emit", None)
+        if emit is not None and emit(gen):
+            results.append(gen.const(passed(checker.key)))
+            continue
+        if not checker.fast_pure():
+            return None  # user code: must run once per response, on the detailed path only
+        call = gen.const(checker.check)
+        result = gen.fresh("r")
+        gen.statement(f"{result} = {call}(response, ctx)")
+        gen.require(f"{result}.outcome is _PASSED and {result}.score == 1.0")
+        results.append(result)
+        shared.append(f"{result} is {gen.const(passed(checker.key))}")
+    source = gen.source(results, shared)
+    namespace = dict(gen.namespace)
+    exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
+    function: FastFunction = namespace["_fast"]
+    return function, source
