@@ -196,6 +196,8 @@ def make_responses(rng: random.Random, n: int, weights: dict[str, float]) -> lis
 # --- the hand-written baseline for mix (a) ----------------------------------------------------
 
 _DATE = re.compile(r"\b20\d\d-\d\d-\d\d")
+# A word starts with a letter or digit (a fence or a dash alone is not one), as in the engine.
+_WORD = re.compile(r"[A-Za-z0-9]\S*")
 _DECODER = json.JSONDecoder()
 _OPENER = re.compile(r"[\[{]")
 _MISSING = object()
@@ -242,7 +244,7 @@ def baseline_typed(text: str) -> list[bool]:
     whole = _loads(text)
     summary = _first(whole, "summary")
     status = _first(whole, "status")
-    words = len(text.split())
+    words = len(_WORD.findall(text))
     return [
         "security" in text,
         "incident" in text.casefold(),
@@ -254,6 +256,89 @@ def baseline_typed(text: str) -> list[bool]:
         text.startswith("{"),
         "Traceback" not in text,
         status == "success",
+    ]
+
+
+# --- the hand-written baseline for mix (b) ----------------------------------------------------
+
+_JOURNAL = re.compile("^journal/")
+_JAN_START = datetime(2026, 1, 1, tzinfo=UTC)
+_JAN_END = datetime(2026, 1, 31, 23, 59, 59, tzinfo=UTC)
+_EXPECT_FAIL = [False] * len(EXPECT)
+
+
+def _expect_json(text: Any) -> Any:
+    """The JSON of a mix (b) response: the whole text, else its fenced block."""
+    if type(text) is not str:
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    start = text.find("```json\n")
+    end = text.find("\n```", start + 8)
+    try:
+        return orjson.loads(text[start + 8 : end]) if start >= 0 and end >= 0 else _MISSING
+    except orjson.JSONDecodeError:
+        return _MISSING
+
+
+def _number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _in_january(value: Any) -> bool:
+    if type(value) is not str:
+        return False
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return _JAN_START <= moment <= _JAN_END
+
+
+def baseline_expect(response: Any) -> list[bool]:
+    """Mix (b)'s ten assertions, coded directly (an empty array passes, as in the engine)."""
+    data = _expect_json(response)
+    if type(data) is not dict:
+        return _EXPECT_FAIL
+    results = data.get("results")
+    items = results if type(results) is list else []
+    pagination = data.get("pagination")
+    paged = type(pagination) is dict
+    offset = pagination.get("offset", _MISSING) if paged else _MISSING
+    well_formed = type(results) is list and all(
+        type(r) is dict
+        and type(r.get("metadata")) is dict
+        and "file" in r
+        and "relevance" in r
+        and "type" in r["metadata"]
+        and "tags" in r["metadata"]
+        and "created" in r["metadata"]
+        for r in items
+    )
+    relevance = [r["relevance"] for r in items] if well_formed else []
+    numbers = well_formed and all(_number(v) for v in relevance)
+    return [
+        data.get("status") == "success",
+        type(results) is list and len(results) >= 1,
+        "results" in data and "summary" in data and paged and "total" in pagination,
+        _number(offset) and offset == 0,
+        well_formed and all(r["metadata"]["type"] == "note" for r in items),
+        well_formed
+        and all(type(r["file"]) is str and _JOURNAL.search(r["file"]) for r in items),
+        well_formed
+        and all(
+            type(r["metadata"]["tags"]) is list
+            and "work" in r["metadata"]["tags"]
+            and "security" in r["metadata"]["tags"]
+            for r in items
+        ),
+        well_formed and all(_in_january(r["metadata"]["created"]) for r in items),
+        numbers and all(0.0 <= v <= 1.0 for v in relevance),
+        numbers and all(relevance[i] >= relevance[i + 1] for i in range(len(relevance) - 1)),
     ]
 
 
@@ -366,6 +451,37 @@ def bench_baseline(
     return _mix_result("baseline (a)", "hand-written Python", items, runs, outcomes, notes)
 
 
+def bench_expect_baseline(
+    name: str,
+    items: Sequence[tuple[str, Any]],
+    engine: assertly.Expectation,
+    repeat: int,
+) -> MixResult:
+    """Time the hand-written checks of mix (b) and compare every verdict with the engine's."""
+    outcomes: Counter[str] = Counter()
+    disagreements = 0
+    example: dict[str, Any] | None = None
+    for _, response in items:
+        mine = baseline_expect(response)
+        outcomes["passed" if all(mine) else "failed"] += 1
+        theirs = [result.passed for result in engine.check(response).results]
+        if mine != theirs:
+            disagreements += 1
+            if example is None:
+                example = {"response": str(response)[:200], "baseline": mine, "engine": theirs}
+    responses = [response for _, response in items]
+
+    def loop() -> None:
+        for response in responses:
+            all(baseline_expect(response))
+
+    runs = _time(loop, repeat)
+    notes: dict[str, Any] = {"disagreements_with_engine": disagreements}
+    if example is not None:
+        notes["first_disagreement"] = example
+    return _mix_result(name, "hand-written Python", items, runs, outcomes, notes)
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -400,7 +516,21 @@ def _percent(value: float) -> str:
     return f"{value * 100:5.1f}%"
 
 
-def print_table(mixes: list[MixResult], baseline: MixResult, header: str) -> None:
+# Targets of issue #20: the engine's time per response over the hand-written floor's.
+TARGETS = {"(a)": 2.0, "(b)": 3.0, "(b')": 3.0}
+
+
+def ratios(mixes: list[MixResult], baselines: list[MixResult]) -> dict[str, float]:
+    """Engine time over floor time per response, for each mix that has a floor."""
+    found: dict[str, float] = {}
+    for baseline in baselines:
+        mix_name = baseline.name.removeprefix("baseline ")
+        mix = next(m for m in mixes if m.name == mix_name)
+        found[mix_name] = mix.us_per_response / baseline.us_per_response
+    return found
+
+
+def print_table(mixes: list[MixResult], baselines: list[MixResult], header: str) -> None:
     """Print the results table."""
     print(header)
     print()
@@ -410,7 +540,7 @@ def print_table(mixes: list[MixResult], baseline: MixResult, header: str) -> Non
     )
     print(columns)
     print("-" * len(columns))
-    for mix in [*mixes, baseline]:
+    for mix in [*mixes, *baselines]:
         verdicts = mix.verdicts
         print(
             f"{mix.name + ' ' + mix.description:<40.40} {mix.responses_per_s:>12,.0f} "
@@ -418,20 +548,24 @@ def print_table(mixes: list[MixResult], baseline: MixResult, header: str) -> Non
             f"{_percent(verdicts['failed']):>7} {_percent(verdicts['error']):>7}"
         )
     print()
-    typed = next(mix for mix in mixes if mix.name == "(a)")
-    ratio = typed.us_per_response / baseline.us_per_response
-    print(
-        f"engine (a) / hand-written baseline (a): {ratio:.2f}x the time per response "
-        f"({typed.us_per_response:.1f} µs vs {baseline.us_per_response:.1f} µs)"
-    )
-    disagreements = baseline.notes["disagreements_with_engine"]
-    if disagreements:
+    for name, ratio in ratios(mixes, baselines).items():
+        mix = next(m for m in mixes if m.name == name)
+        floor = next(b for b in baselines if b.name == f"baseline {name}")
+        target = TARGETS.get(name)
+        verdict = "" if target is None else f" (target <= {target:g}x: {'met' if ratio <= target else 'NOT met'})"
         print(
-            f"WARNING: the baseline disagrees with the engine on {disagreements} responses; "
-            f"first: {baseline.notes['first_disagreement']}"
+            f"engine {name} / hand-written baseline {name}: {ratio:.2f}x the time per response "
+            f"({mix.us_per_response:.1f} µs vs {floor.us_per_response:.1f} µs){verdict}"
         )
-    else:
-        print("baseline and engine agree on every assertion of every response")
+    for baseline in baselines:
+        disagreements = baseline.notes["disagreements_with_engine"]
+        if disagreements:
+            print(
+                f"WARNING: {baseline.name} disagrees with the engine on {disagreements} "
+                f"responses; first: {baseline.notes['first_disagreement']}"
+            )
+        else:
+            print(f"{baseline.name} and the engine agree on every assertion of every response")
     for mix in mixes:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(mix.kinds.items()))
         print(f"  {mix.name} responses: {kinds}; mean {mix.mean_chars:.0f} characters")
@@ -475,7 +609,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             repeat,
         ),
     ]
-    baseline = bench_baseline(typed_items, typed, repeat)
+    baselines = [
+        bench_baseline(typed_items, typed, repeat),
+        bench_expect_baseline("baseline (b)", expect_items, expect, repeat),
+        bench_expect_baseline("baseline (b')", expect_dicts, expect, repeat),
+    ]
 
     header = (
         f"assertly {assertly.__version__} engine benchmark: {n:,} responses per mix "
@@ -483,7 +621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + (f" pinned to CPU {core}" if core is not None else "")
         + f"; Python {platform.python_version()} on {platform.machine()}, seed {SEED}"
     )
-    print_table(mixes, baseline, header)
+    print_table(mixes, baselines, header)
 
     typed_mix = mixes[0]
     report = {
@@ -500,8 +638,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "repeat": repeat,
         "quick": args.quick,
         "mixes": [asdict(mix) for mix in mixes],
-        "baseline": asdict(baseline),
-        "engine_over_baseline": typed_mix.us_per_response / baseline.us_per_response,
+        "baseline": asdict(baselines[0]),
+        "baselines": [asdict(baseline) for baseline in baselines],
+        "engine_over_baseline": typed_mix.us_per_response / baselines[0].us_per_response,
+        "engine_over_baselines": ratios(mixes, baselines),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -47,7 +47,6 @@ class Expectation:
         "_all_pass",
         "_checkers",
         "_fast",
-        "_fast_source",
         "_metrics",
         "_uniform",
         "_weight_total",
@@ -72,7 +71,6 @@ class Expectation:
         self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
-        self._fast_source = ""
         self._all_pass: dict[str | None, CheckResult] = {}
 
     def __len__(self) -> int:
@@ -111,7 +109,7 @@ class Expectation:
             fast = self._build_fast()
         if fast is not None:
             try:
-                verdict = fast(response, ctx)
+                verdict = fast.function(response, ctx)
             except Exception:
                 # Doubt, never a verdict: the detailed path judges (and reports the error).
                 verdict = False
@@ -119,6 +117,7 @@ class Expectation:
                 return self._passed(response)
             if verdict:
                 return self._passed(response, list(verdict))
+            return self._judge(response, ctx, fast.tests)
         return self._judge(response, ctx)
 
     @property
@@ -129,18 +128,13 @@ class Expectation:
         the detailed path, which alone builds messages. User values are constants of the
         function (``_c0`` …), not part of its text.
         """
-        if self._fast is _UNBUILT:
-            self._build_fast()
-        return self._fast_source
+        fast = self._build_fast() if self._fast is _UNBUILT else self._fast
+        return "" if fast is None else fast.source
 
     def _build_fast(self) -> Any:
         from ._fast import build_fast
 
-        built = build_fast(self._checkers)
-        if built is None:
-            self._fast = None
-        else:
-            self._fast, self._fast_source = built
+        self._fast = build_fast(self._checkers)
         return self._fast
 
     def _passed(
@@ -174,11 +168,29 @@ class Expectation:
             response = Response(response)
         return self._judge(response, CheckContext.build(context, now))
 
-    def _judge(self, response: Response, ctx: CheckContext) -> CheckResult:
-        """The detailed path: every checker's full result, messages for what did not pass."""
+    def _judge(
+        self,
+        response: Response,
+        ctx: CheckContext,
+        tests: Sequence[Any] | None = None,
+    ) -> CheckResult:
+        """The detailed path: every checker's full result, messages for what did not pass.
+
+        ``tests`` (the fast path's per-checker tests) spare the checkers that pass plainly:
+        their result is the shared pass their `check` would return.
+        """
         results: list[AssertionResult] = []
         append = results.append
-        for checker in self._checkers:
+        for index, checker in enumerate(self._checkers):
+            test = tests[index] if tests is not None else None
+            if test is not None:
+                try:
+                    plain = test(response, ctx)
+                except Exception:
+                    plain = False
+                if plain:
+                    append(passed(checker.key))
+                    continue
             try:
                 append(checker.check(response, ctx))
             except Exception as error:

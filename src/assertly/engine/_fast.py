@@ -31,7 +31,7 @@ from ._values import json_equal
 if TYPE_CHECKING:
     from ._base import Checker
 
-__all__ = ["FastFunction", "FastGen", "Loop", "build_fast"]
+__all__ = ["Fast", "FastFunction", "FastGen", "Loop", "build_fast"]
 
 FastFunction = Callable[[Any, Any], Any]
 
@@ -226,8 +226,45 @@ class FastGen:
         return "\n".join(lines) + "\n"
 
 
-def build_fast(checkers: Sequence[Checker]) -> tuple[FastFunction, str] | None:
-    """The fast function of an expectation and its source, or None when it cannot have one."""
+class Fast:
+    """An expectation's generated code.
+
+    Attributes:
+        function: The fast function of the whole expectation (see the module's docstring).
+        source: Its source.
+        tests: Per checker, a function true when that checker alone would return its plain
+            pass (None for a checker that cannot emit code). The detailed path uses them after
+            the fast function said "not all passed": only the checkers whose test fails are
+            run in full, for their messages.
+    """
+
+    __slots__ = ("function", "source", "tests")
+
+    def __init__(
+        self, function: FastFunction, source: str, tests: tuple[FastFunction | None, ...]
+    ) -> None:
+        self.function = function
+        self.source = source
+        self.tests = tests
+
+
+def _compile(gen: FastGen, source: str) -> FastFunction:
+    namespace = dict(gen.namespace)
+    exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
+    function: FastFunction = namespace["_fast"]
+    return function
+
+
+def _test_of(checker: Checker) -> FastFunction | None:
+    emit = getattr(checker, "emit", None)
+    gen = FastGen()
+    if emit is None or not emit(gen):
+        return None
+    return _compile(gen, gen.source((), ()))
+
+
+def build_fast(checkers: Sequence[Checker]) -> Fast | None:
+    """The generated code of an expectation, or None when it cannot have a fast path."""
     gen = FastGen()
     results: list[str] = []
     shared: list[str] = []
@@ -245,7 +282,5 @@ def build_fast(checkers: Sequence[Checker]) -> tuple[FastFunction, str] | None:
         results.append(result)
         shared.append(f"{result} is {gen.const(passed(checker.key))}")
     source = gen.source(results, shared)
-    namespace = dict(gen.namespace)
-    exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
-    function: FastFunction = namespace["_fast"]
-    return function, source
+    tests = tuple(_test_of(checker) for checker in checkers)
+    return Fast(_compile(gen, source), source, tests)
