@@ -632,6 +632,7 @@ def section_engine(run: Run) -> None:
         if affinity is not None:
             os.sched_setaffinity(0, affinity)
     engine["mixes"] = [asdict(mix) for mix in mixes]
+    floors = expect_floors(run, expect, {"(b)": expect_items, "(b')": dicts})
     for mix in mixes:
         us = sum(mix.runs_s) / len(mix.runs_s) / mix.responses * 1e6
         note = f"{us:.1f} µs/response; {sum(mix.runs_s):.1f} s timed"
@@ -645,6 +646,67 @@ def section_engine(run: Run) -> None:
             None,
             note,
         )
+        floor = floors.get(mix.name)
+        if floor is not None:
+            table.add(
+                "engine",
+                mix.name,
+                "hand-written Python",
+                _rate(1e6 / floor["floor_us"], "resp/s"),
+                floor["floor_us"] / floor["assertly_us"],
+                f"{floor['floor_us']:.1f} µs; interleaved with assertly's {floor['assertly_us']:.1f}"
+                f" µs over {floor['rounds']} rounds: assertly takes {floor['ratio']:.2f}x its time"
+                f" (target <= {eb.TARGETS[mix.name]:g}x); {floor['disagreements']} of "
+                f"{floor['responses']:,} responses judged differently",
+            )
+    a_ratio = found["assertly"]["us_per_response"] / found["baseline"]["us_per_response"]
+    engine["over_floor"] = {"(a)": a_ratio, **{k: v["ratio"] for k, v in floors.items()}}
+
+
+def expect_floors(
+    run: Run, expect: assertly.Expectation, items: dict[str, list[tuple[str, Any]]]
+) -> dict[str, dict[str, Any]]:
+    """(b) and (b') against the hand-written floor, in alternating passes on one core."""
+    found: dict[str, dict[str, Any]] = {}
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    eb._pin_to_one_core()
+    try:
+        for name, pairs in items.items():
+            responses = [response for _, response in pairs]
+            disagreements = sum(
+                eb.baseline_expect(r) != [x.passed for x in expect.check(r).results]
+                for r in responses
+            )
+
+            def ours(responses: list[Any] = responses) -> None:
+                for response in responses:
+                    expect.check(response)
+
+            def floor(responses: list[Any] = responses) -> None:
+                for response in responses:
+                    all(eb.baseline_expect(response))
+
+            seconds = _pass_s(ours)
+            rounds = max(6, math.ceil(run.sizes.rounds * run.sizes.slot_s / seconds / 2))
+            spent = {"assertly": 0.0, "floor": 0.0}
+            for _ in range(rounds):
+                spent["assertly"] += _pass_s(ours)
+                spent["floor"] += _pass_s(floor)
+            count = len(responses) * rounds
+            ours_us, floor_us = spent["assertly"] / count * 1e6, spent["floor"] / count * 1e6
+            found[name] = {
+                "assertly_us": ours_us,
+                "floor_us": floor_us,
+                "ratio": ours_us / floor_us,
+                "rounds": rounds,
+                "responses": len(responses),
+                "disagreements": disagreements,
+            }
+    finally:
+        if affinity is not None:
+            os.sched_setaffinity(0, affinity)
+    run.results["engine"]["expect_floors"] = found
+    return found
 
 
 def promptfoo_eval(
