@@ -24,7 +24,6 @@ from ._result import (
     PASSED,
     AssertionResult,
     CheckResult,
-    Outcome,
     passed,
 )
 from ._shape import compile_shape
@@ -116,8 +115,8 @@ class Expectation:
             if verdict is True:
                 return self._passed(response)
             if verdict:
-                return self._passed(response, list(verdict))
-            return self._judge(response, ctx, fast.tests)
+                # Per checker: its result, or None where only the detailed path can say.
+                return self._judge(response, ctx, verdict)
         return self._judge(response, ctx)
 
     @property
@@ -137,24 +136,22 @@ class Expectation:
         self._fast = build_fast(self._checkers)
         return self._fast
 
-    def _passed(
-        self, response: Response, results: list[AssertionResult] | None = None
-    ) -> CheckResult:
-        """The result of a response the fast path found passing every assertion."""
-        extracted = response.extracted if response.is_text else None
-        if results is None:
-            prebuilt = self._all_pass.get(extracted)
-            if prebuilt is None:
-                shared = [passed(checker.key) for checker in self._checkers]
-                prebuilt = self._all_pass[extracted] = self._result(shared, PASSED, extracted)
-            return prebuilt
-        return self._result(results, PASSED, extracted)
+    def _passed(self, response: Response) -> CheckResult:
+        """The result of a response the fast path found passing every assertion plainly.
 
-    def _result(
-        self, results: list[AssertionResult], outcome: Outcome, extracted: str | None
-    ) -> CheckResult:
-        named = _named_scores(results, self._metrics) if self._metrics else None
-        return CheckResult(outcome, 1.0, results, named, self.threshold, extracted, self._weights)
+        One per expectation (and way the JSON was found): its score is exactly 1.0, as the
+        detailed path computes it from scores of 1.0.
+        """
+        extracted = response.extracted if response.is_text else None
+        prebuilt = self._all_pass.get(extracted)
+        if prebuilt is None:
+            results = [passed(checker.key) for checker in self._checkers]
+            named = _named_scores(results, self._metrics) if self._metrics else None
+            prebuilt = CheckResult(
+                PASSED, 1.0, results, named, self.threshold, extracted, self._weights
+            )
+            self._all_pass[extracted] = prebuilt
+        return prebuilt
 
     def _check_detailed(
         self,
@@ -172,24 +169,21 @@ class Expectation:
         self,
         response: Response,
         ctx: CheckContext,
-        tests: Sequence[Any] | None = None,
+        known: Sequence[AssertionResult | None] | None = None,
     ) -> CheckResult:
         """The detailed path: every checker's full result, messages for what did not pass.
 
-        ``tests`` (the fast path's per-checker tests) spare the checkers that pass plainly:
-        their result is the shared pass their `check` would return.
+        ``known``: results the fast function already has (the shared pass of a checker whose
+        generated test passed, or a called checker's own result); only the None entries are
+        judged here.
         """
         results: list[AssertionResult] = []
         append = results.append
         for index, checker in enumerate(self._checkers):
-            test = tests[index] if tests is not None else None
-            if test is not None:
-                try:
-                    plain = test(response, ctx)
-                except Exception:
-                    plain = False
-                if plain:
-                    append(passed(checker.key))
+            if known is not None:
+                result = known[index]
+                if result is not None:
+                    append(result)
                     continue
             try:
                 append(checker.check(response, ctx))

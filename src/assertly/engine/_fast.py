@@ -10,13 +10,21 @@ cannot emit code is called as is inside the function, provided calling it twice 
 (a built-in; never a user's custom assertion, which makes the whole expectation skip the fast
 path).
 
-The function returns True only for a definite, non-vacuous pass of every assertion whose result
-is the shared plain pass (`passed(key)`); a tuple of results when some called checker passed
-with a result of its own (``details``), which the caller wraps as is; and False for anything
-else — a failure, an error, a vacuous pass, a skip, a score below 1, or any doubt. Any exception
-counts as doubt too. On False the detailed path judges the response again and alone builds
-results and messages, so the fast path can only ever agree with it (tests/engine/
-test_fast_path.py checks that they agree).
+The function returns:
+
+* True when every assertion passed plainly (its result would be the shared `passed(key)`:
+  definite, non-vacuous, score 1, no details): the caller returns the expectation's prebuilt
+  result;
+* otherwise a tuple with one entry per checker: the shared pass of an emitting checker whose
+  test held, a called checker's own result, and None where the generated test failed; the
+  detailed path judges only the None entries (their messages are its alone) and aggregates;
+* False (or an exception) when no verdict is certain: a path that could not be followed, an
+  empty array (a vacuous pass is marked), a response without JSON. The detailed path then
+  judges everything.
+
+Each checker's tests clear only its own flag (``ok3``), so a response failing one assertion
+still has every other one decided in the same walk. tests/engine/test_fast_path.py checks that
+both paths agree on every verdict, score and message.
 """
 
 from __future__ import annotations
@@ -49,40 +57,50 @@ _MISSING = _Missing()
 class _Scope:
     """Statements at one indentation level, with the paths already read there."""
 
-    __slots__ = ("dicts", "indent", "lines", "memo")
+    __slots__ = ("indent", "lines", "memo")
 
     def __init__(self, indent: str) -> None:
         self.indent = indent
         self.lines: list[str] = []
         self.memo: dict[tuple[str, str], str] = {}
-        self.dicts: set[str] = set()  # variables already known to hold a dict
 
 
 class Loop:
     """One walk over a non-empty array; checkers add tests on each element to its body."""
 
-    __slots__ = ("_gen", "array", "before", "body", "item")
+    __slots__ = ("_gen", "array", "before", "body", "flags", "item")
 
     def __init__(self, gen: FastGen, array: str, item: str) -> None:
         self._gen = gen
         self.array = array
         self.item = item
         self.before: list[str] = []  # statements before the loop (a sorted check's "previous")
-        self.body = _Scope("        ")
+        self.body = _Scope("            ")
+        # The checkers judging elements: not an array, or an empty one (whose pass is marked
+        # vacuous), leaves all of them to the detailed path.
+        self.flags: list[str] = []
+
+    def _use(self) -> None:
+        if self._gen.flag not in self.flags:
+            self.flags.append(self._gen.flag)
 
     def value(self, suffix: Sequence[str]) -> str:
-        """The variable holding ``item.<suffix>`` (each element must have every key)."""
+        """The variable holding ``item.<suffix>``, `_MISSING` where an element lacks it."""
+        self._use()
         var = self.item
         for key in suffix:
             var = self._gen._key(self.body, var, key)
         return var
 
     def require(self, condition: str) -> None:
-        """Add a test every element must pass."""
-        self.body.lines.append(f"if not ({condition}): return False")
+        """Add a test every element must pass (for the checker being emitted)."""
+        self._use()
+        flag = self._gen.flag
+        self.body.lines.append(f"if {flag} and not ({condition}): {flag} = False")
 
     def statement(self, code: str) -> None:
         """Add a statement to the body (after the tests added so far)."""
+        self._use()
         self.body.lines.append(code)
 
 
@@ -103,6 +121,13 @@ class FastGen:
         self._counter = 0
         self._data = False
         self._text: dict[str, str] = {}
+        self.flag = "ok"  # the flag of the checker being emitted: false once it cannot pass
+        self.flags: list[str] = []
+
+    def begin(self, index: int) -> None:
+        """Start emitting checker ``index``: its tests clear its own flag."""
+        self.flag = f"ok{index}"
+        self.flags.append(self.flag)
 
     # --- names ------------------------------------------------------------------------------
 
@@ -123,7 +148,12 @@ class FastGen:
     # --- statements -------------------------------------------------------------------------
 
     def require(self, condition: str) -> None:
-        """Add a test the response must pass."""
+        """Add a test the response must pass (for the checker being emitted)."""
+        flag = self.flag
+        self._top.lines.append(f"if {flag} and not ({condition}): {flag} = False")
+
+    def guard(self, condition: str) -> None:
+        """Add a test without which no verdict is certain: the detailed path judges all."""
         self._top.lines.append(f"if not ({condition}): return False")
 
     def statement(self, code: str) -> None:
@@ -149,20 +179,21 @@ class FastGen:
         return name
 
     def _key(self, scope: _Scope, var: str, key: str) -> str:
+        # A value that is missing, or under a non-object, reads as `_MISSING`, which fails
+        # every test (each tests a type, identity or `json_equal` first): only the checkers
+        # reading it fail, and the detailed path says where the path broke.
         found = scope.memo.get((var, key))
         if found is not None:
             return found
-        if var not in scope.dicts:
-            scope.lines.append(f"if type({var}) is not dict: return False")
-            scope.dicts.add(var)
         name = self.fresh()
-        scope.lines.append(f"{name} = {var}.get({self.const(key)}, _MISSING)")
-        scope.lines.append(f"if {name} is _MISSING: return False")
+        scope.lines.append(
+            f"{name} = {var}.get({self.const(key)}, _MISSING) if type({var}) is dict else _MISSING"
+        )
         scope.memo[(var, key)] = name
         return name
 
     def field(self, keys: Sequence[str], start: str | None = None) -> str:
-        """The variable holding the value at ``keys`` from the JSON root (all must exist)."""
+        """The variable holding the value at ``keys`` from the JSON root, or `_MISSING`."""
         var = self.data() if start is None else start
         for key in keys:
             var = self._key(self._top, var, key)
@@ -174,7 +205,6 @@ class FastGen:
         loop = self._loops.get(key)
         if loop is None:
             array = self.field(key)
-            self.require(f"type({array}) is list and {array}")
             loop = self._loops[key] = Loop(self, array, self.fresh("item"))
             self._loop_order.append(loop)
         return loop
@@ -210,57 +240,37 @@ class FastGen:
     # --- the function -----------------------------------------------------------------------
 
     def source(self, results: Sequence[str], shared: Sequence[str]) -> str:
-        """The function's source; ``results`` are the expressions of each assertion's result."""
+        """The function's source.
+
+        Args:
+            results: Per checker, the expression of its result when it passed (the shared pass
+                of an emitting checker, guarded by its flag; a called checker's own result).
+            shared: The conditions under which every result is the shared plain pass.
+        """
         lines = ["def _fast(response, ctx):"]
+        lines += [f"    {flag} = True" for flag in self.flags]
         lines += [self._top.indent + line for line in self._top.lines]
         for loop in self._loop_order:
             lines += ["    " + line for line in loop.before]
-            lines.append(f"    for {loop.item} in {loop.array}:")
-            lines += [loop.body.indent + line for line in loop.body.lines] or ["        pass"]
-        if shared:
-            # Every called checker returned its shared plain pass: the prebuilt result fits.
-            lines.append("    if " + " and ".join(shared) + ": return True")
-            lines.append("    return (" + "".join(f"{r}, " for r in results) + ")")
-        else:
-            lines.append("    return True")
+            array = loop.array
+            lines.append(f"    if type({array}) is not list or not {array}:")
+            lines.append("        " + " = ".join(loop.flags or ["_"]) + " = False")
+            lines.append("    else:")
+            lines.append(f"        for {loop.item} in {array}:")
+            lines += [loop.body.indent + line for line in loop.body.lines] or ["            pass"]
+        lines.append("    if " + (" and ".join(shared) or "True") + ": return True")
+        lines.append("    return (" + "".join(f"{r}, " for r in results) + ")")
         return "\n".join(lines) + "\n"
 
 
 class Fast:
-    """An expectation's generated code.
+    """An expectation's generated code: the function (see the module's docstring) and its source."""
 
-    Attributes:
-        function: The fast function of the whole expectation (see the module's docstring).
-        source: Its source.
-        tests: Per checker, a function true when that checker alone would return its plain
-            pass (None for a checker that cannot emit code). The detailed path uses them after
-            the fast function said "not all passed": only the checkers whose test fails are
-            run in full, for their messages.
-    """
+    __slots__ = ("function", "source")
 
-    __slots__ = ("function", "source", "tests")
-
-    def __init__(
-        self, function: FastFunction, source: str, tests: tuple[FastFunction | None, ...]
-    ) -> None:
+    def __init__(self, function: FastFunction, source: str) -> None:
         self.function = function
         self.source = source
-        self.tests = tests
-
-
-def _compile(gen: FastGen, source: str) -> FastFunction:
-    namespace = dict(gen.namespace)
-    exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
-    function: FastFunction = namespace["_fast"]
-    return function
-
-
-def _test_of(checker: Checker) -> FastFunction | None:
-    emit = getattr(checker, "emit", None)
-    gen = FastGen()
-    if emit is None or not emit(gen):
-        return None
-    return _compile(gen, gen.source((), ()))
 
 
 def build_fast(checkers: Sequence[Checker]) -> Fast | None:
@@ -268,19 +278,20 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
     gen = FastGen()
     results: list[str] = []
     shared: list[str] = []
-    for checker in checkers:
+    for index, checker in enumerate(checkers):
         emit = getattr(checker, "emit", None)
+        gen.begin(index)
         if emit is not None and emit(gen):
-            results.append(gen.const(passed(checker.key)))
+            results.append(f"{gen.const(passed(checker.key))} if {gen.flag} else None")
+            shared.append(gen.flag)
             continue
         if not checker.fast_pure():
             return None  # user code: must run once per response, on the detailed path only
-        call = gen.const(checker.check)
         result = gen.fresh("r")
-        gen.statement(f"{result} = {call}(response, ctx)")
-        gen.require(f"{result}.outcome is _PASSED and {result}.score == 1.0")
+        gen.statement(f"{result} = {gen.const(checker.check)}(response, ctx)")
         results.append(result)
         shared.append(f"{result} is {gen.const(passed(checker.key))}")
     source = gen.source(results, shared)
-    tests = tuple(_test_of(checker) for checker in checkers)
-    return Fast(_compile(gen, source), source, tests)
+    namespace = dict(gen.namespace)
+    exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
+    return Fast(namespace["_fast"], source)

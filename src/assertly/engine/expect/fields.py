@@ -254,9 +254,10 @@ class FieldsExist(JsonChecker):
             return False
         for path in self.paths:
             if path.keys is not None:
-                gen.field(path.keys)  # reading it requires it
+                gen.require(f"{gen.field(path.keys)} is not _MISSING")
             else:
-                gen.wildcard(path)  # (an empty array is left to the detailed path)
+                loop, var = gen.wildcard(path)  # type: ignore[misc]
+                loop.require(f"{var} is not _MISSING")  # (an empty array: the detailed path)
         return True
 
     def describe(self) -> str:

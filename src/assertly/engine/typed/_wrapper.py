@@ -142,12 +142,12 @@ class TypedAssertion(Checker):
             negated = getattr(inner, "emit_negated", None)
             return self.negate and negated is not None and bool(negated(gen))
         emit_string = getattr(inner, "emit_string", None)  # `equals` on a picked string
-        steps = transform.steps
-        if self.negate or emit_string is None or not steps:
+        if self.negate or emit_string is None or transform.steps is None:
             return False
-        if not all(type(step) is str for step in steps):
-            return False
-        value = gen.field(steps, start=gen.text("whole_json"))  # type: ignore[arg-type]
+        # The transform's own walk: a response without the path fails this assertion only.
+        value = gen.fresh("picked")
+        walk, steps = gen.const(_walk), gen.const(transform.steps)
+        gen.statement(f"{value} = {walk}({gen.text('whole_json')}, {steps})")
         return bool(emit_string(gen, value))
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
