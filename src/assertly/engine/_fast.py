@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._response import NOT_JSON
-from ._result import PASSED, passed
+from ._result import PASSED, AssertionResult, passed
 from ._values import json_equal
 
 if TYPE_CHECKING:
@@ -68,25 +68,21 @@ class _Scope:
 class Loop:
     """One walk over a non-empty array; checkers add tests on each element to its body."""
 
-    __slots__ = ("_gen", "array", "before", "body", "flags", "item")
+    __slots__ = ("_gen", "array", "before", "body", "empty", "flags", "item")
 
     def __init__(self, gen: FastGen, array: str, item: str) -> None:
         self._gen = gen
         self.array = array
         self.item = item
+        self.empty = gen.fresh("empty")  # true when the array is an empty list
         self.before: list[str] = []  # statements before the loop (a sorted check's "previous")
         self.body = _Scope("            ")
-        # The checkers judging elements: not an array, or an empty one (whose pass is marked
-        # vacuous), leaves all of them to the detailed path.
-        self.flags: list[str] = []
-
-    def _use(self) -> None:
-        if self._gen.flag not in self.flags:
-            self.flags.append(self._gen.flag)
+        # The checkers judging elements, and whether an empty array is a vacuous pass for
+        # them (marked so in their result) or a plain one. Not an array: the detailed path.
+        self.flags: dict[str, bool] = {}
 
     def value(self, suffix: Sequence[str]) -> str:
         """The variable holding ``item.<suffix>``, `_MISSING` where an element lacks it."""
-        self._use()
         var = self.item
         for key in suffix:
             var = self._gen._key(self.body, var, key)
@@ -94,13 +90,11 @@ class Loop:
 
     def require(self, condition: str) -> None:
         """Add a test every element must pass (for the checker being emitted)."""
-        self._use()
         flag = self._gen.flag
         self.body.lines.append(f"if {flag} and not ({condition}): {flag} = False")
 
     def statement(self, code: str) -> None:
         """Add a statement to the body (after the tests added so far)."""
-        self._use()
         self.body.lines.append(code)
 
 
@@ -123,6 +117,7 @@ class FastGen:
         self._text: dict[str, str] = {}
         self.flag = "ok"  # the flag of the checker being emitted: false once it cannot pass
         self.flags: list[str] = []
+        self.vacuous: dict[str, str] = {}  # flag -> the `empty` variable of its loop
 
     def begin(self, index: int) -> None:
         """Start emitting checker ``index``: its tests clear its own flag."""
@@ -199,17 +194,27 @@ class FastGen:
             var = self._key(self._top, var, key)
         return var
 
-    def each(self, prefix: Sequence[str]) -> Loop:
-        """The walk over the non-empty array at ``prefix`` (shared by every checker using it)."""
+    def each(self, prefix: Sequence[str], *, vacuous: bool) -> Loop:
+        """The walk over the array at ``prefix`` (shared by every checker using it).
+
+        Args:
+            prefix: The keys leading to the array.
+            vacuous: What the checker being emitted returns for an empty array: a pass marked
+                vacuous (True), or its plain pass (False).
+        """
         key = tuple(prefix)
         loop = self._loops.get(key)
         if loop is None:
             array = self.field(key)
             loop = self._loops[key] = Loop(self, array, self.fresh("item"))
             self._loop_order.append(loop)
+        if loop.flags.setdefault(self.flag, vacuous) is not vacuous:
+            raise ValueError(f"{self.flag}: an empty array cannot be both vacuous and plain")
+        if vacuous:
+            self.vacuous[self.flag] = loop.empty
         return loop
 
-    def wildcard(self, path: Any) -> tuple[Loop, str] | None:
+    def wildcard(self, path: Any, *, vacuous: bool) -> tuple[Loop, str] | None:
         """For a ``keys[*].keys`` `DotPath`: its loop and the variable of each value."""
         from ._paths import KEY, WILD
 
@@ -218,7 +223,7 @@ class FastGen:
         if len(stars) != 1 or any(kind not in (KEY, WILD) for kind, _ in segments):
             return None
         star = stars[0]
-        loop = self.each([arg for _, arg in segments[:star]])
+        loop = self.each([arg for _, arg in segments[:star]], vacuous=vacuous)
         return loop, loop.value([arg for _, arg in segments[star + 1 :]])
 
     def equal_test(self, var: str, expected: Any) -> str:
@@ -252,9 +257,14 @@ class FastGen:
         lines += [self._top.indent + line for line in self._top.lines]
         for loop in self._loop_order:
             lines += ["    " + line for line in loop.before]
-            array = loop.array
-            lines.append(f"    if type({array}) is not list or not {array}:")
-            lines.append("        " + " = ".join(loop.flags or ["_"]) + " = False")
+            array, empty = loop.array, loop.empty
+            vacuous = [flag for flag, mark in loop.flags.items() if mark]
+            lines.append(f"    {empty} = False")
+            lines.append(f"    if type({array}) is not list:")
+            lines.append("        " + " = ".join([*loop.flags, "_"]) + " = False")
+            lines.append(f"    elif not {array}:")
+            lines.append(f"        {empty} = True")
+            lines.append("        " + " = ".join([*vacuous, "_"]) + " = False")
             lines.append("    else:")
             lines.append(f"        for {loop.item} in {array}:")
             lines += [loop.body.indent + line for line in loop.body.lines] or ["            pass"]
@@ -282,7 +292,12 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         emit = getattr(checker, "emit", None)
         gen.begin(index)
         if emit is not None and emit(gen):
-            results.append(f"{gen.const(passed(checker.key))} if {gen.flag} else None")
+            result = f"{gen.const(passed(checker.key))} if {gen.flag} else None"
+            empty = gen.vacuous.get(gen.flag)
+            if empty is not None:
+                vacuous = AssertionResult(checker.key, PASSED, 1.0, details={"vacuous": True})
+                result = f"{gen.const(vacuous)} if {empty} else ({result})"
+            results.append(result)
             shared.append(gen.flag)
             continue
         if not checker.fast_pure():

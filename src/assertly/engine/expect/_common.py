@@ -203,7 +203,7 @@ class WildcardChecker(JsonChecker):
         if not walkable(self.path):
             return False
         if self.path.has_wildcard:
-            loop, var = gen.wildcard(self.path)  # type: ignore[misc]
+            loop, var = gen.wildcard(self.path, vacuous=True)  # type: ignore[misc]
             return self.emit_value(gen, loop, var)
         var = gen.field(self.path.keys or ())
         gen.require(f"type({var}) is not list")

@@ -239,7 +239,7 @@ class Sorted(WildcardChecker):
         # are left to the detailed path).
         if not self.path.has_wildcard or not self.path.fast_walk:
             return False
-        loop, var = gen.wildcard(self.path)  # type: ignore[misc]
+        loop, var = gen.wildcard(self.path, vacuous=True)  # type: ignore[misc]
         previous = gen.fresh("prev")
         loop.before.append(f"{previous} = None")
         loop.require(f"(type({var}) is int or type({var}) is float) and {var} == {var}")

@@ -256,8 +256,8 @@ class FieldsExist(JsonChecker):
             if path.keys is not None:
                 gen.require(f"{gen.field(path.keys)} is not _MISSING")
             else:
-                loop, var = gen.wildcard(path)  # type: ignore[misc]
-                loop.require(f"{var} is not _MISSING")  # (an empty array: the detailed path)
+                loop, var = gen.wildcard(path, vacuous=False)  # type: ignore[misc]
+                loop.require(f"{var} is not _MISSING")
         return True
 
     def describe(self) -> str:
@@ -322,7 +322,7 @@ class FieldEquals(JsonChecker):
             if path.keys is not None:
                 gen.require(gen.equal_test(gen.field(path.keys), expected))
             else:
-                loop, var = gen.wildcard(path)  # type: ignore[misc]
+                loop, var = gen.wildcard(path, vacuous=False)  # type: ignore[misc]
                 loop.require(gen.equal_test(var, expected))
         return True
 

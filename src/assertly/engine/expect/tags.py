@@ -61,7 +61,7 @@ class Tags(JsonChecker):
         keys = results_keys(self.results)
         if keys is None:
             return False
-        loop = gen.each(keys)
+        loop = gen.each(keys, vacuous=True)
         tags = loop.value(("metadata", "tags"))
         wanted = gen.const(self.tag_set)
         if self.mode == _ALL:
