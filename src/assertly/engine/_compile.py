@@ -102,21 +102,27 @@ class Expectation:
         """
         if type(response) is not Response:
             response = Response(response)
-        ctx = CheckContext.build(context, now)
         fast = self._fast
         if fast is _UNBUILT:
             fast = self._build_fast()
-        if fast is not None:
-            try:
-                verdict = fast.function(response, ctx)
-            except Exception:
-                # Doubt, never a verdict: the detailed path judges (and reports the error).
-                verdict = False
-            if verdict is True:
-                return self._passed(response)
-            if verdict:
-                # Per checker: its result, or None where only the detailed path can say.
-                return self._judge(response, ctx, verdict)
+        if fast is None:
+            return self._judge(response, CheckContext.build(context, now))
+        if context is None and now is None and not fast.uses_ctx:
+            ctx = None  # an empty context (the clock's "now") is made only if needed
+        else:
+            ctx = CheckContext.build(context, now)
+        try:
+            verdict = fast.function(response, ctx)
+        except Exception:
+            # Doubt, never a verdict: the detailed path judges (and reports the error).
+            verdict = False
+        if verdict is True:
+            return self._passed(response)
+        if ctx is None:
+            ctx = CheckContext()
+        if verdict:
+            # Per checker: its result, or None where only the detailed path can say.
+            return self._judge(response, ctx, verdict)
         return self._judge(response, ctx)
 
     @property

@@ -118,6 +118,7 @@ class FastGen:
         self.flag = "ok"  # the flag of the checker being emitted: false once it cannot pass
         self.flags: list[str] = []
         self.vacuous: dict[str, str] = {}  # flag -> the `empty` variable of its loop
+        self.uses_ctx = False
 
     def begin(self, index: int) -> None:
         """Start emitting checker ``index``: its tests clear its own flag."""
@@ -154,6 +155,11 @@ class FastGen:
     def statement(self, code: str) -> None:
         """Add a top-level statement."""
         self._top.lines.append(code)
+
+    def ctx(self) -> str:
+        """The name of the function's `CheckContext` argument (for code that reads it)."""
+        self.uses_ctx = True
+        return "ctx"
 
     # --- the response -----------------------------------------------------------------------
 
@@ -226,6 +232,20 @@ class FastGen:
         loop = self.each([arg for _, arg in segments[:star]], vacuous=vacuous)
         return loop, loop.value([arg for _, arg in segments[star + 1 :]])
 
+    def match_test(self, pattern: Any, var: str) -> str:
+        """A test that the `Pattern` finds a match in the string ``var``.
+
+        Plain text (optionally after ``^``) is ``in`` / ``startswith``; any other pattern
+        calls the very search the detailed path calls (its engine and time limit included).
+        """
+        literal = pattern.literal
+        if literal is None:
+            return f"{self.const(pattern.search)}({var}) is not None"
+        anchored, text = literal
+        if anchored:
+            return f"{var}.startswith({self.const(text)})"
+        return f"{self.const(text)} in {var}"
+
     def equal_test(self, var: str, expected: Any) -> str:
         """A test that ``var`` equals ``expected`` exactly as `json_equal` says."""
         kind = type(expected)
@@ -276,11 +296,12 @@ class FastGen:
 class Fast:
     """An expectation's generated code: the function (see the module's docstring) and its source."""
 
-    __slots__ = ("function", "source")
+    __slots__ = ("function", "source", "uses_ctx")
 
-    def __init__(self, function: FastFunction, source: str) -> None:
+    def __init__(self, function: FastFunction, source: str, uses_ctx: bool) -> None:
         self.function = function
         self.source = source
+        self.uses_ctx = uses_ctx  # False: the function is called with None for ctx
 
 
 def build_fast(checkers: Sequence[Checker]) -> Fast | None:
@@ -303,10 +324,10 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         if not checker.fast_pure():
             return None  # user code: must run once per response, on the detailed path only
         result = gen.fresh("r")
-        gen.statement(f"{result} = {gen.const(checker.check)}(response, ctx)")
+        gen.statement(f"{result} = {gen.const(checker.check)}(response, {gen.ctx()})")
         results.append(result)
         shared.append(f"{result} is {gen.const(passed(checker.key))}")
     source = gen.source(results, shared)
     namespace = dict(gen.namespace)
     exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
-    return Fast(namespace["_fast"], source)
+    return Fast(namespace["_fast"], source, gen.uses_ctx)

@@ -145,9 +145,8 @@ class MatchPattern(WildcardChecker):
         return f"every {self.path.text} {verb} pattern {fmt(self.pattern.source)}"
 
     def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
-        # The very search the detailed path runs (its engine and time limit included).
-        test = "is None" if self.excluded else "is not None"
-        where.require(f"type({var}) is str and {gen.const(self.pattern.search)}({var}) {test}")
+        test = gen.match_test(self.pattern, var)
+        where.require(f"type({var}) is str and {'not ' if self.excluded else ''}({test})")
         return True
 
     def judge_values(

@@ -194,7 +194,7 @@ class DatesWithinDays(WildcardChecker):
 
     def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
         moment = _emit_moment(gen, where, var)
-        where.require(f"abs(ctx.now - {moment}) <= {gen.const(self.span)}")
+        where.require(f"abs({gen.ctx()}.now - {moment}) <= {gen.const(self.span)}")
         return True
 
     def judge_values(
