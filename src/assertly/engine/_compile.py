@@ -100,24 +100,36 @@ class Expectation:
         Returns:
             The verdict. Never raises for any response.
         """
-        if type(response) is not Response:
-            response = Response(response)
         fast = self._fast
         if fast is _UNBUILT:
             fast = self._build_fast()
         if fast is None:
+            if type(response) is not Response:
+                response = Response(response)
             return self._judge(response, CheckContext.build(context, now))
         if context is None and now is None and not fast.uses_ctx:
             ctx = None  # an empty context (the clock's "now") is made only if needed
         else:
             ctx = CheckContext.build(context, now)
-        try:
-            verdict = fast.function(response, ctx)
-        except Exception:
-            # Doubt, never a verdict: the detailed path judges (and reports the error).
-            verdict = False
-        if verdict is True:
-            return self._passed(response)
+        if fast.takes_data and type(response) is dict:
+            # A parsed response, and a function that reads only the JSON: no `Response` yet.
+            try:
+                verdict = fast.function(response, ctx)
+            except Exception:
+                verdict = False
+            if verdict is True:
+                return self._passed(None)
+            response = Response(response)
+        else:
+            if type(response) is not Response:
+                response = Response(response)
+            try:
+                verdict = fast.function(response.json if fast.takes_data else response, ctx)
+            except Exception:
+                # Doubt, never a verdict: the detailed path judges (and reports the error).
+                verdict = False
+            if verdict is True:
+                return self._passed(response)
         if ctx is None:
             ctx = CheckContext()
         if verdict:
@@ -142,13 +154,13 @@ class Expectation:
         self._fast = build_fast(self._checkers)
         return self._fast
 
-    def _passed(self, response: Response) -> CheckResult:
+    def _passed(self, response: Response | None) -> CheckResult:
         """The result of a response the fast path found passing every assertion plainly.
 
-        One per expectation (and way the JSON was found): its score is exactly 1.0, as the
-        detailed path computes it from scores of 1.0.
+        One per expectation (and way the JSON was found; None: a parsed response): its score
+        is exactly 1.0, as the detailed path computes it from scores of 1.0.
         """
-        extracted = response.extracted if response.is_text else None
+        extracted = response.extracted if response is not None and response.is_text else None
         prebuilt = self._all_pass.get(extracted)
         if prebuilt is None:
             results = [passed(checker.key) for checker in self._checkers]

@@ -119,6 +119,7 @@ class FastGen:
         self.flags: list[str] = []
         self.vacuous: dict[str, str] = {}  # flag -> the `empty` variable of its loop
         self.uses_ctx = False
+        self.uses_response = False
 
     def begin(self, index: int) -> None:
         """Start emitting checker ``index``: its tests clear its own flag."""
@@ -167,14 +168,19 @@ class FastGen:
         """The variable holding the response's JSON (the expect dialect's view)."""
         if not self._data:
             self._data = True
-            self._top.lines.append("data = response.json")
             self._top.lines.append("if data is _NOT_JSON: return False")
         return "data"
+
+    @property
+    def takes_data(self) -> bool:
+        """Whether the function reads nothing but the JSON: then it takes the JSON itself."""
+        return self._data and not self.uses_response
 
     def text(self, view: str) -> str:
         """A text view of the response: ``text``, ``nfc_text``, ``folded_text``, ``whole_json``."""
         name = self._text.get(view)
         if name is None:
+            self.uses_response = True
             name = self._text[view] = self.fresh("t")
             self._top.lines.append(f"{name} = response.{view}")
         return name
@@ -272,8 +278,10 @@ class FastGen:
                 of an emitting checker, guarded by its flag; a called checker's own result).
             shared: The conditions under which every result is the shared plain pass.
         """
-        lines = ["def _fast(response, ctx):"]
+        lines = ["def _fast(data, ctx):" if self.takes_data else "def _fast(response, ctx):"]
         lines += [f"    {flag} = True" for flag in self.flags]
+        if self._data and not self.takes_data:
+            lines.append("    data = response.json")
         lines += [self._top.indent + line for line in self._top.lines]
         for loop in self._loop_order:
             lines += ["    " + line for line in loop.before]
@@ -296,12 +304,16 @@ class FastGen:
 class Fast:
     """An expectation's generated code: the function (see the module's docstring) and its source."""
 
-    __slots__ = ("function", "source", "uses_ctx")
+    __slots__ = ("function", "source", "takes_data", "uses_ctx")
 
-    def __init__(self, function: FastFunction, source: str, uses_ctx: bool) -> None:
+    def __init__(
+        self, function: FastFunction, source: str, uses_ctx: bool, takes_data: bool
+    ) -> None:
         self.function = function
         self.source = source
         self.uses_ctx = uses_ctx  # False: the function is called with None for ctx
+        # True: called with the response's JSON (a dict response as is, no `Response` built).
+        self.takes_data = takes_data
 
 
 def build_fast(checkers: Sequence[Checker]) -> Fast | None:
@@ -324,10 +336,11 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         if not checker.fast_pure():
             return None  # user code: must run once per response, on the detailed path only
         result = gen.fresh("r")
+        gen.uses_response = True
         gen.statement(f"{result} = {gen.const(checker.check)}(response, {gen.ctx()})")
         results.append(result)
         shared.append(f"{result} is {gen.const(passed(checker.key))}")
     source = gen.source(results, shared)
     namespace = dict(gen.namespace)
     exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
-    return Fast(namespace["_fast"], source, gen.uses_ctx)
+    return Fast(namespace["_fast"], source, gen.uses_ctx, gen.takes_data)
