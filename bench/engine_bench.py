@@ -557,7 +557,11 @@ def print_table(mixes: list[MixResult], baselines: list[MixResult], header: str)
         mix = next(m for m in mixes if m.name == name)
         floor = next(b for b in baselines if b.name == f"baseline {name}")
         target = TARGETS.get(name)
-        verdict = "" if target is None else f" (target <= {target:g}x: {'met' if ratio <= target else 'NOT met'})"
+        verdict = (
+            ""
+            if target is None
+            else f" (target <= {target:g}x: {'met' if ratio <= target else 'NOT met'})"
+        )
         print(
             f"engine {name} / hand-written baseline {name}: {ratio:.2f}x the time per response "
             f"({mix.us_per_response:.1f} µs vs {floor.us_per_response:.1f} µs){verdict}"

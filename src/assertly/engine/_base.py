@@ -60,8 +60,10 @@ class Checker:
         return ""
 
     def fast_pure(self) -> bool:
-        """Whether the generated fast path may call `check` on a response the detailed path
-        may judge again: true for the engine's own checkers, which only read the response.
+        """Whether the generated fast path may call `check` before the detailed path does.
+
+        True for the engine's own checkers, which only read the response; never for a user's
+        function, which must run once per response.
 
         A checker may also define ``emit(gen: FastGen) -> bool``, writing its pass test into
         the fast function (`assertly.engine._fast`); False, or no ``emit``, means it is called.

@@ -342,5 +342,6 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         shared.append(f"{result} is {gen.const(passed(checker.key))}")
     source = gen.source(results, shared)
     namespace = dict(gen.namespace)
-    exec(compile(source, "<assertly fast path>", "exec"), namespace)  # noqa: S102
+    # Only generated names and operators are in the text; user values are in `namespace`.
+    exec(compile(source, "<assertly fast path>", "exec"), namespace)
     return Fast(namespace["_fast"], source, gen.uses_ctx, gen.takes_data)

@@ -30,6 +30,7 @@ def _emit_moment(gen: FastGen, where: FastGen | Loop, var: str) -> str:
     where.require(f"{moment} is not None")
     return moment
 
+
 _END_OF_DAY = time(23, 59, 59, 999999)
 _ZERO = timedelta(0)
 
