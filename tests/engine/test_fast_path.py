@@ -116,6 +116,10 @@ EXPECT_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "array_contains": st.fixed_dictionaries(
         {"path": st.just("results[*].type"), "values": st.just(["note"])}
     ),
+    # Checkers without generated code are called inside the fast function.
+    "one_of": st.just([{"status": "success"}, {"results_max": 0}]),
+    "tools_not_called": st.just(["delete"]),
+    "max_tool_calls": st.integers(0, 2),
 }
 
 
@@ -169,6 +173,7 @@ MUTATIONS = [
     lambda d: d.update(summary="Found 2 s\u0065\u0301curity incidents"),
     lambda d: d.update(message="ok"),
     lambda d: d.update(error_code="NO_FILTERS"),
+    lambda d: d.update(tool_calls=[{"name": "search", "arguments": "{}"}]),
 ]
 
 
@@ -283,6 +288,12 @@ TYPED_CHOICES: list[st.SearchStrategy[dict[str, Any]]] = [
     st.fixed_dictionaries(
         {"type": st.just("contains-all"), "value": st.just(["Found", "security"])}
     ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["tool-call-count", "not-tool-call-count"]),
+            "value": st.just({"max": 1}),
+        }
+    ),
 ]
 WEIGHTS = st.sampled_from([None, 1.0, 2.0, 0.0])
 METRICS = st.sampled_from([None, "quality"])
@@ -314,6 +325,7 @@ TEXTS = st.sampled_from(
         'Found INCIDENT foooo\u00e9 ```json\n{"status": "success"}\n```',
         "",
         "[1, 2, 3]",
+        '{"tool_calls": [{"name": "search", "arguments": "{}"}], "status": "success"}',
     ]
 )
 
@@ -428,3 +440,22 @@ def test_both_paths_were_exercised() -> None:
         pytest.skip("run with the property tests")
     assert SEEN["fast pass"] >= 10, SEEN
     assert SEEN["detailed"] >= 10, SEEN
+
+
+def test_a_regex_out_of_time_is_an_error_on_either_path() -> None:
+    from assertly.engine._regex import RegexTimeout
+
+    expectation = assertly.compile(
+        {"status": "success", "all_match_pattern": {"path": "results[*].file", "regex": "(o+)+\\1"}}
+    )
+    checker = expectation._checkers[1]
+    assert checker.pattern.engine == "regex-timeout"  # type: ignore[attr-defined]
+
+    def out_of_time(text: str) -> Any:
+        raise RegexTimeout("(o+)+\\1")
+
+    checker.pattern.search = out_of_time  # type: ignore[attr-defined]
+    fast = expectation.check(PASSING)
+    assert fast.outcome is Outcome.ERROR
+    assert fast.results[1].details == {"regex_engine": "regex-timeout"}
+    assert fast.to_dict() == expectation._check_detailed(PASSING).to_dict()
