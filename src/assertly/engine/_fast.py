@@ -66,7 +66,7 @@ class _Scope:
 
 
 class Loop:
-    """One walk over a non-empty array; checkers add tests on each element to its body."""
+    """One walk over an array, shared by the checkers reading it; they add tests to its body."""
 
     __slots__ = ("_gen", "array", "before", "body", "empty", "flags", "item")
 
@@ -105,7 +105,6 @@ class FastGen:
         self.namespace: dict[str, Any] = {
             "_NOT_JSON": NOT_JSON,
             "_MISSING": _MISSING,
-            "_PASSED": PASSED,
             "_json_equal": json_equal,
         }
         self._const_names: dict[int, str] = {}
@@ -135,10 +134,11 @@ class FastGen:
 
     def const(self, value: Any) -> str:
         """Bind ``value`` as a constant of the function; returns its name."""
+        # By identity: each value is bound once (it stays alive in the namespace, so its id
+        # cannot be reused by another object while generating).
         name = self._const_names.get(id(value))
-        if name is None or self.namespace.get(name) is not value:
-            name = f"_c{len(self._const_names)}"
-            self._const_names[id(value)] = name
+        if name is None:
+            name = self._const_names[id(value)] = f"_c{len(self._const_names)}"
             self.namespace[name] = value
         return name
 
@@ -148,10 +148,6 @@ class FastGen:
         """Add a test the response must pass (for the checker being emitted)."""
         flag = self.flag
         self._top.lines.append(f"if {flag} and not ({condition}): {flag} = False")
-
-    def guard(self, condition: str) -> None:
-        """Add a test without which no verdict is certain: the detailed path judges all."""
-        self._top.lines.append(f"if not ({condition}): return False")
 
     def statement(self, code: str) -> None:
         """Add a top-level statement."""

@@ -200,7 +200,7 @@ class WildcardChecker(JsonChecker):
         path without one reads one value, which must not be an array (an array's elements
         are judged one by one, which the detailed path does).
         """
-        if not walkable(self.path):
+        if not walkable(self.path) or type(self).emit_value is WildcardChecker.emit_value:
             return False
         if self.path.has_wildcard:
             loop, var = gen.wildcard(self.path, vacuous=True)  # type: ignore[misc]
