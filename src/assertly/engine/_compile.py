@@ -195,34 +195,30 @@ class Expectation:
         generated test passed, or a called checker's own result); only the None entries are
         judged here.
         """
-        results: list[AssertionResult] = []
-        append = results.append
-        for index, checker in enumerate(self._checkers):
-            if known is not None:
-                result = known[index]
-                if result is not None:
-                    append(result)
-                    continue
-            try:
-                append(checker.check(response, ctx))
-            except Exception as error:
-                # Checkers never raise on purpose; if one does (a regex out of time, a value
-                # nested beyond the interpreter's limits) it is an error and the rest judge.
-                append(_could_not_judge(checker, error))
+        checkers = self._checkers
+        results: list[AssertionResult | None] = (
+            [None] * len(checkers) if known is None else [*known]
+        )
+        for index, result in enumerate(results):
+            if result is None:
+                checker = checkers[index]
+                try:
+                    results[index] = checker.check(response, ctx)
+                except Exception as error:
+                    # Checkers never raise on purpose; if one does (a regex out of time, a
+                    # value nested beyond the interpreter's limits) it is an error and the
+                    # rest judge.
+                    results[index] = _could_not_judge(checker, error)
+        judged: list[AssertionResult] = results  # type: ignore[assignment]  # no None left
+        scores = [r.score for r in judged]
         if self._uniform:
-            score = sum([r.score for r in results]) / len(results)
+            score = sum(scores) / len(scores)
         else:
-            weights = self._weights
-            score = sum([r.score * w for r, w in zip(results, weights, strict=True)])
+            score = sum([s * w for s, w in zip(scores, self._weights, strict=True)])
             score /= self._weight_total
-        failed_any = False
-        errored_any = False
-        for result in results:
-            outcome = result.outcome
-            if outcome is FAILED:
-                failed_any = True
-            elif outcome is ERROR:
-                errored_any = True
+        outcomes = {r.outcome for r in judged}
+        failed_any = FAILED in outcomes
+        errored_any = ERROR in outcomes
         threshold = self.threshold
         if threshold is None:
             # A definite failure outranks an error; an error is never a pass.
@@ -231,9 +227,9 @@ class Expectation:
             outcome = FAILED
         else:
             outcome = ERROR if errored_any else PASSED
-        named = _named_scores(results, self._metrics) if self._metrics else None
+        named = _named_scores(judged, self._metrics) if self._metrics else None
         extracted = response.extracted if response.is_text else None
-        return CheckResult(outcome, score, results, named, threshold, extracted, self._weights)
+        return CheckResult(outcome, score, judged, named, threshold, extracted, self._weights)
 
 
 _UNBUILT: Any = object()
