@@ -94,8 +94,8 @@ class Loop:
         self.body.lines.append(f"if {flag} and not ({condition}): {flag} = False")
 
     def statement(self, code: str) -> None:
-        """Add a statement to the body (after the tests added so far)."""
-        self.body.lines.append(code)
+        """Add a statement (or several lines, indented relative to each other) to the body."""
+        self.body.lines.extend(code.split("\n"))
 
 
 class FastGen:
@@ -150,8 +150,8 @@ class FastGen:
         self._top.lines.append(f"if {flag} and not ({condition}): {flag} = False")
 
     def statement(self, code: str) -> None:
-        """Add a top-level statement."""
-        self._top.lines.append(code)
+        """Add a top-level statement (or several lines, indented relative to each other)."""
+        self._top.lines.extend(code.split("\n"))
 
     def ctx(self) -> str:
         """The name of the function's `CheckContext` argument (for code that reads it)."""
