@@ -118,7 +118,7 @@ class Expectation:
             except Exception:
                 verdict = False
             if verdict is True:
-                return self._passed(None)
+                return self._all_pass.get(None) or self._passed(None)
             response = Response(response)
         else:
             if type(response) is not Response:
