@@ -196,6 +196,8 @@ def make_responses(rng: random.Random, n: int, weights: dict[str, float]) -> lis
 # --- the hand-written baseline for mix (a) ----------------------------------------------------
 
 _DATE = re.compile(r"\b20\d\d-\d\d-\d\d")
+# A word starts with a letter or digit (a fence or a dash alone is not one), as in the engine.
+_WORD = re.compile(r"[A-Za-z0-9]\S*")
 _DECODER = json.JSONDecoder()
 _OPENER = re.compile(r"[\[{]")
 _MISSING = object()
@@ -242,7 +244,7 @@ def baseline_typed(text: str) -> list[bool]:
     whole = _loads(text)
     summary = _first(whole, "summary")
     status = _first(whole, "status")
-    words = len(text.split())
+    words = len(_WORD.findall(text))
     return [
         "security" in text,
         "incident" in text.casefold(),
@@ -254,6 +256,94 @@ def baseline_typed(text: str) -> list[bool]:
         text.startswith("{"),
         "Traceback" not in text,
         status == "success",
+    ]
+
+
+# --- the hand-written baseline for mix (b) ----------------------------------------------------
+
+_JAN_START = datetime(2026, 1, 1, tzinfo=UTC)
+_JAN_END = datetime(2026, 1, 31, 23, 59, 59, tzinfo=UTC)
+_EXPECT_FAIL = [False] * len(EXPECT)
+
+
+def _expect_json(text: Any) -> Any:
+    """The JSON of a mix (b) response: the whole text, else its fenced block."""
+    if type(text) is not str:
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    start = text.find("```json\n")
+    end = text.find("\n```", start + 8)
+    try:
+        return orjson.loads(text[start + 8 : end]) if start >= 0 and end >= 0 else _MISSING
+    except orjson.JSONDecodeError:
+        return _MISSING
+
+
+def _in_january(value: Any) -> bool:
+    if type(value) is not str:
+        return False
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return _JAN_START <= moment <= _JAN_END
+
+
+def baseline_expect(response: Any) -> list[bool]:
+    """Mix (b)'s ten assertions, coded directly: one walk over the results.
+
+    An empty array passes the wildcard assertions, as in the engine; an element without one of
+    the fields read fails every wildcard assertion (the bench's responses never lack one).
+    """
+    data = _expect_json(response)
+    if type(data) is not dict:
+        return _EXPECT_FAIL
+    results = data.get("results")
+    pagination = data.get("pagination")
+    paged = type(pagination) is dict
+    offset = pagination.get("offset", _MISSING) if paged else _MISSING
+    walk = type(results) is list
+    kinds = files = tags_ok = dates = in_range = ordered = walk
+    if walk:
+        previous: Any = None
+        for item in results:
+            try:
+                metadata = item["metadata"]
+                kind, tags, created = metadata["type"], metadata["tags"], metadata["created"]
+                file, relevance = item["file"], item["relevance"]
+            except (KeyError, TypeError):
+                kinds = files = tags_ok = dates = in_range = ordered = False
+                break
+            if type(kind) is not str or kind != "note":
+                kinds = False
+            if type(file) is not str or not file.startswith("journal/"):
+                files = False
+            if type(tags) is not list or "work" not in tags or "security" not in tags:
+                tags_ok = False
+            if not _in_january(created):
+                dates = False
+            number = type(relevance) is int or type(relevance) is float
+            if not number or not 0.0 <= relevance <= 1.0:
+                in_range = False
+            if not number or (previous is not None and relevance > previous):
+                ordered = False
+            previous = relevance
+    return [
+        data.get("status") == "success",
+        walk and len(results) >= 1,
+        "results" in data and "summary" in data and paged and "total" in pagination,
+        (type(offset) is int or type(offset) is float) and offset == 0,
+        kinds,
+        files,
+        tags_ok,
+        dates,
+        in_range,
+        ordered,
     ]
 
 
@@ -366,6 +456,37 @@ def bench_baseline(
     return _mix_result("baseline (a)", "hand-written Python", items, runs, outcomes, notes)
 
 
+def bench_expect_baseline(
+    name: str,
+    items: Sequence[tuple[str, Any]],
+    engine: assertly.Expectation,
+    repeat: int,
+) -> MixResult:
+    """Time the hand-written checks of mix (b) and compare every verdict with the engine's."""
+    outcomes: Counter[str] = Counter()
+    disagreements = 0
+    example: dict[str, Any] | None = None
+    for _, response in items:
+        mine = baseline_expect(response)
+        outcomes["passed" if all(mine) else "failed"] += 1
+        theirs = [result.passed for result in engine.check(response).results]
+        if mine != theirs:
+            disagreements += 1
+            if example is None:
+                example = {"response": str(response)[:200], "baseline": mine, "engine": theirs}
+    responses = [response for _, response in items]
+
+    def loop() -> None:
+        for response in responses:
+            all(baseline_expect(response))
+
+    runs = _time(loop, repeat)
+    notes: dict[str, Any] = {"disagreements_with_engine": disagreements}
+    if example is not None:
+        notes["first_disagreement"] = example
+    return _mix_result(name, "hand-written Python", items, runs, outcomes, notes)
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -400,7 +521,21 @@ def _percent(value: float) -> str:
     return f"{value * 100:5.1f}%"
 
 
-def print_table(mixes: list[MixResult], baseline: MixResult, header: str) -> None:
+# Targets of issue #20: the engine's time per response over the hand-written floor's.
+TARGETS = {"(a)": 2.0, "(b)": 3.0, "(b')": 3.0}
+
+
+def ratios(mixes: list[MixResult], baselines: list[MixResult]) -> dict[str, float]:
+    """Engine time over floor time per response, for each mix that has a floor."""
+    found: dict[str, float] = {}
+    for baseline in baselines:
+        mix_name = baseline.name.removeprefix("baseline ")
+        mix = next(m for m in mixes if m.name == mix_name)
+        found[mix_name] = mix.us_per_response / baseline.us_per_response
+    return found
+
+
+def print_table(mixes: list[MixResult], baselines: list[MixResult], header: str) -> None:
     """Print the results table."""
     print(header)
     print()
@@ -410,7 +545,7 @@ def print_table(mixes: list[MixResult], baseline: MixResult, header: str) -> Non
     )
     print(columns)
     print("-" * len(columns))
-    for mix in [*mixes, baseline]:
+    for mix in [*mixes, *baselines]:
         verdicts = mix.verdicts
         print(
             f"{mix.name + ' ' + mix.description:<40.40} {mix.responses_per_s:>12,.0f} "
@@ -418,20 +553,28 @@ def print_table(mixes: list[MixResult], baseline: MixResult, header: str) -> Non
             f"{_percent(verdicts['failed']):>7} {_percent(verdicts['error']):>7}"
         )
     print()
-    typed = next(mix for mix in mixes if mix.name == "(a)")
-    ratio = typed.us_per_response / baseline.us_per_response
-    print(
-        f"engine (a) / hand-written baseline (a): {ratio:.2f}x the time per response "
-        f"({typed.us_per_response:.1f} µs vs {baseline.us_per_response:.1f} µs)"
-    )
-    disagreements = baseline.notes["disagreements_with_engine"]
-    if disagreements:
-        print(
-            f"WARNING: the baseline disagrees with the engine on {disagreements} responses; "
-            f"first: {baseline.notes['first_disagreement']}"
+    for name, ratio in ratios(mixes, baselines).items():
+        mix = next(m for m in mixes if m.name == name)
+        floor = next(b for b in baselines if b.name == f"baseline {name}")
+        target = TARGETS.get(name)
+        verdict = (
+            ""
+            if target is None
+            else f" (target <= {target:g}x: {'met' if ratio <= target else 'NOT met'})"
         )
-    else:
-        print("baseline and engine agree on every assertion of every response")
+        print(
+            f"engine {name} / hand-written baseline {name}: {ratio:.2f}x the time per response "
+            f"({mix.us_per_response:.1f} µs vs {floor.us_per_response:.1f} µs){verdict}"
+        )
+    for baseline in baselines:
+        disagreements = baseline.notes["disagreements_with_engine"]
+        if disagreements:
+            print(
+                f"WARNING: {baseline.name} disagrees with the engine on {disagreements} "
+                f"responses; first: {baseline.notes['first_disagreement']}"
+            )
+        else:
+            print(f"{baseline.name} and the engine agree on every assertion of every response")
     for mix in mixes:
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(mix.kinds.items()))
         print(f"  {mix.name} responses: {kinds}; mean {mix.mean_chars:.0f} characters")
@@ -475,7 +618,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             repeat,
         ),
     ]
-    baseline = bench_baseline(typed_items, typed, repeat)
+    baselines = [
+        bench_baseline(typed_items, typed, repeat),
+        bench_expect_baseline("baseline (b)", expect_items, expect, repeat),
+        bench_expect_baseline("baseline (b')", expect_dicts, expect, repeat),
+    ]
 
     header = (
         f"assertly {assertly.__version__} engine benchmark: {n:,} responses per mix "
@@ -483,7 +630,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + (f" pinned to CPU {core}" if core is not None else "")
         + f"; Python {platform.python_version()} on {platform.machine()}, seed {SEED}"
     )
-    print_table(mixes, baseline, header)
+    print_table(mixes, baselines, header)
 
     typed_mix = mixes[0]
     report = {
@@ -500,8 +647,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "repeat": repeat,
         "quick": args.quick,
         "mixes": [asdict(mix) for mix in mixes],
-        "baseline": asdict(baseline),
-        "engine_over_baseline": typed_mix.us_per_response / baseline.us_per_response,
+        "baseline": asdict(baselines[0]),
+        "baselines": [asdict(baseline) for baseline in baselines],
+        "engine_over_baseline": typed_mix.us_per_response / baselines[0].us_per_response,
+        "engine_over_baselines": ratios(mixes, baselines),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

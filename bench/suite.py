@@ -607,11 +607,27 @@ def section_engine(run: Run) -> None:
             _rate(found[key]["responses_per_s"], "resp/s"),
             us / a_us,
             f"{us:,.1f} µs{where}; {_timed(found[key])}; {differ} of {n:,} responses judged "
-            "differently",
+            "differently"
+            + (
+                f"; assertly takes {a_us / us:.2f}x its time (target <= {eb.TARGETS['(a)']:g}x)"
+                if key == "baseline"
+                else ""
+            ),
         )
     promptfoo_eval_row(run, outputs, a_us)
+    expect_mixes(run, typed, expect, typed_items, expect_items)
 
-    # (b), (c), (b'): assertly alone (no peer has the expect dict), one after the other.
+
+def expect_mixes(
+    run: Run,
+    typed: assertly.Expectation,
+    expect: assertly.Expectation,
+    typed_items: list[tuple[str, str]],
+    expect_items: list[tuple[str, str]],
+) -> None:
+    """(b), (c), (b'): assertly alone (no peer has the expect dict), one after the other."""
+    sizes, table, n = run.sizes, run.table, run.sizes.engine
+    engine = run.results["engine"]
     dicts = [("dict", json.loads(text)) for kind, text in expect_items if kind == "json"]
     plans = {
         ("(b)", "expect dict, 10 assertions"): [(expect, *item) for item in expect_items],
@@ -632,6 +648,7 @@ def section_engine(run: Run) -> None:
         if affinity is not None:
             os.sched_setaffinity(0, affinity)
     engine["mixes"] = [asdict(mix) for mix in mixes]
+    floors = expect_floors(run, expect, {"(b)": expect_items, "(b')": dicts})
     for mix in mixes:
         us = sum(mix.runs_s) / len(mix.runs_s) / mix.responses * 1e6
         note = f"{us:.1f} µs/response; {sum(mix.runs_s):.1f} s timed"
@@ -645,6 +662,73 @@ def section_engine(run: Run) -> None:
             None,
             note,
         )
+        if mix.name in floors:
+            floor_row(table, mix.name, floors[mix.name])
+    found = engine["mix_a"]
+    a_ratio = found["assertly"]["us_per_response"] / found["baseline"]["us_per_response"]
+    engine["over_floor"] = {"(a)": a_ratio, **{k: v["ratio"] for k, v in floors.items()}}
+
+
+def floor_row(table: Table, name: str, floor: dict[str, Any]) -> None:
+    """The hand-written floor of an expect-dict mix, with assertly's ratio to it."""
+    ours, mine = floor["assertly_us"], floor["floor_us"]
+    table.add(
+        "engine",
+        name,
+        "hand-written Python",
+        _rate(1e6 / mine, "resp/s"),
+        mine / ours,
+        f"{mine:.1f} µs; interleaved with assertly's {ours:.1f} µs over {floor['rounds']} "
+        f"rounds: assertly takes {floor['ratio']:.2f}x its time (target <= "
+        f"{eb.TARGETS[name]:g}x); {floor['disagreements']} of {floor['responses']:,} "
+        "responses judged differently",
+    )
+
+
+def expect_floors(
+    run: Run, expect: assertly.Expectation, items: dict[str, list[tuple[str, Any]]]
+) -> dict[str, dict[str, Any]]:
+    """(b) and (b') against the hand-written floor, in alternating passes on one core."""
+    found: dict[str, dict[str, Any]] = {}
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    eb._pin_to_one_core()
+    try:
+        for name, pairs in items.items():
+            responses = [response for _, response in pairs]
+            disagreements = sum(
+                eb.baseline_expect(r) != [x.passed for x in expect.check(r).results]
+                for r in responses
+            )
+
+            def ours(responses: list[Any] = responses) -> None:
+                for response in responses:
+                    expect.check(response)
+
+            def floor(responses: list[Any] = responses) -> None:
+                for response in responses:
+                    all(eb.baseline_expect(response))
+
+            seconds = _pass_s(ours)
+            rounds = max(6, math.ceil(run.sizes.rounds * run.sizes.slot_s / seconds / 2))
+            spent = {"assertly": 0.0, "floor": 0.0}
+            for _ in range(rounds):
+                spent["assertly"] += _pass_s(ours)
+                spent["floor"] += _pass_s(floor)
+            count = len(responses) * rounds
+            ours_us, floor_us = spent["assertly"] / count * 1e6, spent["floor"] / count * 1e6
+            found[name] = {
+                "assertly_us": ours_us,
+                "floor_us": floor_us,
+                "ratio": ours_us / floor_us,
+                "rounds": rounds,
+                "responses": len(responses),
+                "disagreements": disagreements,
+            }
+    finally:
+        if affinity is not None:
+            os.sched_setaffinity(0, affinity)
+    run.results["engine"]["expect_floors"] = found
+    return found
 
 
 def promptfoo_eval(

@@ -59,6 +59,17 @@ class Checker:
         """
         return ""
 
+    def fast_pure(self) -> bool:
+        """Whether the generated fast path may call `check` before the detailed path does.
+
+        True for the engine's own checkers, which only read the response; never for a user's
+        function, which must run once per response.
+
+        A checker may also define ``emit(gen: FastGen) -> bool``, writing its pass test into
+        the fast function (`assertly.engine._fast`); False, or no ``emit``, means it is called.
+        """
+        return type(self).__module__.startswith("assertly.engine.")
+
 
 class Options:
     """Compile-time options shared by all assertions of an expectation.

@@ -24,6 +24,7 @@ from ._result import (
     PASSED,
     AssertionResult,
     CheckResult,
+    passed,
 )
 from ._shape import compile_shape
 from ._values import dumps
@@ -42,7 +43,9 @@ class Expectation:
     """
 
     __slots__ = (
+        "_all_pass",
         "_checkers",
+        "_fast",
         "_metrics",
         "_uniform",
         "_weight_total",
@@ -66,6 +69,8 @@ class Expectation:
         self._weight_total = sum(weights)
         self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
+        self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
+        self._all_pass: dict[str | None, CheckResult] = {}
 
     def __len__(self) -> int:
         return len(self._checkers)
@@ -95,32 +100,125 @@ class Expectation:
         Returns:
             The verdict. Never raises for any response.
         """
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self._build_fast()
+        if fast is None:
+            if type(response) is not Response:
+                response = Response(response)
+            return self._judge(response, CheckContext.build(context, now))
+        if context is None and now is None and not fast.uses_ctx:
+            ctx = None  # an empty context (the clock's "now") is made only if needed
+        else:
+            ctx = CheckContext.build(context, now)
+        if fast.takes_data and type(response) is dict:
+            # A parsed response, and a function that reads only the JSON: no `Response` yet.
+            try:
+                verdict = fast.function(response, ctx)
+            except Exception:
+                verdict = False
+            if verdict is True:
+                return self._all_pass.get(None) or self._passed(None)
+            response = Response(response)
+        else:
+            if type(response) is not Response:
+                response = Response(response)
+            try:
+                verdict = fast.function(response.json if fast.takes_data else response, ctx)
+            except Exception:
+                # Doubt, never a verdict: the detailed path judges (and reports the error).
+                verdict = False
+            if verdict is True:
+                return self._passed(response)
+        if ctx is None:
+            ctx = CheckContext()
+        if verdict:
+            # Per checker: its result, or None where only the detailed path can say.
+            return self._judge(response, ctx, verdict)
+        return self._judge(response, ctx)
+
+    @property
+    def source(self) -> str:
+        """The generated fast-path function's Python source, for debugging ("" if it has none).
+
+        The fast path decides only that every assertion passed; anything else is judged by
+        the detailed path, which alone builds messages. User values are constants of the
+        function (``_c0`` …), not part of its text.
+        """
+        fast = self._build_fast() if self._fast is _UNBUILT else self._fast
+        return "" if fast is None else fast.source
+
+    def _build_fast(self) -> Any:
+        from ._fast import build_fast
+
+        self._fast = build_fast(self._checkers)
+        return self._fast
+
+    def _passed(self, response: Response | None) -> CheckResult:
+        """The result of a response the fast path found passing every assertion plainly.
+
+        One per expectation (and way the JSON was found; None: a parsed response): its score
+        is exactly 1.0, as the detailed path computes it from scores of 1.0.
+        """
+        extracted = response.extracted if response is not None and response.is_text else None
+        prebuilt = self._all_pass.get(extracted)
+        if prebuilt is None:
+            results = [passed(checker.key) for checker in self._checkers]
+            named = _named_scores(results, self._metrics) if self._metrics else None
+            prebuilt = CheckResult(
+                PASSED, 1.0, results, named, self.threshold, extracted, self._weights
+            )
+            self._all_pass[extracted] = prebuilt
+        return prebuilt
+
+    def _check_detailed(
+        self,
+        response: Any,
+        *,
+        context: CheckContext | Mapping[str, Any] | None = None,
+        now: str | datetime | date | None = None,
+    ) -> CheckResult:
+        """`check` without the fast path (tests compare the two)."""
         if type(response) is not Response:
             response = Response(response)
-        ctx = CheckContext.build(context, now)
-        results: list[AssertionResult] = []
-        append = results.append
-        for checker in self._checkers:
-            try:
-                append(checker.check(response, ctx))
-            except Exception as error:
-                # Checkers never raise on purpose; if one does (a regex out of time, a value
-                # nested beyond the interpreter's limits) it is an error and the rest judge.
-                append(_could_not_judge(checker, error))
+        return self._judge(response, CheckContext.build(context, now))
+
+    def _judge(
+        self,
+        response: Response,
+        ctx: CheckContext,
+        known: Sequence[AssertionResult | None] | None = None,
+    ) -> CheckResult:
+        """The detailed path: every checker's full result, messages for what did not pass.
+
+        ``known``: results the fast function already has (the shared pass of a checker whose
+        generated test passed, or a called checker's own result); only the None entries are
+        judged here.
+        """
+        checkers = self._checkers
+        results: list[AssertionResult | None] = (
+            [None] * len(checkers) if known is None else [*known]
+        )
+        for index, result in enumerate(results):
+            if result is None:
+                checker = checkers[index]
+                try:
+                    results[index] = checker.check(response, ctx)
+                except Exception as error:
+                    # Checkers never raise on purpose; if one does (a regex out of time, a
+                    # value nested beyond the interpreter's limits) it is an error and the
+                    # rest judge.
+                    results[index] = _could_not_judge(checker, error)
+        judged: list[AssertionResult] = results  # type: ignore[assignment]  # no None left
+        scores = [r.score for r in judged]
         if self._uniform:
-            score = sum([r.score for r in results]) / len(results)
+            score = sum(scores) / len(scores)
         else:
-            weights = self._weights
-            score = sum([r.score * w for r, w in zip(results, weights, strict=True)])
+            score = sum([s * w for s, w in zip(scores, self._weights, strict=True)])
             score /= self._weight_total
-        failed_any = False
-        errored_any = False
-        for result in results:
-            outcome = result.outcome
-            if outcome is FAILED:
-                failed_any = True
-            elif outcome is ERROR:
-                errored_any = True
+        outcomes = {r.outcome for r in judged}
+        failed_any = FAILED in outcomes
+        errored_any = ERROR in outcomes
         threshold = self.threshold
         if threshold is None:
             # A definite failure outranks an error; an error is never a pass.
@@ -129,9 +227,12 @@ class Expectation:
             outcome = FAILED
         else:
             outcome = ERROR if errored_any else PASSED
-        named = _named_scores(results, self._metrics) if self._metrics else None
+        named = _named_scores(judged, self._metrics) if self._metrics else None
         extracted = response.extracted if response.is_text else None
-        return CheckResult(outcome, score, results, named, threshold, extracted, self._weights)
+        return CheckResult(outcome, score, judged, named, threshold, extracted, self._weights)
+
+
+_UNBUILT: Any = object()
 
 
 def _could_not_judge(checker: Checker, error: Exception) -> AssertionResult:

@@ -44,6 +44,10 @@ class CustomChecker(Checker):
     def describe(self) -> str:
         return f"{self.key} passes"
 
+    def fast_pure(self) -> bool:
+        # A user's function (perhaps a paid model call) runs once per response, never twice.
+        return False
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         json_value = response.json
         context = {

@@ -135,21 +135,34 @@ def _parse(text: str) -> tuple[Segment, ...]:
 _BARE = re.compile(r"[^.\[\]\"'$\s](?:[^.\[\]\"']*[^.\[\]\"'\s])?")
 
 
-def _format(segments: Sequence[Segment], indexes: Sequence[int] = ()) -> str:
-    parts: list[str] = []
-    wild = iter(indexes)
+def _pieces(segments: Sequence[Segment]) -> tuple[str | None, ...]:
+    """Each segment as text (a bare key without its leading dot); None for a wildcard."""
+    pieces: list[str | None] = []
     for kind, arg in segments:
         if kind == KEY:
             if _BARE.fullmatch(arg):
-                parts.append(f".{arg}" if parts else arg)
+                pieces.append(arg)
             else:
                 escaped = arg.replace("\\", "\\\\").replace('"', '\\"')
-                parts.append(f'["{escaped}"]')
+                pieces.append(f'["{escaped}"]')
         elif kind == INDEX:
-            parts.append(f"[{arg}]")
+            pieces.append(f"[{arg}]")
         else:
+            pieces.append(None)
+    return tuple(pieces)
+
+
+def _format(pieces: Sequence[str | None], indexes: Sequence[int] = ()) -> str:
+    parts: list[str] = []
+    wild = iter(indexes)
+    for piece in pieces:
+        if piece is None:
             index = next(wild, None)
             parts.append("[*]" if index is None else f"[{index}]")
+        elif piece[0] == "[" or not parts:
+            parts.append(piece)
+        else:
+            parts.append("." + piece)
     return "".join(parts)
 
 
@@ -255,7 +268,7 @@ class DotPath:
         PathSyntaxError: When the path cannot be parsed.
     """
 
-    __slots__ = ("_fast", "_first_wild", "_keys", "has_wildcard", "segments", "text")
+    __slots__ = ("_fast", "_first_wild", "_keys", "_pieces", "has_wildcard", "segments", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -266,9 +279,20 @@ class DotPath:
         self._fast = _fast_resolver(self.segments, wild_positions)
         keys_only = all(kind == KEY for kind, _ in self.segments)
         self._keys = tuple(arg for _, arg in self.segments) if keys_only else None
+        self._pieces = _pieces(self.segments)  # messages name locations: format keys once
 
     def __repr__(self) -> str:
         return f"DotPath({self.text!r})"
+
+    @property
+    def fast_walk(self) -> bool:
+        """Whether the path is keys around exactly one ``[*]`` (``results[*].metadata.type``)."""
+        return self._fast is not None
+
+    @property
+    def keys(self) -> tuple[str, ...] | None:
+        """The keys of a path made only of keys (``pagination.total``), else None."""
+        return self._keys
 
     @property
     def last_key(self) -> str | None:
@@ -278,8 +302,8 @@ class DotPath:
 
     def location(self, indexes: Sequence[int] = (), upto: int | None = None) -> str:
         """Concrete path text with wildcard indexes filled in, optionally cut before ``upto``."""
-        segments = self.segments if upto is None else self.segments[:upto]
-        return _format(segments, indexes)
+        pieces = self._pieces if upto is None else self._pieces[:upto]
+        return _format(pieces, indexes)
 
     def get(self, data: Any) -> Any:
         """Value at a wildcard-free path, or a `PathMiss`."""

@@ -26,7 +26,11 @@ __all__ = ["Pattern", "RegexTimeout", "compile_pattern"]
 # The stdlib's own pattern parser (3.11+) tells us the structure of a pattern exactly.
 import re._parser as _sre_parse  # type: ignore[import-not-found]
 from re._constants import (  # type: ignore[import-not-found]
+    AT,
+    AT_BEGINNING,
+    AT_BEGINNING_STRING,
     BRANCH,
+    LITERAL,
     MAX_REPEAT,
     MAXREPEAT,
     MIN_REPEAT,
@@ -83,14 +87,20 @@ class Pattern:
         source: The pattern as written.
         engine: ``re``, ``re2`` or ``regex-timeout`` (risky pattern RE2 could not run).
         search: ``search(text)`` returning a match object or None.
+        literal: For a pattern that is plain text, optionally after ``^`` (``^journal/``):
+            ``(anchored, text)``, so generated code can test ``startswith`` or ``in``
+            instead of searching; None for any other pattern.
     """
 
-    __slots__ = ("engine", "search", "source")
+    __slots__ = ("engine", "literal", "search", "source")
 
-    def __init__(self, source: str, engine: str, compiled: Any) -> None:
+    def __init__(
+        self, source: str, engine: str, compiled: Any, literal: tuple[bool, str] | None = None
+    ) -> None:
         self.source = source
         self.engine = engine
         self.search = compiled.search
+        self.literal = literal
 
     def __repr__(self) -> str:
         return f"Pattern({self.source!r}, engine={self.engine!r})"
@@ -123,6 +133,19 @@ def _parse(source: str, flags: int) -> Any:
             raise ValueError(f"invalid regular expression {source!r}: {reason}") from None
 
 
+def _literal(tree: Any, compiled: re.Pattern[str]) -> tuple[bool, str] | None:
+    """``(anchored, text)`` when searching ``compiled`` means ``startswith`` / ``in``."""
+    if compiled.flags != re.UNICODE:  # no ignore-case, multiline, verbose … (nor inline ones)
+        return None
+    items = list(tree)
+    anchored = bool(items) and items[0] in ((AT, AT_BEGINNING), (AT, AT_BEGINNING_STRING))
+    if anchored:
+        items = items[1:]
+    if not all(op is LITERAL for op, _ in items):
+        return None
+    return anchored, "".join(chr(code) for _, code in items)
+
+
 def compile_pattern(source: str, *, ignore_case: bool = False, _engine: str = "") -> Pattern:
     """Compile a pattern once, choosing an engine that keeps matching time bounded.
 
@@ -146,7 +169,7 @@ def compile_pattern(source: str, *, ignore_case: bool = False, _engine: str = ""
     except re.error as error:
         raise ValueError(f"invalid regular expression {source!r}: {error}") from None
     if not _engine and not _is_risky(tree):
-        return Pattern(source, "re", compiled)
+        return Pattern(source, "re", compiled, _literal(tree, compiled))
     flags = tree.state.flags
     if _engine in ("", "re2"):
         re2_pattern = _re2_compile(tree, flags)

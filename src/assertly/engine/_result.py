@@ -200,6 +200,7 @@ class CheckResult:
     """
 
     __slots__ = (
+        "_record",
         "extracted",
         "named_scores",
         "outcome",
@@ -226,6 +227,7 @@ class CheckResult:
         self.threshold = threshold
         self.extracted = extracted
         self.weights = weights or (1.0,) * len(results)
+        self._record: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -256,6 +258,17 @@ class CheckResult:
         if self.extracted is not None:
             data["extracted"] = self.extracted
         return data
+
+    def as_record(self) -> dict[str, Any]:
+        """`to_dict`, built once per result and shared: read-only, for stores and reports.
+
+        An all-pass result of the fast path is one object per expectation, so a run that
+        stores thousands of passing checks serialises each expectation's pass only once.
+        """
+        record = self._record
+        if record is None:
+            record = self._record = self.to_dict()
+        return record
 
     def __repr__(self) -> str:
         return (

@@ -402,7 +402,9 @@ class Runner:
             status = "passed"
         score = sum(r.score for r in results) / len(results) if results else 1.0
         failures = [failure for result in results for failure in _failures(name, result)]
-        data = [result.to_dict() for result in results]
+        # `as_record`: an expectation's all-pass result is one shared object whose record is
+        # built once, so passing checks cost no serialisation per test.
+        data = [result.as_record() for result in results]
         return StepRecord(name, status, response=output, checks=data, score=score), failures
 
     def _fact(self, name: str) -> bool | None:
@@ -589,7 +591,7 @@ class Runner:
                 for item, weight in zip(result.results, result.weights, strict=True):
                     weighted += item.score * weight
                     total_weight += weight
-                blocks[block_id] = result.to_dict()
+                blocks[block_id] = result.as_record()
             score = weighted / total_weight if total_weight else 1.0
             status: Status = (
                 "failed"

@@ -17,6 +17,7 @@ from .._values import TOO_DEEP_MESSAGE, fmt, json_type
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen, Loop
     from .._response import Response
 
 __all__ = [
@@ -63,6 +64,16 @@ def _article(value: Any) -> str:
 def results_field(ctx: BuildContext) -> Field:
     """Where ``results`` lives, by the shape the expectation is compiled with."""
     return Field("results", ctx.options.shape)
+
+
+def results_keys(field: Field) -> tuple[str, ...] | None:
+    """The keys leading to ``results`` (for the fast path), or None when not keys only."""
+    return ("results",) if field.path is None else field.path.keys
+
+
+def walkable(path: DotPath) -> bool:
+    """Whether the fast path can walk ``path``: keys only, or keys around one ``[*]``."""
+    return path.keys is not None or path.fast_walk
 
 
 def results_of(data: Any, field: Field | None = None) -> list[Any] | str:
@@ -181,6 +192,26 @@ class WildcardChecker(JsonChecker):
         if not values and path.has_wildcard:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
         return self.judge_values(path, values, indexes, ctx)
+
+    def emit(self, gen: FastGen) -> bool:
+        """Write the pass test of every value reached (see `emit_value`) into ``gen``.
+
+        A wildcard walk joins the loop over its array (shared with the other checkers); a
+        path without one reads one value, which must not be an array (an array's elements
+        are judged one by one, which the detailed path does).
+        """
+        if not walkable(self.path) or type(self).emit_value is WildcardChecker.emit_value:
+            return False
+        if self.path.has_wildcard:
+            loop, var = gen.wildcard(self.path, vacuous=True)  # type: ignore[misc]
+            return self.emit_value(gen, loop, var)
+        var = gen.field(self.path.keys or ())
+        gen.require(f"type({var}) is not list")
+        return self.emit_value(gen, gen, var)
+
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        """Require (``where.require``) that the value in ``var`` passes; False: cannot."""
+        return False
 
     def _element_path(self) -> DotPath:
         try:

@@ -21,6 +21,7 @@ from ._common import JsonChecker, Params, WildcardChecker, item_label, miss_resu
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen, Loop
 
 
 def _and_more(message: str, extra: int) -> str:
@@ -49,6 +50,16 @@ class AllMatch(WildcardChecker):
         if self.key == "all_match":
             return f"every {self.path.text} is {fmt(self.allowed[0])}"
         return f"every {self.path.text} is one of " + ", ".join(map(fmt, self.allowed))
+
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        if self._strings is not None:
+            where.require(f"type({var}) is str and {var} in {gen.const(self._strings)}")
+        elif len(self.allowed) == 1:
+            where.require(gen.equal_test(var, self.allowed[0]))
+        else:
+            allowed = gen.const(tuple(self.allowed))
+            where.require(f"any(_json_equal({var}, a) for a in {allowed})")
+        return True
 
     def judge_values(
         self,
@@ -133,6 +144,11 @@ class MatchPattern(WildcardChecker):
         verb = "matches no" if self.excluded else "matches"
         return f"every {self.path.text} {verb} pattern {fmt(self.pattern.source)}"
 
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        test = gen.match_test(self.pattern, var)
+        where.require(f"type({var}) is str and {'not ' if self.excluded else ''}({test})")
+        return True
+
     def judge_values(
         self,
         path: DotPath,
@@ -216,6 +232,20 @@ class Sorted(WildcardChecker):
     def describe(self) -> str:
         order = "descending" if self.descending else "ascending"
         return f"{self.path.text} sorted {order}"
+
+    def emit(self, gen: FastGen) -> bool:
+        # Numbers in order, over a wildcard walk (all strings, or a path reaching an array,
+        # are left to the detailed path).
+        if not self.path.has_wildcard or not self.path.fast_walk:
+            return False
+        loop, var = gen.wildcard(self.path, vacuous=True)  # type: ignore[misc]
+        previous = gen.fresh("prev")
+        loop.before.append(f"{previous} = None")
+        loop.require(f"(type({var}) is int or type({var}) is float) and {var} == {var}")
+        wrong = ">" if self.descending else "<"
+        loop.require(f"{previous} is None or not ({var} {wrong} {previous})")
+        loop.statement(f"{previous} = {var}")
+        return True
 
     def judge_values(
         self,

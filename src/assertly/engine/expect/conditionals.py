@@ -58,6 +58,9 @@ class OneOf(Checker):
     def describe(self) -> str:
         return "one of: " + "; ".join(self._describe(a) for a in self.alternatives)
 
+    def fast_pure(self) -> bool:
+        return all(c.fast_pure() for alternative in self.alternatives for c in alternative)
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         groups: list[AssertionResult] = []
         for index, alternative in enumerate(self.alternatives):
@@ -105,6 +108,9 @@ class Conditional(Checker):
     def describe(self) -> str:
         inner = " and ".join(checker.describe() for checker in self.body)
         return f"if {self.condition_text}: {inner}"
+
+    def fast_pure(self) -> bool:
+        return all(checker.fast_pure() for checker in self.body)
 
     def holds(self, data: Any, ctx: CheckContext) -> bool:
         """Whether the nested assertions apply to this response."""

@@ -13,10 +13,18 @@ from .._entries import expect_assertion
 from .._paths import PathMiss
 from .._result import AssertionResult, failed, passed
 from .._shape import Field
-from ._common import JsonChecker, results_field, results_of
+from ._common import JsonChecker, results_field, results_keys, results_of
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen
+
+
+_OPERATORS: dict[Callable[[int, int], bool], str] = {
+    int.__ge__: ">=",
+    int.__le__: "<=",
+    int.__eq__: "==",
+}
 
 
 def _results(n: int) -> str:
@@ -44,6 +52,15 @@ class ResultsCount(JsonChecker):
 
     def describe(self) -> str:
         return f"the response has {self.phrase} {self.bound} {_results(self.bound)}"
+
+    def emit(self, gen: FastGen) -> bool:
+        keys = results_keys(self.results)
+        operator = _OPERATORS.get(self.test)
+        if keys is None or operator is None:
+            return False
+        results = gen.field(keys)
+        gen.require(f"type({results}) is list and len({results}) {operator} {self.bound:d}")
+        return True
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
         where = self.results

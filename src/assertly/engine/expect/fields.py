@@ -16,10 +16,11 @@ from .._result import AssertionResult, failed, passed
 from .._shape import Field
 from .._text import fold, nfc
 from .._values import dumps, fmt, json_equal
-from ._common import JsonChecker, Params, miss_result
+from ._common import JsonChecker, Params, miss_result, walkable
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen
     from .._response import Response
 
 
@@ -37,6 +38,13 @@ class TopLevelEquals(JsonChecker):
 
     def describe(self) -> str:
         return f"{self.field} is {fmt(self.value)}"
+
+    def emit(self, gen: FastGen) -> bool:
+        keys = (self.field,) if self.where is None else self.where.path.keys  # type: ignore[union-attr]
+        if keys is None:
+            return False
+        gen.require(gen.equal_test(gen.field(keys), self.value))
+        return True
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
         if self.where is not None:
@@ -114,6 +122,11 @@ class ResponseContains(Checker):
     def describe(self) -> str:
         return f"response contains {fmt(self.text)}"
 
+    def emit(self, gen: FastGen) -> bool:
+        # Only the raw-text match: the detailed path reads the JSON when that fails.
+        gen.require(f"{gen.const(self.needle)} in {gen.text('nfc_text')}")
+        return True
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         needle = self.needle
         if needle in response.nfc_text:
@@ -147,6 +160,15 @@ class FieldContainsText(JsonChecker):
 
     def describe(self) -> str:
         return f"{self.path.text} contains {fmt(self.text)}"
+
+    def emit(self, gen: FastGen) -> bool:
+        keys = self.path.keys
+        if keys is None:
+            return False
+        var = gen.field(keys)
+        needle, normal = gen.const(self.needle), gen.const(nfc)
+        gen.require(f"type({var}) is str and {needle} in {normal}({var})")
+        return True
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
         value = self.path.get(data)
@@ -227,6 +249,17 @@ class FieldsExist(JsonChecker):
         self.key = key
         self.paths = paths
 
+    def emit(self, gen: FastGen) -> bool:
+        if not all(walkable(path) for path in self.paths):
+            return False
+        for path in self.paths:
+            if path.keys is not None:
+                gen.require(f"{gen.field(path.keys)} is not _MISSING")
+            else:
+                loop, var = gen.wildcard(path, vacuous=False)  # type: ignore[misc]
+                loop.require(f"{var} is not _MISSING")
+        return True
+
     def describe(self) -> str:
         if len(self.paths) == 1:
             return f"field {self.paths[0].text} exists"
@@ -281,6 +314,17 @@ class FieldEquals(JsonChecker):
 
     def describe(self) -> str:
         return ", ".join(f"{path.text} is {fmt(value)}" for path, value in self.pairs)
+
+    def emit(self, gen: FastGen) -> bool:
+        if not all(walkable(path) for path, _ in self.pairs):
+            return False
+        for path, expected in self.pairs:
+            if path.keys is not None:
+                gen.require(gen.equal_test(gen.field(path.keys), expected))
+            else:
+                loop, var = gen.wildcard(path, vacuous=False)  # type: ignore[misc]
+                loop.require(gen.equal_test(var, expected))
+        return True
 
     def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
         problems: list[tuple[str, str, Any, Any]] = []

@@ -17,6 +17,7 @@ from ._common import Number, Params, WildcardChecker
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen, Loop
 
 
 class RangeParams(Params):
@@ -51,6 +52,15 @@ class InRange(WildcardChecker):
 
     def describe(self) -> str:
         return f"{self.path.text} in range {self._range()}"
+
+    def emit_value(self, gen: FastGen, where: FastGen | Loop, var: str) -> bool:
+        test = f"(type({var}) is int or type({var}) is float) and {var} == {var}"
+        if self.low is not None:
+            test += f" and {var} >= {gen.const(self.low)}"
+        if self.high is not None:
+            test += f" and {var} <= {gen.const(self.high)}"
+        where.require(test)
+        return True
 
     def judge_values(
         self,

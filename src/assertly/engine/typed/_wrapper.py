@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..._exceptions import Problem
     from .._context import CheckContext
     from .._entries import Entry
+    from .._fast import FastGen
 
 __all__ = ["JsonString", "TypedSpec", "compile_typed_list"]
 
@@ -128,6 +129,26 @@ class TypedAssertion(Checker):
     def describe(self) -> str:
         text = self.inner.describe()
         return f"not ({text})" if self.negate else text
+
+    def fast_pure(self) -> bool:
+        return self.inner.fast_pure()
+
+    def emit(self, gen: FastGen) -> bool:
+        """``not-contains`` / ``not-icontains``, and ``equals`` a string after ``json_path:``."""
+        inner, transform = self.inner, self.transform
+        if transform is None:
+            # Only a checker whose failure has score 0 and no details offers `emit_negated`:
+            # the negation of such a failure is a plain pass.
+            negated = getattr(inner, "emit_negated", None)
+            return self.negate and negated is not None and bool(negated(gen))
+        emit_string = getattr(inner, "emit_string", None)  # `equals` on a picked string
+        if self.negate or emit_string is None or transform.steps is None:
+            return False
+        # The transform's own walk: a response without the path fails this assertion only.
+        value = gen.fresh("picked")
+        walk, steps = gen.const(_walk), gen.const(transform.steps)
+        gen.statement(f"{value} = {walk}({gen.text('whole_json')}, {steps})")
+        return bool(emit_string(gen, value))
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         if self.transform is not None:

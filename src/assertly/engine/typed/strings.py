@@ -21,6 +21,7 @@ from ._wrapper import JsonString, TypedSpec
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen
     from .._response import Response
 
 _CLIP = 200
@@ -101,6 +102,12 @@ class Equals(Checker):
             expected=self.expected_text,
             actual=text,
         )
+
+    def emit_string(self, gen: FastGen, var: str) -> bool:
+        """The test for a string a transform picked (`_check_string`'s pass)."""
+        forms, normal = gen.const(self.string_forms), gen.const(nfc)
+        gen.require(f"type({var}) is str and {normal}({var}) in {forms}")
+        return True
 
     def _check_string(self, text: str) -> AssertionResult:
         """A string picked from JSON equals a string ``value`` (as written or JSON-quoted)."""
@@ -196,6 +203,17 @@ class Contains(Checker):
     def describe(self) -> str:
         how = " (any case)" if self.folded else ""
         return f"output contains {fmt(self.text)}{how}"
+
+    def emit(self, gen: FastGen) -> bool:
+        text = gen.text("folded_text" if self.folded else "nfc_text")
+        gen.require(f"{gen.const(self.needle)} in {text}")
+        return True
+
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-contains``: its failure has score 0 and no details, so this is a plain pass."""
+        text = gen.text("folded_text" if self.folded else "nfc_text")
+        gen.require(f"{gen.const(self.needle)} not in {text}")
+        return True
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         text = response.folded_text if self.folded else response.nfc_text
@@ -309,6 +327,12 @@ class StartsWith(Checker):
     def describe(self) -> str:
         return f"output starts with {fmt(self.prefix)}"
 
+    def emit(self, gen: FastGen) -> bool:
+        # The plain case only; a prefix after whitespace or in another normal form is left
+        # to the detailed path.
+        gen.require(f"{gen.text('text')}.startswith({gen.const(self.prefix)})")
+        return True
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         text = response.text
         if text.startswith(self.prefix):
@@ -348,6 +372,10 @@ class Regex(Checker):
 
     def describe(self) -> str:
         return f"output matches {fmt(self.pattern.source)}"
+
+    def emit(self, gen: FastGen) -> bool:
+        gen.require(gen.match_test(self.pattern, gen.text("nfc_text")))
+        return True
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         if self.pattern.search(response.nfc_text) is not None:
@@ -403,6 +431,15 @@ class WordCount(Checker):
 
     def describe(self) -> str:
         return f"output has {self._bounds()}"
+
+    def emit(self, gen: FastGen) -> bool:
+        count = gen.fresh("words")
+        gen.statement(f"{count} = {gen.const(count_words)}({gen.text('text')})")
+        if self.low is not None:
+            gen.require(f"{count} >= {self.low:d}")
+        if self.high is not None:
+            gen.require(f"{count} <= {self.high:d}")
+        return True
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         count = count_words(response.text)

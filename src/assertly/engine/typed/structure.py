@@ -18,6 +18,7 @@ from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:
     from .._context import CheckContext
+    from .._fast import FastGen
     from .._response import Response
 
 
@@ -44,6 +45,13 @@ class IsJson(Checker):
 
     def describe(self) -> str:
         return "output is JSON" + (" matching the schema" if self.validator else "")
+
+    def emit(self, gen: FastGen) -> bool:
+        value = gen.text("whole_json")
+        gen.require(f"{value} is not _NOT_JSON")
+        if self.validator is not None:
+            gen.require(f"{gen.const(self.validator.is_valid)}({value})")
+        return True
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         value = response.whole_json
