@@ -1,0 +1,306 @@
+"""``run --backend ray``: calls and judging on a Ray cluster; the driver alone writes the store.
+
+The driver (this process) loads and selects the tests as a local run does, writes every test's
+metadata and every trial to the store, runs suite setups, skips and broken tests, and judges
+what needs no call (recorded responses, a ``fixtures:`` target: nothing there to spread). Every
+trial that calls an agent goes to a pool of Ray actors, one per CPU of the cluster (at most one
+per ``-j``): each is an asyncio process that loads the test files, config and plugins once,
+builds the targets once, and runs the trial (setup hooks, calls, judging, cleanup hooks) with
+the same code a local run uses (`Runner.execute_trial`). The record comes back as data and is
+stored here: the same verdicts and reports as a local run.
+
+Compiled expectations do not pickle (closures, schema validators, RE2), so a trial is sent as
+its file and key; the worker loads each file once and checks that its test has the driver's
+definition digest (a file that differs on a worker is an error, never another test's verdict).
+
+A worker that dies (a crash, the OOM killer, a lost node) is restarted by Ray; each trial it
+was running is sent once more, and a trial whose worker dies again is stored as ``error`` with
+the reason. Ctrl-C cancels the trials in flight on the workers (their agent processes are
+stopped there), then the run stops as a local one does.
+
+Ray is imported only here, and this module only when ``--backend ray`` is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import time
+from collections.abc import Iterable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, cast
+
+import ray
+import ray.exceptions
+
+from .._exceptions import ConfigError, Problem
+from ..loading import ConfigModel, TestCase, load_config, load_config_plugins, load_paths
+from ..store import RunStore
+from ._options import RunOptions
+from ._records import TrialRecord
+from ._run import Listener, Runner
+
+__all__ = ["RayRunner", "RayWorker"]
+
+# Times a trial is sent to a worker: once, and once more if that worker died under it.
+_ATTEMPTS = 2
+# How long Ctrl-C waits for a cancelled trial's worker to stop the agent it was calling.
+_CANCEL_WAIT_S = 5.0
+# How long a trial waits for a worker that died to be restarted by Ray.
+_RESTART_WAIT_S = 120.0
+_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+class RayRunner(Runner):
+    """A `Runner` that runs every trial calling an agent on a Ray cluster."""
+
+    def __init__(
+        self,
+        options: RunOptions,
+        config: ConfigModel,
+        store: RunStore,
+        secrets: set[str],
+        listener: Listener | None = None,
+    ) -> None:
+        super().__init__(options, config, store, secrets, listener)
+        self._workers: list[Any] = []  # Ray actor handles
+        self._load: list[int] = []  # trials in flight on each worker
+        self._started_ray = False
+        self._restarting: set[int] = set()  # workers that died, until they answer again
+
+    # -- the cluster -------------------------------------------------------------------------
+    async def _start_targets(self, agents: Iterable[str]) -> None:
+        """Join (or start) the cluster and start the workers, before the run's clock starts."""
+        self._connect()
+        cpus = int(ray.available_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
+        if cpus < 1:
+            raise ConfigError(
+                [Problem("--backend ray", "the Ray cluster has no free CPU for assertly's workers")]
+            )
+        count = min(cpus, self.concurrency)
+        share = max(1, math.ceil(self.concurrency / count))
+        rate = self._limiter.interval and 1.0 / self._limiter.interval
+        options = _worker_options(self.options, share, rate / count if rate else None)
+        actor = ray.remote(RayWorker).options(  # type: ignore[attr-defined]
+            num_cpus=1,
+            max_restarts=-1,  # a worker that dies comes back; its trials are sent once more
+            max_task_retries=0,  # counted here, so a trial that kills its worker ends as error
+            max_concurrency=self.concurrency,
+            scheduling_strategy="SPREAD",
+        )
+        config_path = _relative(self.config.path) if self.config.path else None
+        self._workers = [actor.remote(os.getcwd(), config_path, options) for _ in range(count)]
+        self._load = [0] * count
+        # Every worker has loaded the config and plugins (or said why it cannot) before the
+        # run starts: a broken worker set-up is one usage error, not an error per trial.
+        problems = await asyncio.gather(*(worker.ready.remote() for worker in self._workers))
+        for problem in problems:
+            if problem is not None:
+                raise ConfigError([Problem("--backend ray", f"a Ray worker cannot run: {problem}")])
+
+    def _connect(self) -> None:
+        if ray.is_initialized():  # a Ray program (or a test) that already joined a cluster
+            return
+        address = self.options.ray_address
+        settings: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "configure_logging": False,
+        }
+        if address is None:
+            # A cluster of this machine only, for this run: no dashboard, loopback only; Ray's
+            # notice about its token authentication is for clusters others can reach.
+            settings["_node_ip_address"] = "127.0.0.1"
+            logging.getLogger(_AUTH_LOGGER).setLevel(logging.ERROR)
+        try:
+            ray.init(address=address, **settings)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            where = f"at {address!r}" if address else "on this machine"
+            raise ConfigError(
+                [Problem("--ray-address", f"cannot use a Ray cluster {where}: {error}")]
+            ) from None
+        self._started_ray = True
+
+    async def _alive(self, index: int) -> None:
+        """Return once worker ``index`` answers (at once unless it died and is restarting).
+
+        Raises:
+            ray.exceptions.RayActorError: It did not come back within `_RESTART_WAIT_S`.
+        """
+        if index not in self._restarting:
+            return
+        deadline = time.monotonic() + _RESTART_WAIT_S
+        while True:
+            try:
+                await self._workers[index].ready.remote()
+            except ray.exceptions.RayActorError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+            else:
+                self._restarting.discard(index)
+                return
+
+    async def close(self) -> None:
+        """Stop the workers (and the local cluster this run started), then what the base has."""
+        for worker in self._workers:
+            ray.kill(worker)
+        self._workers = []
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+        await super().close()
+
+    # -- one trial ---------------------------------------------------------------------------
+    def _remote(self, test: TestCase) -> bool:
+        """Whether ``test`` calls an agent (else it is judged here, as in a local run)."""
+        if test.problems or all(step.recorded is not None for step in test.steps):
+            return False
+        spec = self.target_spec(test.agent)
+        return spec is not None and not (isinstance(spec, str) and spec.startswith("fixtures:"))
+
+    async def execute_trial(self, test: TestCase, trial: int) -> TrialRecord:
+        """Run the trial on a worker (retried once if the worker dies), or here if no call."""
+        if not self._remote(test):
+            return await super().execute_trial(test, trial)
+        died = ""
+        for _ in range(_ATTEMPTS):
+            # The least busy worker, one that is not being restarted if there is one.
+            index = min(
+                range(len(self._load)), key=lambda i: (i in self._restarting, self._load[i])
+            )
+            self._load[index] += 1
+            ref = None
+            try:
+                await self._alive(index)
+                ref = self._workers[index].trial.remote(test.file, test.key, test.definition, trial)
+                data, secrets = await ref
+            except asyncio.CancelledError:
+                # Ctrl-C: stop the call on the worker too, and wait (a little) until it has
+                # stopped, so its agent process is ended there before the workers are.
+                if ref is not None:
+                    ray.cancel(ref)
+                    with suppress(Exception, asyncio.CancelledError):
+                        await asyncio.wait_for(_settled(ref), _CANCEL_WAIT_S)
+                raise
+            except ray.exceptions.RayActorError as error:
+                died = _first_line(error)
+                self._restarting.add(index)  # Ray restarts it; wait for that before using it
+                continue
+            except ray.exceptions.RayError as error:
+                message = f"internal error on the Ray worker: {_first_line(error)}"
+                return TrialRecord(test.key, trial, "error", 0.0, error=message)
+            finally:
+                self._load[index] -= 1
+            self.secrets.update(secrets)  # the store redacts what the worker's targets hold
+            return TrialRecord.from_dict(data)
+        message = (
+            f"the Ray worker running this trial died, and so did the one it was retried on "
+            f"(the agent or an assertion may crash or exhaust the worker): {died}"
+        )
+        return TrialRecord(test.key, trial, "error", 0.0, error=message)
+
+
+async def _settled(ref: Any) -> None:
+    """Wait until a remote trial has ended, however it ended."""
+    with suppress(Exception):
+        await ref
+
+
+def _relative(path: Path) -> str:
+    """``path`` relative to the working directory when inside it.
+
+    What a node that has the project elsewhere (a Ray job's ``--working-dir``) finds too.
+    """
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _first_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text[:300] + ("…" if len(text) > 300 else "")
+
+
+def _worker_options(options: RunOptions, concurrency: int, rate: float | None) -> RunOptions:
+    """The options a worker runs with: its share of ``-j`` and of ``--rate-limit``."""
+    return RunOptions(
+        paths=options.paths,
+        target=options.target,
+        concurrency=concurrency,
+        trials=options.trials,
+        pass_threshold=options.pass_threshold,
+        now=options.now,
+        facts=options.facts,
+        timeout_s=options.timeout_s,
+        rate_limit=rate,
+        config_path=options.config_path,
+    )
+
+
+class RayWorker:
+    """What runs in each Ray actor process: the test files and targets, loaded once.
+
+    Args:
+        cwd: The driver's working directory; the worker works there when its machine has it
+            (a local cluster, a shared file system), else in its own (a Ray job's
+            ``--working-dir``, which Ray copies to every node).
+        config_path: The driver's config file, or None when it found none.
+        options: The run's options, with this worker's share of ``-j`` and ``--rate-limit``.
+    """
+
+    def __init__(self, cwd: str, config_path: str | None, options: RunOptions) -> None:
+        if Path(cwd).is_dir():
+            os.chdir(cwd)
+        self.problem: str | None = None
+        self.runner: Runner | None = None
+        self.files: dict[str, dict[str, TestCase]] = {}
+        try:
+            config = load_config(Path(config_path) if config_path else None)
+            load_config_plugins(config)
+        except ConfigError as error:
+            self.problem = "; ".join(str(problem) for problem in error.problems)
+            return
+        self.secrets: set[str] = set()
+        # The worker runs trials only; the driver alone writes the store.
+        self.runner = Runner(options, config, cast(RunStore, None), self.secrets)
+
+    def ready(self) -> str | None:
+        """Why this worker cannot run trials (its config or plugins do not load), or None."""
+        return self.problem
+
+    async def trial(
+        self, file: str, key: str, definition: str, number: int
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Run trial ``number`` of the test ``key`` in ``file``: its record, the secrets seen."""
+        assert self.runner is not None  # `ready` said so before any trial was sent
+        test = self._test(file, key)
+        if test is None or test.definition != definition:
+            where = f"{key} in {os.path.abspath(file)}"
+            error = (
+                f"the Ray worker's copy of the test differs from the driver's ({where}): "
+                "give every node of the cluster the same test files"
+            )
+            return TrialRecord(key, number, "error", 0.0, error=error).to_dict(), []
+        record = await self.runner.execute_trial(test, number)
+        return record.to_dict(), sorted(self.secrets)
+
+    def _test(self, file: str, key: str) -> TestCase | None:
+        """The compiled test ``key`` of ``file`` (each file loaded once per worker)."""
+        if file not in self.files:
+            config = cast(Runner, self.runner).config
+            loaded = load_paths(
+                [file],
+                sensitive_prefixes=config.sensitive_prefixes,
+                shape=config.shape,
+                project_dir=config.directory or Path.cwd(),
+            )
+            tests = {test.key: test for test in loaded.tests}
+            for dataset in loaded.datasets:
+                tests.update((case.key, case) for case in dataset.cases())
+            self.files[file] = tests
+        return self.files[file].get(key)
