@@ -32,7 +32,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
-AGENT = "import json, sys, time\nq = json.load(sys.stdin)\ntime.sleep({sleep})\nprint(json.dumps({{'answer': q}}))\n"
+AGENT = (
+    "import json, sys, time\nq = json.load(sys.stdin)\ntime.sleep({sleep})\n"
+    "print(json.dumps({{'answer': q}}))\n"
+)
 
 
 def write_project(directory: Path, tests: int, sleep: float) -> None:
@@ -81,9 +84,7 @@ def main() -> int:
         results["ray_own_cluster"] = timed_run(directory, "ray", ["--backend", "ray"], args.jobs)
         head = [ray, "start", "--head", "--include-dashboard", "false", "--disable-usage-stats"]
         started = time.perf_counter()
-        subprocess.run(
-            [*head, "--node-ip-address", "127.0.0.1"], capture_output=True, check=True
-        )
+        subprocess.run([*head, "--node-ip-address", "127.0.0.1"], capture_output=True, check=True)
         results["ray_start_s"] = time.perf_counter() - started
         try:
             results["ray_running_cluster"] = timed_run(
@@ -92,7 +93,9 @@ def main() -> int:
         finally:
             subprocess.run([ray, "stop"], capture_output=True, check=False)
     ideal = args.tests * args.sleep / args.jobs
-    print(f"{args.tests} tests, agent sleeps {args.sleep:g} s, -j {args.jobs}, {os.cpu_count()} cores")
+    print(
+        f"{args.tests} tests, agent sleeps {args.sleep:g} s, -j {args.jobs}, {os.cpu_count()} cores"
+    )
     print(f"(calls alone, perfectly overlapped: {ideal:.1f} s)")
     print(f"{'run':<22}{'wall s':>9}{'run s':>9}{'passed':>8}")
     for name in ("local", "ray_own_cluster", "ray_running_cluster"):

@@ -70,11 +70,11 @@ class RayRunner(Runner):
         self._load: list[int] = []  # trials in flight on each worker
         self._started_ray = False
         self._restarting: set[int] = set()  # workers that died, until they answer again
+        self._connect()  # before the run is stored: a cluster that cannot be used writes nothing
 
     # -- the cluster -------------------------------------------------------------------------
     async def _start_targets(self, agents: Iterable[str]) -> None:
-        """Join (or start) the cluster and start the workers, before the run's clock starts."""
-        self._connect()
+        """Start the workers on the cluster, before the run's clock starts."""
         cpus = int(ray.available_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
         if cpus < 1:
             raise ConfigError(
@@ -119,8 +119,14 @@ class RayRunner(Runner):
             ray.init(address=address, **settings)
         except (ConnectionError, RuntimeError, ValueError) as error:
             where = f"at {address!r}" if address else "on this machine"
+            hint = ""
+            if address and address.startswith("ray://"):
+                hint = (
+                    " (a cluster with token authentication also needs RAY_AUTH_MODE=token "
+                    "and its token on this machine: see Ray's documentation)"
+                )
             raise ConfigError(
-                [Problem("--ray-address", f"cannot use a Ray cluster {where}: {error}")]
+                [Problem("--ray-address", f"cannot use a Ray cluster {where}: {error}{hint}")]
             ) from None
         self._started_ray = True
 

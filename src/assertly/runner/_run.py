@@ -824,6 +824,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     runner: Runner | None = None
     claimed: str | None = None
     try:
+        runner = runner_class(options, config, store, secrets, listener)
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         files = _files_of(tests, evals)
         if options.resume:
@@ -834,7 +835,6 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         data = options_dict(options, threshold, problems)
         data["files"] = files
         store.start_run(run_id, _now_iso(), data)
-        runner = runner_class(options, config, store, secrets, listener)
         runner.fit_open_files()
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
