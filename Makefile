@@ -9,7 +9,7 @@ STAMP := $(VENV)/.assertly-installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,ray]'
+	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 test: $(STAMP)

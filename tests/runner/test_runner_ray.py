@@ -143,25 +143,29 @@ def test_a_worker_that_dies_is_retried_once_then_the_trial_is_an_error(
     project: Project, cluster: None
 ) -> None:
     project.write("py_agent.py", PY_AGENT)
+    project.write("assertly.yaml", {"agents": {"bot": "py:py_agent:answer"}})
     marker = project.root / "died-once"
     expect = [{"type": "contains", "value": "echo"}]
     tests = [{"id": f"ok{n}", "input": f"ok{n}", "assertions": expect} for n in range(4)]
-    tests += [
-        {"id": "dies", "input": "die", "assertions": expect},
-        {"id": "dies-once", "input": f"die-once:{marker}", "assertions": expect},
-    ]
-    project.write("assertly.yaml", {"agents": {"bot": "py:py_agent:answer"}})
-    project.tests_file("a.tests.yaml", {"s": tests})
+    # Its worker dies (and takes any trial beside it along): each is sent once more and passes.
+    once = {"id": "dies-once", "input": f"die-once:{marker}", "assertions": expect}
+    project.tests_file("a.tests.yaml", {"s": [*tests, once]})
     result = project.run("run", ".", "-j", "2", "--backend", "ray")
+    assert marker.exists(), "the worker did die"
+    assert result.exit_code == 0, result.stdout
+    assert result.counts() == (5, 5, 0, 0, 0)
+    # Its worker dies every time: error after the second, and nothing is lost. (-j 1: one
+    # worker, so no other trial is beside it when it dies.)
+    always = {"id": "dies", "input": "die", "assertions": expect}
+    project.tests_file("a.tests.yaml", {"s": [*tests[:2], always, *tests[2:]]})
+    result = project.run("run", ".", "-j", "1", "--backend", "ray")
     assert result.exit_code == 1
-    assert marker.exists()
-    assert result.status("dies-once") == "passed"  # its worker died; the retry passed
     assert result.status("dies") == "error"
     error = result.tests["dies"]["trials"][0]["error"]
-    assert "Ray worker running this trial died" in error
+    assert "the Ray worker running this trial died, and so did the one it was retried on" in error
     assert all(result.status(f"ok{n}") == "passed" for n in range(4))
-    stored = project.sql("SELECT COUNT(*) FROM trials")
-    assert stored[0][0] == 6, "every trial is stored"
+    run_id = result.report["run_id"]
+    assert project.sql("SELECT COUNT(*) FROM trials WHERE run_id = ?", run_id) == [(5,)]
 
 
 def test_ray_address_needs_the_ray_backend(project: Project) -> None:
@@ -200,9 +204,17 @@ def test_ray_is_not_imported_by_assertly_or_a_local_run(project: Project) -> Non
     assert done.stdout.strip().endswith("NO-RAY"), done.stdout
 
 
-def test_ctrl_c_cancels_the_calls_on_the_workers_of_its_own_local_cluster(project: Project) -> None:
-    """A real `assertly run --backend ray` starts its own local cluster; a real SIGINT stops
-    the agents the workers were calling, stores what finished and exits 130."""
+@pytest.mark.parametrize(
+    ("stop", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_cancels_the_calls_on_the_workers_of_its_own_local_cluster(
+    project: Project, stop: signal.Signals, code: int, said: str
+) -> None:
+    """A real `assertly run --backend ray` starts its own local cluster; a real SIGINT (or
+    SIGTERM) stops the agents the workers were calling, stores what finished and exits 130
+    (143)."""
     pidfiles = [project.root / f"grandchild-{n}.pid" for n in range(2)]
     tests = [{"id": "quick", "input": {}, "expect": {"status": "success"}}]
     tests += [
@@ -234,15 +246,15 @@ def test_ctrl_c_cancels_the_calls_on_the_workers_of_its_own_local_cluster(projec
             assert time.monotonic() < deadline, "the hanging agents never started"
             time.sleep(0.05)
         sent = time.monotonic()
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         stdout, stderr = process.communicate(timeout=60)
         stopped_s = time.monotonic() - sent
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == 130, stdout + stderr
-    assert "interrupted" in stderr
+    assert process.returncode == code, stdout + stderr
+    assert said in stderr
     assert "Traceback" not in stdout + stderr
     assert stopped_s < 30
     for pidfile in pidfiles:

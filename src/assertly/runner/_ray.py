@@ -27,6 +27,8 @@ import asyncio
 import logging
 import math
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterable
 from contextlib import suppress
@@ -49,6 +51,8 @@ __all__ = ["RayRunner", "RayWorker"]
 _ATTEMPTS = 2
 # How long Ctrl-C waits for a cancelled trial's worker to stop the agent it was calling.
 _CANCEL_WAIT_S = 5.0
+# How long the run waits for its workers to start (each waits for a free CPU).
+_START_WAIT_S = 120.0
 # How long a trial waits for a worker that died to be restarted by Ray.
 _RESTART_WAIT_S = 120.0
 _AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
@@ -75,10 +79,12 @@ class RayRunner(Runner):
     # -- the cluster -------------------------------------------------------------------------
     async def _start_targets(self, agents: Iterable[str]) -> None:
         """Start the workers on the cluster, before the run's clock starts."""
-        cpus = int(ray.available_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
+        # The cluster's CPUs, not its free ones: a worker waits for a CPU that is busy (the
+        # workers of a run that just ended free theirs a moment later), up to `_START_WAIT_S`.
+        cpus = int(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
         if cpus < 1:
             raise ConfigError(
-                [Problem("--backend ray", "the Ray cluster has no free CPU for assertly's workers")]
+                [Problem("--backend ray", "the Ray cluster has no CPU for assertly's workers")]
             )
         count = min(cpus, self.concurrency)
         share = max(1, math.ceil(self.concurrency / count))
@@ -96,7 +102,19 @@ class RayRunner(Runner):
         self._load = [0] * count
         # Every worker has loaded the config and plugins (or said why it cannot) before the
         # run starts: a broken worker set-up is one usage error, not an error per trial.
-        problems = await asyncio.gather(*(worker.ready.remote() for worker in self._workers))
+        waiting = asyncio.gather(*(worker.ready.remote() for worker in self._workers))
+        try:
+            problems = await asyncio.wait_for(waiting, _START_WAIT_S)
+        except TimeoutError:
+            raise ConfigError(
+                [
+                    Problem(
+                        "--backend ray",
+                        f"the Ray cluster did not start {count} worker(s) (1 CPU each) within "
+                        f"{_START_WAIT_S:g} s: are its CPUs busy? (-j caps the workers)",
+                    )
+                ]
+            ) from None
         for problem in problems:
             if problem is not None:
                 raise ConfigError([Problem("--backend ray", f"a Ray worker cannot run: {problem}")])
@@ -115,6 +133,9 @@ class RayRunner(Runner):
             # notice about its token authentication is for clusters others can reach.
             settings["_node_ip_address"] = "127.0.0.1"
             logging.getLogger(_AUTH_LOGGER).setLevel(logging.ERROR)
+        # ray.init sets a SIGTERM handler that exits at once; the run's own (`until_sigterm`)
+        # cancels the trials in flight first, here and on the workers, so it is put back.
+        sigterm = signal.getsignal(signal.SIGTERM)
         try:
             ray.init(address=address, **settings)
         except (ConnectionError, RuntimeError, ValueError) as error:
@@ -128,6 +149,9 @@ class RayRunner(Runner):
             raise ConfigError(
                 [Problem("--ray-address", f"cannot use a Ray cluster {where}: {error}{hint}")]
             ) from None
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, sigterm)
         self._started_ray = True
 
     async def _alive(self, index: int) -> None:
