@@ -88,6 +88,13 @@ def _mixed_suite(project: Project) -> None:
             json.dumps({"id": f"c{n}", "output": "ok" if n % 3 else "no"}) + "\n" for n in range(6)
         )
     )
+    # Lines with an input are called (on the workers), in a dataset of its own.
+    (project.root / "asked.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{n}", "input": {"mode": "text", "text": f"answer {n}"}}) + "\n"
+            for n in range(4)
+        )
+    )
     project.write(
         "b.tests.yaml",
         {
@@ -96,7 +103,11 @@ def _mixed_suite(project: Project) -> None:
                 "recorded": {
                     "dataset": "cases.jsonl",
                     "assertions": [{"type": "contains", "value": "ok"}],
-                }
+                },
+                "asked": {
+                    "dataset": "asked.jsonl",
+                    "assertions": [{"type": "regex", "value": "answer [0-2]$"}],
+                },
             },
         },
     )
@@ -130,6 +141,8 @@ def test_same_verdicts_reports_and_exit_code_as_a_local_run(
     assert statuses["ok0"] == "passed" and statuses["fails"] == "failed"
     assert statuses["crashes"] == "error" and statuses["skipped"] == "skipped"
     assert statuses["broken"] == "error" and statuses["steps"] == "failed"
+    asked = {t["id"]: t["status"] for t in remote.report["tests"] if t["suite"] == "asked"}
+    assert asked == {"q0": "passed", "q1": "passed", "q2": "passed", "q3": "failed"}
     crashed = next(t for t in remote.report["tests"] if t["id"] == "crashes")
     assert "boom: the agent fell over" in crashed["trials"][0]["error"]
     ok = next(t for t in remote.report["tests"] if t["id"] == "ok0")

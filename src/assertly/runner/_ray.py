@@ -206,7 +206,8 @@ class RayRunner(Runner):
             ref = None
             try:
                 await self._alive(index)
-                ref = self._workers[index].trial.remote(test.file, test.key, test.definition, trial)
+                worker = self._workers[index]
+                ref = worker.trial.remote(_source(test), test.key, test.definition, trial)
                 data, secrets = await ref
             except asyncio.CancelledError:
                 # Ctrl-C: stop the call on the worker too, and wait (a little) until it has
@@ -232,6 +233,16 @@ class RayRunner(Runner):
             f"(the agent or an assertion may crash or exhaust the worker): {died}"
         )
         return TrialRecord(test.key, trial, "error", 0.0, error=message)
+
+
+def _source(test: TestCase) -> str:
+    """The test file that defines ``test`` (for a dataset's case, not the dataset's file)."""
+    if test.case_key is not None:
+        # A case's key is `{test file}::{suite}::{dataset file}:{line}` (`Dataset._case`).
+        suffix = f"::{test.suite}::{test.file}:{test.line}"
+        if test.case_key.endswith(suffix):
+            return test.case_key[: -len(suffix)]
+    return test.file
 
 
 async def _settled(ref: Any) -> None:
