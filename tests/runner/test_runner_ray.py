@@ -15,11 +15,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_support import Project
+from runner_support import HttpAgent, Project
 
 ray = pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
 
@@ -180,6 +181,33 @@ def test_a_worker_that_dies_is_retried_once_then_the_trial_is_an_error(
     assert all(result.status(f"ok{n}") == "passed" for n in range(4))
     run_id = result.report["run_id"]
     assert project.sql("SELECT COUNT(*) FROM trials WHERE run_id = ?", run_id) == [(5,)]
+
+
+def test_an_http_agent_with_a_secret_header_set_after_the_cluster_started(
+    project: Project, cluster: None, http_server: HttpAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers call a real HTTP agent with the driver's ${TOKEN} (the cluster's processes
+    started before it was set), and the driver's store and report never hold the token."""
+    token = "tok-" + uuid.uuid4().hex
+    monkeypatch.setenv("TOKEN", token)
+    agent = {"url": http_server.url("/auth"), "headers": {"Authorization": "Bearer ${TOKEN}"}}
+    project.write("assertly.yaml", {"agents": {"bot": agent}})
+    sent = {"field_contains": {"path": "auth", "text": "Bearer"}}
+    tests = [
+        {"id": "sent", "input": {}, "expect": sent},
+        # The agent echoes the header; the failure's `actual` would show it.
+        {"id": "echoed", "input": {}, "expect": {"field_equals": {"auth": "something else"}}},
+    ]
+    project.tests_file("auth.tests.yaml", {"s": tests})
+    result = project.run("run", ".", "--backend", "ray")
+    assert result.status("sent") == "passed", result.stdout
+    assert result.status("echoed") == "failed"
+    assert http_server.hits("/auth")[0][2]["Authorization"] == f"Bearer {token}"
+    failure = result.tests["echoed"]["trials"][0]["failures"][0]
+    assert failure["actual"] == "Bearer [REDACTED]"
+    assert token not in json.dumps(result.report) + result.stdout
+    for path in (project.root / ".assertly").iterdir():
+        assert token.encode() not in path.read_bytes(), f"secret leaked into {path.name}"
 
 
 def test_ray_address_needs_the_ray_backend(project: Project) -> None:

@@ -27,6 +27,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import signal
 import threading
 import time
@@ -55,6 +56,7 @@ _CANCEL_WAIT_S = 5.0
 _START_WAIT_S = 120.0
 # How long a trial waits for a worker that died to be restarted by Ray.
 _RESTART_WAIT_S = 120.0
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # as targets/_http.py reads them
 _AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
@@ -98,7 +100,8 @@ class RayRunner(Runner):
             scheduling_strategy="SPREAD",
         )
         config_path = _relative(self.config.path) if self.config.path else None
-        self._workers = [actor.remote(os.getcwd(), config_path, options) for _ in range(count)]
+        env = _forwarded_env(self.config)
+        self._workers = [actor.remote(os.getcwd(), config_path, options, env) for _ in range(count)]
         self._load = [0] * count
         # Every worker has loaded the config and plugins (or said why it cannot) before the
         # run starts: a broken worker set-up is one usage error, not an error per trial.
@@ -235,6 +238,23 @@ class RayRunner(Runner):
         return TrialRecord(test.key, trial, "error", 0.0, error=message)
 
 
+def _forwarded_env(config: ConfigModel) -> dict[str, str]:
+    """The driver's environment variables the config's agents read, for the workers.
+
+    A worker's environment is its node's (on a local cluster that a Ray program started
+    earlier, that program's at the time), so what the config names is taken from here, where
+    the user set it: ``${NAME}`` in an HTTP agent's ``headers`` or a command's ``env``, and a
+    command's ``pass_env``. Sent as an argument, not a Ray runtime_env (which Ray shows).
+    """
+    names: set[str] = set()
+    for spec in config.agents.values():
+        for mapping in (getattr(spec, "headers", None), getattr(spec, "env", None)):
+            for value in (mapping or {}).values():
+                names.update(_VARIABLE.findall(str(value)))
+        names.update(getattr(spec, "pass_env", None) or ())
+    return {name: os.environ[name] for name in sorted(names) if name in os.environ}
+
+
 def _source(test: TestCase) -> str:
     """The test file that defines ``test`` (for a dataset's case, not the dataset's file)."""
     if test.case_key is not None:
@@ -292,11 +312,15 @@ class RayWorker:
             ``--working-dir``, which Ray copies to every node).
         config_path: The driver's config file, or None when it found none.
         options: The run's options, with this worker's share of ``-j`` and ``--rate-limit``.
+        env: The driver's values of the environment variables the config's agents read.
     """
 
-    def __init__(self, cwd: str, config_path: str | None, options: RunOptions) -> None:
+    def __init__(
+        self, cwd: str, config_path: str | None, options: RunOptions, env: dict[str, str]
+    ) -> None:
         if Path(cwd).is_dir():
             os.chdir(cwd)
+        os.environ.update(env)  # what the config's agents read, as the driver has it
         self.problem: str | None = None
         self.runner: Runner | None = None
         self.files: dict[str, dict[str, TestCase]] = {}
@@ -305,6 +329,9 @@ class RayWorker:
             load_config_plugins(config)
         except ConfigError as error:
             self.problem = "; ".join(str(problem) for problem in error.problems)
+            return
+        except Exception as error:  # a plugin that fails to import, on this node
+            self.problem = f"{type(error).__name__}: {error}"
             return
         self.secrets: set[str] = set()
         # The worker runs trials only; the driver alone writes the store.
