@@ -108,6 +108,10 @@ class RayRunner(Runner):
         waiting = asyncio.gather(*(worker.ready.remote() for worker in self._workers))
         try:
             problems = await asyncio.wait_for(waiting, _START_WAIT_S)
+        except ray.exceptions.RayError as error:  # e.g. assertly cannot be imported there
+            raise ConfigError(
+                [Problem("--backend ray", f"a Ray worker could not start: {_first_line(error)}")]
+            ) from None
         except TimeoutError:
             raise ConfigError(
                 [
