@@ -43,6 +43,8 @@ def answer(value):
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
+    # ray.init sets its own SIGTERM handler: the tests after these expect the default one.
+    sigterm = signal.getsignal(signal.SIGTERM)
     ray.init(
         num_cpus=2,
         include_dashboard=False,
@@ -50,6 +52,7 @@ def cluster() -> Iterator[None]:
         configure_logging=False,
         _node_ip_address="127.0.0.1",
     )
+    signal.signal(signal.SIGTERM, sigterm)
     try:
         yield
     finally:
