@@ -307,6 +307,20 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     "`assertly merge` joins the parts.",
 )
 @click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where calls and judging run: this process, or a Ray cluster (pip install "
+    "'assertly[ray]'); the store and reports are written here either way.",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    help="The Ray cluster for --backend ray: auto, or ray://host:port "
+    "(default: a local cluster started for the run).",
+)
+@click.option(
     "--min-pass-rate",
     type=click.FloatRange(0, 1),
     metavar="R",

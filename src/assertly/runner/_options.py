@@ -37,6 +37,8 @@ class RunOptions:
     store_path: str | None = None
     config_path: str | None = None
     shard: str | None = None  # "I/N": the I-th (1-based) of N disjoint parts of the tests
+    backend: str = "local"  # "local", or "ray": calls and judging on a Ray cluster
+    ray_address: str | None = None  # None: a local Ray cluster; "auto" or "ray://host:port"
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -57,7 +59,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 # Options a resumed run or a recheck does not take from the stored run. --fail-fast: the
 # failure that stopped the run is stored, so it would stop the resumed run at once (resuming is
 # how the tests it skipped get run). --resume and --store only say where the run is.
-_NOT_RESTORED = frozenset({"fail_fast", "resume", "store_path"})
+# --backend and --ray-address say where it runs this time, not what the run is.
+_NOT_RESTORED = frozenset({"fail_fast", "resume", "store_path", "backend", "ray_address"})
 
 
 def restore_options(options: RunOptions, stored: dict[str, Any]) -> None:

@@ -265,7 +265,16 @@ class Runner:
     # -- one trial -------------------------------------------------------------------------
     async def run_trial(self, test: TestCase, trial: int) -> TrialRecord:
         """Run one trial of a test (setup, steps, cleanup) and return its record."""
-        started = time.perf_counter()
+        settled = await self._settled_trial(test, trial)
+        if settled is not None:
+            return settled
+        return await self.execute_trial(test, trial)
+
+    async def _settled_trial(self, test: TestCase, trial: int) -> TrialRecord | None:
+        """A trial's record when it needs no run: a broken test, a skip, a failed suite setup.
+
+        Decided where the run is driven (suite setups run once there), before `execute_trial`.
+        """
         if test.problems:
             message = "; ".join(str(problem) for problem in test.problems)
             return TrialRecord(test.key, trial, "error", 0.0, error=message)
@@ -283,6 +292,14 @@ class Runner:
                 # The suite's tests never pass on a setup that did not happen.
                 error = f"suite setup failed, so the test did not run: {failure}"
                 return TrialRecord(test.key, trial, "error", 0.0, error=error)
+        return None
+
+    async def execute_trial(self, test: TestCase, trial: int) -> TrialRecord:
+        """Run a trial's setup hooks, steps (calls and judging) and cleanup hooks.
+
+        What a Ray worker runs for the driver (`assertly.runner._ray`).
+        """
+        started = time.perf_counter()
         record = TrialRecord(test.key, trial, "passed", 0.0)
         try:
             for hook in test.setup:
@@ -801,6 +818,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
             with_store.close()
         restore_options(options, stored)
     config, tests, evals, problems = prepare(options)
+    runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
     store_location = options.store_path or config.store_path
     # A database URL's password is a secret: redacted from the options stored with the run.
     secrets: set[str] = {password} if (password := url_password(store_location)) else set()
@@ -808,6 +826,7 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     runner: Runner | None = None
     claimed: str | None = None
     try:
+        runner = runner_class(options, config, store, secrets, listener)
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         files = _files_of(tests, evals)
         if options.resume:
@@ -818,11 +837,11 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         data = options_dict(options, threshold, problems)
         data["files"] = files
         store.start_run(run_id, _now_iso(), data)
-        runner = Runner(options, config, store, secrets, listener)
         runner.fit_open_files()
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
-        if judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
+        local = options.backend == "local"  # on Ray, the workers judge what they call
+        if local and judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
             # Forked now, before the event loop and the targets' clients exist.
             with suppress(OSError):  # no process to spare (limits): judged here, as small runs
                 runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
@@ -839,6 +858,34 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         # Filters can leave no line of a dataset, which is only known once it has been read.
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record
+
+
+def _runner_class(options: RunOptions) -> type[Runner]:
+    """`Runner`, or for ``--backend ray`` the one that runs calls on a Ray cluster.
+
+    Raises:
+        ConfigError: An unknown backend, or Ray is not installed.
+    """
+    if options.ray_address is not None and options.backend != "ray":
+        raise ConfigError([Problem("--ray-address", "is for --backend ray only")])
+    if options.backend == "local":
+        return Runner
+    if options.backend != "ray":
+        raise ConfigError(
+            [Problem("--backend", f"unknown backend {options.backend!r}: use local or ray")]
+        )
+    try:
+        from ._ray import RayRunner
+    except ImportError as error:
+        raise ConfigError(
+            [
+                Problem(
+                    "--backend ray",
+                    f"Ray is not installed ({error}): pip install 'assertly[ray]'",
+                )
+            ]
+        ) from None
+    return RayRunner
 
 
 def _files_of(tests: TestPlan, evals: list[EvalSuite]) -> list[str]:

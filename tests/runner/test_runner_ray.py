@@ -1,0 +1,335 @@
+"""``run --backend ray`` on a real local Ray cluster: the same verdicts as a local run, workers
+that die, Ctrl-C, and Ray kept out of everything else.
+
+One cluster (2 CPUs) serves the in-process runs of this module: the backend joins a cluster
+this process has already joined. One test starts `assertly run` as a process of its own, which
+starts (and stops) its own local cluster, as a user's run does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from runner_support import HttpAgent, Project
+
+ray = pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
+
+# A Python agent, run inside the Ray worker: input "die" ends the worker's process every time,
+# "die-once" the first time only (a marker file says it happened).
+PY_AGENT = r"""
+import os
+
+def answer(value):
+    if value == "die":
+        os._exit(1)
+    if value.startswith("die-once:"):
+        marker = value.split(":", 1)[1]
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)
+    return {"echo": value}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    # ray.init sets its own SIGTERM handler: the tests after these expect the default one.
+    sigterm = signal.getsignal(signal.SIGTERM)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        _node_ip_address="127.0.0.1",
+    )
+    signal.signal(signal.SIGTERM, sigterm)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _mixed_suite(project: Project) -> None:
+    """Passing, failing, crashing, multi-step, multi-trial, skipped, recorded and broken tests."""
+    state = project.root / "flaky.state"
+    tests = [
+        {"id": f"ok{n}", "input": {"files": [f"journal/{n}.md"]}, "expect": {"status": "success"}}
+        for n in range(6)
+    ]
+    tests += [
+        {"id": "fails", "input": {"status": "error"}, "expect": {"status": "success"}},
+        {"id": "crashes", "input": {"mode": "crash"}, "expect": {"status": "success"}},
+        {
+            "id": "steps",
+            "multi_step": [
+                {"step": "first", "input": {"files": ["a.md"]}, "expect": {"status": "success"}},
+                {"step": "second", "input": {"status": "error"}, "expect": {"status": "success"}},
+            ],
+        },
+        {
+            "id": "flaky",
+            "trials": 2,
+            "input": {"mode": "flaky", "state": str(state)},
+            "expect": {"status": "success"},
+        },
+        {"id": "skipped", "skip_if": "OFFLINE", "input": {}, "expect": {"status": "success"}},
+        {"id": "broken", "input": {}, "assertions": [{"type": "contans", "value": "x"}]},
+    ]
+    project.write("assertly.yaml", {"agents": {"bot": project.agent}, "facts": {"OFFLINE": True}})
+    project.tests_file("a.tests.yaml", {"s": tests})
+    (project.root / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"c{n}", "output": "ok" if n % 3 else "no"}) + "\n" for n in range(6)
+        )
+    )
+    # Lines with an input are called (on the workers), in a dataset of its own.
+    (project.root / "asked.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{n}", "input": {"mode": "text", "text": f"answer {n}"}}) + "\n"
+            for n in range(4)
+        )
+    )
+    project.write(
+        "b.tests.yaml",
+        {
+            "agent": "bot",
+            "test_suites": {
+                "recorded": {
+                    "dataset": "cases.jsonl",
+                    "assertions": [{"type": "contains", "value": "ok"}],
+                },
+                "asked": {
+                    "dataset": "asked.jsonl",
+                    "assertions": [{"type": "regex", "value": "answer [0-2]$"}],
+                },
+            },
+        },
+    )
+
+
+def _verdicts(report: dict) -> dict[str, tuple]:
+    """Each test's verdict and its trials' (in any order: a test's trials run at once)."""
+    return {
+        f"{t['suite']}::{t['id']}": (
+            t["status"],
+            sorted(
+                (trial["status"], [f["assertion"] for f in trial["failures"]])
+                for trial in t["trials"]
+            ),
+        )
+        for t in report["tests"]
+    }
+
+
+def test_same_verdicts_reports_and_exit_code_as_a_local_run(
+    project: Project, cluster: None
+) -> None:
+    _mixed_suite(project)
+    local = project.run("run", ".", "-j", "2")
+    (project.root / "flaky.state").unlink()  # the flaky agent starts over
+    remote = project.run("run", ".", "-j", "2", "--backend", "ray")
+    assert remote.exit_code == local.exit_code == 1
+    assert _verdicts(remote.report) == _verdicts(local.report)
+    assert remote.counts() == local.counts()
+    statuses = {t["id"]: t["status"] for t in remote.report["tests"]}
+    assert statuses["ok0"] == "passed" and statuses["fails"] == "failed"
+    assert statuses["crashes"] == "error" and statuses["skipped"] == "skipped"
+    assert statuses["broken"] == "error" and statuses["steps"] == "failed"
+    asked = {t["id"]: t["status"] for t in remote.report["tests"] if t["suite"] == "asked"}
+    assert asked == {"q0": "passed", "q1": "passed", "q2": "passed", "q3": "failed"}
+    crashed = next(t for t in remote.report["tests"] if t["id"] == "crashes")
+    assert "boom: the agent fell over" in crashed["trials"][0]["error"]
+    ok = next(t for t in remote.report["tests"] if t["id"] == "ok0")
+    assert ok["trials"][0]["metrics"]["latency_ms"] > 0  # measured on the worker
+    # The comparison of the two stored runs sees nothing changed.
+    diff = project.run("diff", "last~1", "last", "--fail-on", "changes")
+    assert diff.exit_code == 0, diff.stdout + diff.stderr
+    assert "0 regressed, 0 fixed" in diff.stdout
+
+
+def test_a_worker_that_dies_is_retried_once_then_the_trial_is_an_error(
+    project: Project, cluster: None
+) -> None:
+    project.write("py_agent.py", PY_AGENT)
+    project.write("assertly.yaml", {"agents": {"bot": "py:py_agent:answer"}})
+    marker = project.root / "died-once"
+    expect = [{"type": "contains", "value": "echo"}]
+    tests = [{"id": f"ok{n}", "input": f"ok{n}", "assertions": expect} for n in range(4)]
+    # Its worker dies (and takes any trial beside it along): each is sent once more and passes.
+    once = {"id": "dies-once", "input": f"die-once:{marker}", "assertions": expect}
+    project.tests_file("a.tests.yaml", {"s": [*tests, once]})
+    result = project.run("run", ".", "-j", "2", "--backend", "ray")
+    assert marker.exists(), "the worker did die"
+    assert result.exit_code == 0, result.stdout
+    assert result.counts() == (5, 5, 0, 0, 0)
+    # Its worker dies every time: error after the second, and nothing is lost. (-j 1: one
+    # worker, so no other trial is beside it when it dies.)
+    always = {"id": "dies", "input": "die", "assertions": expect}
+    project.tests_file("a.tests.yaml", {"s": [*tests[:2], always, *tests[2:]]})
+    result = project.run("run", ".", "-j", "1", "--backend", "ray")
+    assert result.exit_code == 1
+    assert result.status("dies") == "error"
+    error = result.tests["dies"]["trials"][0]["error"]
+    assert "the Ray worker running this trial died, and so did the one it was retried on" in error
+    assert all(result.status(f"ok{n}") == "passed" for n in range(4))
+    run_id = result.report["run_id"]
+    assert project.sql("SELECT COUNT(*) FROM trials WHERE run_id = ?", run_id) == [(5,)]
+
+
+def test_an_http_agent_with_a_secret_header_set_after_the_cluster_started(
+    project: Project, cluster: None, http_server: HttpAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers call a real HTTP agent with the driver's ${TOKEN} (the cluster's processes
+    started before it was set), and the driver's store and report never hold the token."""
+    token = "tok-" + uuid.uuid4().hex
+    monkeypatch.setenv("TOKEN", token)
+    agent = {"url": http_server.url("/auth"), "headers": {"Authorization": "Bearer ${TOKEN}"}}
+    project.write("assertly.yaml", {"agents": {"bot": agent}})
+    sent = {"field_contains": {"path": "auth", "text": "Bearer"}}
+    tests = [
+        {"id": "sent", "input": {}, "expect": sent},
+        # The agent echoes the header; the failure's `actual` would show it.
+        {"id": "echoed", "input": {}, "expect": {"field_equals": {"auth": "something else"}}},
+    ]
+    project.tests_file("auth.tests.yaml", {"s": tests})
+    result = project.run("run", ".", "--backend", "ray")
+    assert result.status("sent") == "passed", result.stdout
+    assert result.status("echoed") == "failed"
+    assert http_server.hits("/auth")[0][2]["Authorization"] == f"Bearer {token}"
+    failure = result.tests["echoed"]["trials"][0]["failures"][0]
+    assert failure["actual"] == "Bearer [REDACTED]"
+    assert token not in json.dumps(result.report) + result.stdout
+    for path in (project.root / ".assertly").iterdir():
+        assert token.encode() not in path.read_bytes(), f"secret leaked into {path.name}"
+
+
+def test_ray_address_needs_the_ray_backend(project: Project) -> None:
+    project.tests_file("a.tests.yaml", {"s": [{"id": "t", "input": "x", "expect": {"a": 1}}]})
+    result = project.run("run", ".", "--target", project.agent, "--ray-address", "auto")
+    assert result.exit_code == 2
+    assert "--ray-address" in result.stdout + result.stderr
+    assert "--backend ray" in result.stdout + result.stderr
+    assert not (project.root / ".assertly").exists(), "a usage error writes nothing"
+
+
+def _assertly() -> str:
+    return str(Path(sys.executable).with_name("assertly"))
+
+
+def test_ray_is_not_imported_by_assertly_or_a_local_run(project: Project) -> None:
+    project.tests_file(
+        "a.tests.yaml", {"s": [{"id": "t", "input": {}, "expect": {"status": "success"}}]}
+    )
+    code = (
+        "import sys, atexit, assertly\n"
+        "assert 'ray' not in sys.modules, 'import assertly imported ray'\n"
+        "atexit.register(lambda: print('RAY' if 'ray' in sys.modules else 'NO-RAY'))\n"
+        "from assertly.cli import main\n"
+        f"main(['run', '.', '--target', {project.agent!r}, '--plain'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("NO-RAY"), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("stop", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_cancels_the_calls_on_the_workers_of_its_own_local_cluster(
+    project: Project, stop: signal.Signals, code: int, said: str
+) -> None:
+    """A real `assertly run --backend ray` starts its own local cluster; a real SIGINT (or
+    SIGTERM) stops the agents the workers were calling, stores what finished and exits 130
+    (143)."""
+    pidfiles = [project.root / f"grandchild-{n}.pid" for n in range(2)]
+    tests = [{"id": "quick", "input": {}, "expect": {"status": "success"}}]
+    tests += [
+        {
+            "id": f"hang{n}",
+            "input": {"mode": "hang", "pidfile": str(pidfile)},
+            "expect": {"status": "success"},
+        }
+        for n, pidfile in enumerate(pidfiles)
+    ]
+    project.write("assertly.yaml", {"agents": {"bot": project.agent}})
+    project.tests_file("a.tests.yaml", {"s": tests})
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
+    process = subprocess.Popen(
+        [_assertly(), "run", ".", "-j", "3", "--plain", "--backend", "ray"],
+        cwd=project.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
+    )
+    try:
+        deadline = time.monotonic() + 120  # a cold cluster on a busy 2-core machine
+        while not (
+            all(pidfile.exists() and pidfile.read_text() for pidfile in pidfiles)
+            and _stored(project) == [("a.tests.yaml::s::quick", "passed")]
+        ):
+            assert process.poll() is None, "the run ended before Ctrl-C: " + str(
+                process.communicate()
+            )
+            assert time.monotonic() < deadline, "the hanging agents never started"
+            time.sleep(0.05)
+        sent = time.monotonic()
+        process.send_signal(stop)
+        stdout, stderr = process.communicate(timeout=60)
+        stopped_s = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == code, stdout + stderr
+    assert said in stderr
+    assert "Traceback" not in stdout + stderr
+    assert stopped_s < 30
+    for pidfile in pidfiles:
+        grandchild = int(pidfile.read_text())
+        with pytest.raises(ProcessLookupError):
+            _wait_gone(grandchild)
+    assert _stored(project) == [("a.tests.yaml::s::quick", "passed")]
+
+
+def _stored(project: Project) -> list[tuple[str, str]]:
+    """The trials stored so far (none before the run has made its store)."""
+    if not (project.root / ".assertly" / "runs.sqlite").exists():
+        return []  # not created here: the run makes it
+    try:
+        return [(key, status) for key, status in project.sql("SELECT test_key, status FROM trials")]
+    except sqlite3.OperationalError:  # no store (or no table) yet
+        return []
+
+
+def _wait_gone(pid: int) -> None:
+    """Raise ProcessLookupError once ``pid`` is gone (a zombie of init counts as gone)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().split()[2] == "Z":
+                    raise ProcessLookupError
+        except FileNotFoundError:
+            raise ProcessLookupError from None
+        time.sleep(0.05)
