@@ -23,6 +23,7 @@ import pytest
 from runner_support import HttpAgent, Project
 
 ray = pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
+from assertly.runner._ray import _short_temp_dir  # noqa: E402  (after the skip: imports ray)
 
 # A Python agent, run inside the Ray worker: input "die" ends the worker's process every time,
 # "die-once" the first time only (a marker file says it happened).
@@ -51,6 +52,7 @@ def cluster() -> Iterator[None]:
         log_to_driver=False,
         configure_logging=False,
         _node_ip_address="127.0.0.1",
+        _temp_dir=_short_temp_dir(),  # pytest's TMPDIR is too deep for Ray's sockets
     )
     signal.signal(signal.SIGTERM, sigterm)
     try:

@@ -29,6 +29,7 @@ import math
 import os
 import re
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Iterable
@@ -58,6 +59,19 @@ _START_WAIT_S = 120.0
 _RESTART_WAIT_S = 120.0
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # as targets/_http.py reads them
 _AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+# Ray puts its sockets in its session directory, and a Unix socket's path may not pass 107
+# bytes: under a deep TMPDIR (a CI job's, pytest's) Ray's default would not start.
+_SOCKET_PATH_ROOM = 107 - len("/session_2026-01-01_00-00-00_000000_0000000/sockets/plasma_store")
+
+
+def _short_temp_dir() -> str:
+    """Ray's temporary directory: the default under TMPDIR, or one in /tmp when that is deep."""
+    default = os.path.join(tempfile.gettempdir(), "ray")
+    if len(default) <= _SOCKET_PATH_ROOM:
+        return default
+    return tempfile.mkdtemp(prefix="ray-", dir="/tmp")
 
 
 class RayRunner(Runner):
@@ -140,6 +154,7 @@ class RayRunner(Runner):
             # notice about its token authentication is for clusters others can reach.
             settings["_node_ip_address"] = "127.0.0.1"
             logging.getLogger(_AUTH_LOGGER).setLevel(logging.ERROR)
+            settings["_temp_dir"] = _short_temp_dir()
         # ray.init sets a SIGTERM handler that exits at once; the run's own (`until_sigterm`)
         # cancels the trials in flight first, here and on the workers, so it is put back.
         sigterm = signal.getsignal(signal.SIGTERM)
