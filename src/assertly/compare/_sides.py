@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._exceptions import StoreError
-from .._json import loads
+from ..store._files import is_sqlite_file, read_report
 
 __all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side"]
 
@@ -99,7 +99,9 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
         StoreError: The report or the run cannot be read.
     """
     path = Path(name)
-    if name.endswith(".json") or ("://" not in name and path.is_file() and not _is_sqlite(path)):
+    if name.endswith(".json") or (
+        "://" not in name and path.is_file() and not is_sqlite_file(path)
+    ):
         return _report_side(path)
     if store_path is None:
         raise StoreError(f"{name!r} is not a report file, and no run store is configured")
@@ -125,11 +127,6 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
         threshold=str(options.get("pass_threshold") or "all"),
         _store_path=location,
     )
-
-
-def _is_sqlite(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(16) == b"SQLite format 3\x00"
 
 
 def _stored_tests(
@@ -167,17 +164,7 @@ def _failures(trial: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _report_side(path: Path) -> RunSide:
-    try:
-        data = loads(path.read_bytes())
-    except OSError as error:
-        raise StoreError(f"cannot read the report {path}: {error.strerror}") from None
-    except ValueError as error:
-        raise StoreError(f"{path} is not a JSON report: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
-        raise StoreError(
-            f"{path} is not an assertly JSON report (no tests list); write one with "
-            "`assertly run … -o report.json` or `assertly report RUN -o report.json`"
-        )
+    data = read_report(path)
     tests: list[TestOutcome] = []
     failures: dict[str, list[dict[str, Any]]] = {}
     for test in data["tests"]:

@@ -345,7 +345,7 @@ class AssertlyTestItem(_AssertlyItem):
         """The test's metadata as the run store keeps it."""
         import contextlib
 
-        from ..runner._run import input_meta
+        from ..runner._run import _meta
 
         test = self.test
         threshold = test.pass_threshold
@@ -355,21 +355,7 @@ class AssertlyTestItem(_AssertlyItem):
                 threshold = state_of(self.config).project().pass_threshold
             # As `assertly run` stores it, so `assertly diff` sees a redefined test.
             definition = state_of(self.config).runner().definition_of(test)
-        return {
-            "definition": definition,
-            "key": test.key,
-            "id": test.id,
-            "name": test.name,
-            "suite": test.suite,
-            "file": test.file,
-            "line": test.line,
-            "tags": test.tags,
-            "priority": test.priority,
-            "description": test.description,
-            "agent": test.agent,
-            "pass_threshold": threshold or "all",
-            **input_meta(test),
-        }
+        return _meta(test, definition, threshold or "all")
 
     def skipped_record(self) -> TrialRecord | None:
         """The stored trial of a test its ``skip_if`` fact skips (None when it runs)."""

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import StoreError
-from .._json import loads
 from ..store import RunStore, new_run_id
+from ..store._files import is_sqlite_file, read_report
 from ._options import parse_shard
 from ._records import RunRecord
 from ._verdict import build_run
@@ -111,18 +111,13 @@ def _open_part(name: str, store_path: str | None) -> _Part:
     candidate = Path(path)
     if "://" in name:  # the project's store is a database: a run of it
         return _stored_part(name, store_path or "", name)
-    if candidate.suffix == ".json" or (candidate.is_file() and not _is_sqlite(candidate)):
+    if candidate.suffix == ".json" or (candidate.is_file() and not is_sqlite_file(candidate)):
         return _report_part(name, candidate)
     if candidate.is_file():
         return _stored_part(name, candidate, run or "last")
     if store_path is None:
         raise StoreError(f"{name!r} is not a file, and no run store is configured")
     return _stored_part(name, store_path, name)
-
-
-def _is_sqlite(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(16) == b"SQLite format 3\x00"
 
 
 def _stored_part(name: str, path: str | Path, run: str) -> _Part:
@@ -147,14 +142,7 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
 
 
 def _report_part(name: str, path: Path) -> _Part:
-    try:
-        data = loads(path.read_bytes())
-    except OSError as error:
-        raise StoreError(f"cannot read the report {path}: {error.strerror}") from None
-    except ValueError as error:
-        raise StoreError(f"{path} is not a JSON report: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
-        raise StoreError(f"{path} is not an assertly JSON report (no tests list)")
+    data = read_report(path)
     summary = data.get("summary") or {}
     return _Part(
         name=name,

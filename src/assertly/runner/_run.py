@@ -718,7 +718,7 @@ def _raise_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
-def _meta(test: TestCase, definition: str, threshold: str) -> dict[str, Any]:
+def _meta(test: TestCase, definition: str | None, threshold: str) -> dict[str, Any]:
     """What the store keeps of a test for reports (``pass_threshold``: the one its verdict uses)."""
     return {
         "definition": definition,

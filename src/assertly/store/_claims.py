@@ -26,6 +26,10 @@ def _alive(pid: int) -> bool:
 class RunClaims:
     """The ``writers`` table of a run store: a run's claim by the process writing it."""
 
+    # The statements, in the store's SQL (``?`` placeholders): PostgreSQL's differ.
+    _READ_CLAIM = "SELECT pid, host, since FROM writers WHERE run_id = ?"
+    _WRITE_CLAIM = "INSERT OR REPLACE INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?)"
+
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError  # the store's own transaction
 
@@ -41,20 +45,15 @@ class RunClaims:
         """
         host = socket.gethostname()
         with self._write() as db:
-            row = db.execute(
-                "SELECT pid, host, since FROM writers WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            if row is not None and row[0] != os.getpid():
+            row = db.execute(self._READ_CLAIM, (run_id,)).fetchone()
+            if row is not None and (row[0], row[1]) != (os.getpid(), host):
                 pid, holder, held_since = row
                 if holder != host or _alive(pid):
                     raise StoreError(
                         f"run {run_id} is being written by process {pid} on {holder} (since "
                         f"{held_since}); wait for it to finish or stop it, then resume again"
                     )
-            db.execute(
-                "INSERT OR REPLACE INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?)",
-                (run_id, os.getpid(), host, since),
-            )
+            db.execute(self._WRITE_CLAIM, (run_id, os.getpid(), host, since))
 
     def release_run(self, run_id: str) -> None:
         """Give up this process's claim on ``run_id``."""

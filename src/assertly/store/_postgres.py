@@ -29,15 +29,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import StoreError
 from .._secrets import url_password
-from ._claims import _alive
-from ._sqlite import BATCH_TRIALS, RunStore, _loads, _redacted
+from ._sqlite import BATCH_TRIALS, RunStore, _loads, _redacted, grouped_tests
 
 __all__ = ["PostgresRunStore", "is_postgres_url", "masked_url"]
 
@@ -125,6 +122,12 @@ class PostgresRunStore(RunStore):
 
     Made by `RunStore` when its location is a ``postgresql://`` URL; same methods.
     """
+
+    _READ_CLAIM = "SELECT pid, host, since FROM writers WHERE run_id = ? FOR UPDATE"
+    _WRITE_CLAIM = (
+        "INSERT INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?) ON CONFLICT "
+        "(run_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since"
+    )
 
     def __init__(
         self,
@@ -411,27 +414,6 @@ class PostgresRunStore(RunStore):
                 (run_id, blessed_at),
             )
 
-    def claim_run(self, run_id: str, since: str) -> None:
-        """Become the one process writing ``run_id`` (see `RunClaims.claim_run`)."""
-        host = socket.gethostname()
-        with self._write() as db:
-            row = db.execute(
-                "SELECT pid, host, since FROM writers WHERE run_id = ? FOR UPDATE", (run_id,)
-            ).fetchone()
-            if row is not None and not (row[0] == os.getpid() and row[1] == host):
-                pid, holder, held_since = row
-                if holder != host or _alive(pid):
-                    raise StoreError(
-                        f"run {run_id} is being written by process {pid} on {holder} (since "
-                        f"{held_since}); wait for it to finish or stop it, then resume again"
-                    )
-            db.execute(
-                "INSERT INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (run_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, "
-                "since = EXCLUDED.since",
-                (run_id, os.getpid(), host, since),
-            )
-
     def release_run(self, run_id: str) -> None:
         """Give up this process's claim on ``run_id``."""
         with self._write() as db:
@@ -527,19 +509,7 @@ class PostgresRunStore(RunStore):
             "WHERE t.run_id = %s ORDER BY t.position, r.trial",
             (run_id,),
         )
-        for test_key, group in groupby(rows, key=itemgetter(0)):
-            found = list(group)
-            threshold = found[0][1]
-            trials = [row[2:5] for row in found if row[2] is not None]
-            if keep is not None and not keep([status for _, status, _ in trials], threshold):
-                continue
-            if records:
-                yield _loads(found[0][5]), {trial: _loads(record) for trial, _, record in trials}
-            else:
-                yield (
-                    {"key": test_key, "pass_threshold": threshold},
-                    {trial: status for trial, status, _ in trials},
-                )
+        yield from grouped_tests(rows, records, keep)
 
     def test_counts(
         self, run_id: str, *, scores: bool = False

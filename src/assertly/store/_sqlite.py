@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from itertools import groupby
 from operator import itemgetter
@@ -89,6 +89,29 @@ def _reading(method: _Method) -> _Method:
             raise self._read_failed(error) from None
 
     return cast(_Method, read)
+
+
+def grouped_tests(
+    rows: Iterable[Any],
+    records: bool,
+    keep: Callable[[list[str], str | None], bool] | None,
+) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
+    """`RunStore.iter_tests` from its rows, in run order and trial order.
+
+    Each row: ``(test_key, pass_threshold, trial, status, record, meta)``; a test that never
+    ran has one row whose trial is NULL.
+    """
+    for test_key, group in groupby(rows, key=itemgetter(0)):
+        found = list(group)
+        threshold = found[0][1]
+        trials = [row[2:5] for row in found if row[2] is not None]
+        if keep is not None and not keep([status for _, status, _ in trials], threshold):
+            continue
+        if records:
+            yield _loads(found[0][5]), {trial: _loads(record) for trial, _, record in trials}
+        else:
+            meta = {"key": test_key, "pass_threshold": threshold}
+            yield meta, {trial: status for trial, status, _ in trials}
 
 
 def new_run_id() -> str:
@@ -514,18 +537,7 @@ class RunStore(RunClaims):
             "WHERE t.run_id = ? ORDER BY t.position, r.trial",
             (run_id,),
         )
-        for test_key, group in groupby(cursor, key=itemgetter(0)):
-            rows = list(group)
-            threshold = rows[0][1]
-            # (trial, status, record) of each trial; a test that never ran has one row of NULLs.
-            trials = [row[2:5] for row in rows if row[2] is not None]
-            if keep is not None and not keep([status for _, status, _ in trials], threshold):
-                continue
-            if records:
-                yield _loads(rows[0][5]), {trial: _loads(record) for trial, _, record in trials}
-            else:
-                meta = {"key": test_key, "pass_threshold": threshold}
-                yield meta, {trial: status for trial, status, _ in trials}
+        yield from grouped_tests(cursor, records, keep)
 
     def test_counts(
         self, run_id: str, *, scores: bool = False
