@@ -287,6 +287,12 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     help="Per-call timeout (s).",
 )
 @click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Calls per second.")
+@click.option(
+    "--judge-cache",
+    type=click.Choice(["rw", "ro", "off", "replay"]),
+    help="The judge cache of model-graded assertions: rw (default) reads and writes it, ro "
+    "only reads, off neither, replay only reads and makes a miss an error (offline CI).",
+)
 @_outputs(required=False)
 @click.option(
     "--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last')."

@@ -81,7 +81,7 @@ class Options:
             by default).
     """
 
-    __slots__ = ("sensitive_prefixes", "shape")
+    __slots__ = ("judged", "sensitive_prefixes", "shape")
 
     def __init__(
         self,
@@ -90,6 +90,10 @@ class Options:
     ) -> None:
         self.sensitive_prefixes = tuple(sensitive_prefixes)
         self.shape = shape
+        # Set by the builders of model-graded assertions: the expectation needs a judge; "self"
+        # when every one of them names its own base_url and model, "config" when one needs
+        # the config's judge:.
+        self.judged: str | None = None
 
 
 class BuildContext:

@@ -51,6 +51,7 @@ class Expectation:
         "_weight_total",
         "_weights",
         "dialect",
+        "judged",
         "threshold",
     )
 
@@ -71,6 +72,10 @@ class Expectation:
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
         self._all_pass: dict[str | None, CheckResult] = {}
+        # Whether a model-graded assertion is among the checkers (set by `compile`): the
+        # runner then judges in two passes with a `JudgeBoard` (see `_judging`). "config" when
+        # one needs the config's judge:, "self" when all name their own endpoint and model.
+        self.judged: str | None = None
 
     def __len__(self) -> int:
         return len(self._checkers)
@@ -315,7 +320,9 @@ def compile(
             raise ConfigError(
                 [Problem(ctx.location, "the expect dict has no assertions")], title=_TITLE
             )
-        return Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
+        compiled = Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
+        compiled.judged = options.judged
+        return compiled
     if isinstance(expectation, list | tuple):
         if not location:
             ctx = ctx.with_problems(problems, "assertions")
@@ -324,7 +331,9 @@ def compile(
         checkers, weights, metrics = compile_typed_list(expectation, ctx)
         if problems:
             raise ConfigError(problems, title=_TITLE)
-        return Expectation("typed", checkers, weights, metrics, threshold)
+        compiled = Expectation("typed", checkers, weights, metrics, threshold)
+        compiled.judged = options.judged
+        return compiled
     raise ConfigError(
         title=_TITLE,
         problems=[

@@ -23,6 +23,7 @@ FAMILIES: tuple[str, ...] = (
     "assertly.engine.expect.tools",
     # The typed-list dialect (engine/typed/).
     "assertly.engine.typed.metrics",
+    "assertly.engine.typed.model_graded",
     "assertly.engine.typed.performance",
     "assertly.engine.typed.strings",
     "assertly.engine.typed.structure",

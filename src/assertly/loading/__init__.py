@@ -12,12 +12,13 @@ from ._config import (
     load_config_plugins,
 )
 from ._files import load_data_argument, read_text_argument
-from ._models import ConfigModel
+from ._models import ConfigModel, JudgeModel
 from ._schema import json_schemas
 from ._tests import Dataset, EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
 
 __all__ = [
     "ConfigModel",
+    "JudgeModel",
     "Dataset",
     "EvalCase",
     "EvalSuite",

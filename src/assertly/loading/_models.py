@@ -198,6 +198,53 @@ def _expand_environment(text: str) -> str:
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value, text)
 
 
+class JudgeModel(FileModel):
+    """The judge model of model-graded assertions (``llm-rubric``): any OpenAI-compatible API.
+
+    Every key but ``max_cost_usd`` and the prices can be overridden per assertion in its
+    ``config:``.
+    """
+
+    base_url: str = Field(
+        description="The OpenAI-compatible endpoint, up to /v1 (e.g. http://127.0.0.1:8000/v1)."
+    )
+    model: str = Field(min_length=1, description="The judge model's name.")
+    api_key: str | None = Field(
+        default=None,
+        description="Sent as a bearer token; write ${ENV_VAR} to read it from the environment. "
+        "A secret: redacted from every report and never stored.",
+    )
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
+    seed: int | None = Field(default=0, description="Sample n of a request uses seed + n.")
+    samples: int = Field(
+        default=1, ge=1, le=15, description="Replies per judgement; > 1: the majority decides."
+    )
+    max_tokens: int | None = Field(default=None, ge=1, description="Cap on each reply's tokens.")
+    max_cost_usd: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Stop judging (error) once the judge calls of one run cost this much.",
+    )
+    input_usd_per_mtok: float = Field(
+        default=0.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Price of a million prompt tokens (when the server reports no cost).",
+    )
+    output_usd_per_mtok: float = Field(
+        default=0.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Price of a million completion tokens (when the server reports no cost).",
+    )
+    timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="One judgement's time, retries included (default: the config's timeout_s).",
+    )
+
+
 class ConfigModel(FileModel):
     """Project config (``assertly.yaml`` or ``[tool.assertly]`` in ``pyproject.toml``).
 
@@ -231,6 +278,9 @@ class ConfigModel(FileModel):
     rate_limit: float | None = Field(default=None, gt=0)
     pass_threshold: Literal["any", "all", "majority"] = "all"
     store: str = ".assertly/runs.sqlite"
+    judge: JudgeModel | None = Field(
+        default=None, description="The judge model of model-graded assertions (llm-rubric)."
+    )
 
     _directory: Path | None = PrivateAttr(default=None)
     _path: Path | None = PrivateAttr(default=None)

@@ -39,6 +39,7 @@ class RunOptions:
     shard: str | None = None  # "I/N": the I-th (1-based) of N disjoint parts of the tests
     backend: str = "local"  # "local", or "ray": calls and judging on a Ray cluster
     ray_address: str | None = None  # None: a local Ray cluster; "auto" or "ray://host:port"
+    judge_cache: str | None = None  # rw (default), ro, off or replay
 
 
 def parse_shard(text: str) -> tuple[int, int]:

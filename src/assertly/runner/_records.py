@@ -44,15 +44,26 @@ class StepRecord:
     score: float | None = None
     tokens: dict[str, int] | None = None
     tool_calls: Any = None  # as the target reported them, so a recheck judges them again
+    # What the judge of model-graded assertions cost for this step (None: no judge asked).
+    judge_cost_usd: float | None = None
+    judge_tokens: int | None = None
 
     def metrics(self) -> dict[str, Any]:
-        """``{latency_ms, cost_usd, model, tokens}``, each None when unknown."""
-        return {
+        """``{latency_ms, cost_usd, model, tokens}``, each None when unknown.
+
+        With ``judge_cost_usd`` and ``judge_tokens`` (the judge's, apart from the agent's)
+        when a judge was asked.
+        """
+        metrics = {
             "latency_ms": _rounded(self.latency_ms),
             "cost_usd": self.cost_usd,
             "model": self.model,
             "tokens": self.tokens,
         }
+        if self.judge_cost_usd is not None:
+            metrics["judge_cost_usd"] = self.judge_cost_usd
+            metrics["judge_tokens"] = self.judge_tokens or 0
+        return metrics
 
 
 def _rounded(value: float | None) -> float | None:
@@ -111,12 +122,17 @@ def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
     for step in steps:
         for kind, count in (step.tokens or {}).items():
             tokens[kind] = tokens.get(kind, 0) + count
-    return {
+    metrics = {
         "latency_ms": _rounded(_total(latencies)),
         "cost_usd": _total(costs),
         "model": ", ".join(models) or None,
         "tokens": tokens or None,
     }
+    judged = [step for step in steps if step.judge_cost_usd is not None]
+    if judged:
+        metrics["judge_cost_usd"] = sum(step.judge_cost_usd or 0.0 for step in judged)
+        metrics["judge_tokens"] = sum(step.judge_tokens or 0 for step in judged)
+    return metrics
 
 
 @dataclass(slots=True)
@@ -336,6 +352,9 @@ class RunRecord:
     # The comparison with a --baseline run (`compare.RunDiff`), shown by the HTML report.
     comparison: Any = None
     shard: str | None = None  # "I/N" when the run is one shard of a suite (`--shard`)
+    # What the judge of model-graded assertions cost ({cost_usd, tokens, calls, cached}); None
+    # when the run asked no judge.
+    judge: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it
@@ -376,6 +395,16 @@ class RunRecord:
             "skipped": counts["skipped"],
             "pass_rate": (counts["passed"] / judged) if judged else 0.0,
             "duration_ms": round(self.duration_ms, 3),
+            **(
+                {
+                    "judge_cost_usd": self.judge["cost_usd"],
+                    "judge_tokens": self.judge["tokens"],
+                    "judge_calls": self.judge["calls"],
+                    "judge_cached": self.judge["cached"],
+                }
+                if self.judge
+                else {}
+            ),
         }
 
     @property

@@ -236,4 +236,5 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         problems=options.get("problems", []),
         warnings=options.get("warnings", []),
         shard=options.get("shard"),
+        judge=store.judge_spend(run_id),
     )

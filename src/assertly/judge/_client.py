@@ -1,0 +1,346 @@
+"""The judge client: OpenAI-compatible chat completions over aiohttp, with cache and budget.
+
+One `JudgeClient` serves a run. It answers the engine's `JudgeRequest` s (see
+`assertly.engine._judging`): settings are the config's ``judge:`` with the assertion's own
+``config:`` over them; every sample is looked up in the store's judge cache by a SHA-256 of
+(base_url, model, messages, parameters) before any call. Calls retry 429, 5xx, broken
+connections and cut-off bodies with exponential backoff (honouring ``Retry-After``) until the
+judgement's time is spent, and go through the runner's rate limiter: the judge shares the
+run's ``rate_limit``, and its calls are made inside the trial's slot of ``concurrency``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..engine._judging import VERDICT_SCHEMA, JudgeRequest, Judgement, start_of
+
+if TYPE_CHECKING:
+    from ..loading import JudgeModel
+    from ..store import RunStore
+
+__all__ = ["CACHE_MODES", "CacheMode", "JudgeClient"]
+
+CacheMode = Literal["rw", "ro", "off", "replay"]
+CACHE_MODES: tuple[CacheMode, ...] = ("rw", "ro", "off", "replay")
+
+_VARIABLE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+# Structured output asked for, in order: a server that rejects one (HTTP 400/422) gets the next.
+_FORMATS: tuple[dict[str, Any] | None, ...] = (
+    {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True,
+                                            "schema": VERDICT_SCHEMA}},
+    {"type": "json_object"},
+    None,
+)
+_BODY_LIMIT = 4 * 2**20
+
+
+class _Failure(Exception):
+    """A judge call that cannot succeed (its message goes into the error verdict)."""
+
+
+class _Retry(Exception):
+    """A judge call worth trying again (429, 5xx, a broken connection or body)."""
+
+    def __init__(self, message: str, after: float | None = None) -> None:
+        super().__init__(message)
+        self.after = after
+
+
+class JudgeClient:
+    """Answers judge requests for one run.
+
+    Args:
+        config: The config's ``judge:`` (None: only assertions that name base_url and model
+            in their own ``config:`` can be judged).
+        store: Where the judge cache lives (None: no cache).
+        cache: rw (read and write), ro (read only), off (neither), replay (read; a miss is an
+            error, nothing is called).
+        secrets: Where the API keys go, for redaction.
+        timeout_s: One judgement's time (retries included) when the config gives none.
+        wait: The runner's rate limiter, awaited before every call.
+    """
+
+    def __init__(
+        self,
+        config: JudgeModel | None,
+        store: RunStore | None,
+        *,
+        cache: CacheMode = "rw",
+        secrets: set[str] | None = None,
+        timeout_s: float = 60.0,
+        wait: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.cache: CacheMode = cache
+        self.secrets = secrets if secrets is not None else set()
+        self.timeout_s = (config.timeout_s if config and config.timeout_s else None) or timeout_s
+        self._wait = wait
+        self._session: Any = None
+        self._formats: dict[str, int] = {}  # per endpoint: the first format it accepts
+        self.cost_usd = 0.0
+        self.tokens = 0
+        self.calls = 0
+        self.cached = 0
+        self._api_key: str | None = None
+        self._key_problem: str | None = None
+        if config is not None and config.api_key:
+            self._api_key, self._key_problem = self._secret(config.api_key)
+
+    def _secret(self, text: str) -> tuple[str | None, str | None]:
+        """An api_key as written (``${VAR}`` read from the environment), registered secret."""
+        match = _VARIABLE.match(text)
+        if match is None:
+            self.secrets.add(text)
+            return text, None
+        value = os.environ.get(match.group(1))
+        if not value:
+            return None, f"api_key: environment variable {match.group(1)} is not set"
+        self.secrets.add(value)
+        return value, None
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # -- settings --------------------------------------------------------------------------
+    def settings(self, options: Mapping[str, Any]) -> dict[str, Any] | str:
+        """The config's judge settings with an assertion's over them, or what is missing."""
+        base: dict[str, Any] = self.config.model_dump() if self.config is not None else {}
+        merged = {**base, **{k: v for k, v in options.items() if v is not None}}
+        if not merged.get("base_url") or not merged.get("model"):
+            return (
+                "no judge is configured: add judge: {base_url: …, model: …} to the config "
+                "(or base_url and model to the assertion's config:)"
+            )
+        merged.setdefault("temperature", 0.0)
+        merged.setdefault("samples", 1)
+        # A key belongs to its endpoint: an assertion that names another base_url gets no key
+        # unless it names one (as ${VAR}) too.
+        if "api_key" in options:
+            merged["api_key"], problem = self._secret(str(options["api_key"]))
+        elif self.config is not None and merged["base_url"] == self.config.base_url:
+            merged["api_key"], problem = self._api_key, self._key_problem
+        else:
+            merged["api_key"], problem = None, None
+        if problem:
+            return problem
+        return merged
+
+    @staticmethod
+    def cache_key(settings: Mapping[str, Any], messages: Any, sample: int) -> str:
+        """The SHA-256 naming one sample of a request: endpoint, model, messages, parameters."""
+        parameters = {
+            "temperature": settings.get("temperature"),
+            "seed": settings.get("seed"),
+            "max_tokens": settings.get("max_tokens"),
+            "sample": sample,
+        }
+        text = json.dumps(
+            [str(settings["base_url"]).rstrip("/"), settings["model"], list(messages), parameters],
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    # -- answering -------------------------------------------------------------------------
+    async def answer(self, request: JudgeRequest) -> Judgement:
+        """The judgement for ``request``: its replies, or why there are none."""
+        settings = self.settings(request.options)
+        if isinstance(settings, str):
+            return Judgement(error=settings)
+        deadline = time.monotonic() + self.timeout_s
+        samples = int(settings["samples"])
+        replies: list[str] = []
+        cost, tokens, cached = 0.0, 0, 0
+        for sample in range(samples):
+            key = self.cache_key(settings, request.messages, sample)
+            reply = self.store.judge_reply(key) if self.store and self.cache != "off" else None
+            if reply is not None:
+                replies.append(reply)
+                cached += 1
+                self.cached += 1
+                continue
+            if self.cache == "replay":
+                return Judgement(
+                    error=f"no cached judgement for this request (--judge-cache replay; "
+                    f"cache key {key[:16]}…): run once with --judge-cache rw to record it",
+                    cost_usd=cost,
+                    tokens=tokens,
+                )
+            limit = self.config.max_cost_usd if self.config is not None else None
+            if limit is not None and self.cost_usd >= limit:
+                return Judgement(
+                    error=f"the judge's budget is spent: ${self.cost_usd:.4f} of max_cost_usd "
+                    f"${limit:g} in this run, so no more judge calls are made",
+                    cost_usd=cost,
+                    tokens=tokens,
+                )
+            seed = settings.get("seed")
+            call_settings = {**settings, "seed": None if seed is None else seed + sample}
+            try:
+                reply, used, spent = await self._call(call_settings, request.messages, deadline)
+            except _Failure as failure:
+                return Judgement(error=str(failure), cost_usd=cost, tokens=tokens)
+            cost += spent
+            tokens += used
+            if self.store is not None and self.cache == "rw":
+                self.store.save_judge_reply(
+                    key, reply, str(settings["model"]), used, spent, _now_iso()
+                )
+            replies.append(reply)
+        return Judgement(
+            tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens
+        )
+
+    async def _call(
+        self, settings: Mapping[str, Any], messages: Any, deadline: float
+    ) -> tuple[str, int, float]:
+        """One reply: (text, tokens, cost). Retries until ``deadline``.
+
+        Raises:
+            _Failure: The judge could not answer (its reason).
+        """
+        import aiohttp
+
+        url = str(settings["base_url"]).rstrip("/") + "/chat/completions"
+        attempt = 0
+        last = "no attempt was made"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Failure(f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)")
+            if self._wait is not None:
+                await self._wait()
+            attempt += 1
+            form = self._formats.get(url, 0)
+            body = _body(settings, messages, _FORMATS[form])
+            try:
+                return await self._post(url, settings, body, remaining)
+            except _Rejected as rejected:
+                if form + 1 < len(_FORMATS):
+                    self._formats[url] = form + 1  # this server does not take that format
+                    attempt -= 1
+                    continue
+                raise _Failure(str(rejected)) from None
+            except _Retry as retry:
+                last = str(retry)
+                delay = retry.after if retry.after is not None else min(0.1 * 2 ** (attempt - 1), 5.0)
+                if time.monotonic() + delay >= deadline:
+                    raise _Failure(
+                        f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
+                    ) from None
+                await asyncio.sleep(delay)
+            except (aiohttp.ClientError, TimeoutError) as error:
+                last = f"cannot reach the judge at {url}: {type(error).__name__}: {error}"
+                delay = min(0.1 * 2 ** (attempt - 1), 5.0)
+                if time.monotonic() + delay >= deadline:
+                    raise _Failure(
+                        f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
+                    ) from None
+                await asyncio.sleep(delay)
+
+    async def _post(
+        self, url: str, settings: Mapping[str, Any], body: dict[str, Any], remaining: float
+    ) -> tuple[str, int, float]:
+        import aiohttp
+
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        headers = {"Content-Type": "application/json"}
+        if settings.get("api_key"):
+            headers["Authorization"] = f"Bearer {settings['api_key']}"
+        timeout = aiohttp.ClientTimeout(total=remaining)
+        async with self._session.post(url, json=body, headers=headers, timeout=timeout) as response:
+            raw = await response.content.read(_BODY_LIMIT)
+            status = response.status
+            retry_after = _retry_after(response.headers.get("retry-after"))
+        text = raw.decode("utf-8", errors="replace")
+        if status == 429 or status >= 500:
+            raise _Retry(f"the judge answered HTTP {status}: {start_of(text)!r}", retry_after)
+        if status in (400, 422) and body.get("response_format") is not None:
+            raise _Rejected(f"HTTP {status}: {start_of(text)!r}")
+        if status >= 300:
+            raise _Failure(f"the judge answered HTTP {status}: {start_of(text)!r}")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise _Retry(f"the judge's response is not JSON (cut off?): {start_of(text)!r}") from None
+        return self._reply(data, text, settings)
+
+    def _reply(
+        self, data: Any, text: str, settings: Mapping[str, Any]
+    ) -> tuple[str, int, float]:
+        try:
+            message = data["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError):
+            raise _Failure(f"the judge's response has no choices[0].message: {start_of(text)!r}") from None
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        if refusal:
+            raise _Failure(f"the judge refused: {start_of(str(refusal))!r}")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            raise _Failure(f"the judge's reply has no text content: {start_of(text)!r}")
+        usage = data.get("usage") if isinstance(data, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        prompt = _count(usage.get("prompt_tokens"))
+        completion = _count(usage.get("completion_tokens"))
+        reported = usage.get("cost")
+        if isinstance(reported, int | float) and not isinstance(reported, bool) and reported >= 0:
+            cost = float(reported)
+        else:
+            cost = (
+                prompt * float(settings.get("input_usd_per_mtok") or 0.0)
+                + completion * float(settings.get("output_usd_per_mtok") or 0.0)
+            ) / 1e6
+        self.calls += 1
+        self.tokens += prompt + completion
+        self.cost_usd += cost
+        return content, prompt + completion, cost
+
+
+class _Rejected(Exception):
+    """The server rejected the request's response_format (HTTP 400/422)."""
+
+
+def _body(
+    settings: Mapping[str, Any], messages: Any, response_format: dict[str, Any] | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": settings["model"],
+        "messages": list(messages),
+        "temperature": settings.get("temperature", 0.0),
+    }
+    if settings.get("seed") is not None:
+        body["seed"] = settings["seed"]
+    if settings.get("max_tokens") is not None:
+        body["max_tokens"] = settings["max_tokens"]
+    if response_format is not None:
+        body["response_format"] = response_format
+    return body
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return min(max(float(value), 0.0), 30.0) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
