@@ -493,7 +493,9 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         project_dir=config.directory or Path.cwd(),
     )
     dataset_hooks = [d.suite_hooks for d in loaded.datasets if d.suite_hooks is not None]
-    config_problems, warnings = check_against_config(loaded.tests, config, dataset_hooks)
+    config_problems, warnings = check_against_config(
+        loaded.tests, config, dataset_hooks, loaded.datasets
+    )
     problems = [*loaded.problems, *config_problems]
     cases = sum(len(suite.cases) for suite in loaded.evals)
     dataset_cases = 0

@@ -12,11 +12,13 @@ import os
 import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from .._exceptions import ConfigError, Problem
 from ._cases import SuiteHooks
+from ._datasets import Dataset
 from ._models import ConfigModel
 from ._source import read_source
 from ._tests import TestCase
@@ -139,7 +141,10 @@ def _did_you_mean(name: str, known: Iterable[str]) -> str:
 
 
 def check_against_config(
-    tests: Sequence[TestCase], config: ConfigModel, suite_hooks: Sequence[SuiteHooks] = ()
+    tests: Sequence[TestCase],
+    config: ConfigModel,
+    suite_hooks: Sequence[SuiteHooks] = (),
+    datasets: Sequence[Dataset] = (),
 ) -> tuple[list[Problem], list[str]]:
     """What ``assertly validate`` checks against the config: (problems, warnings).
 
@@ -147,7 +152,9 @@ def check_against_config(
     ``error``), in a test or a suite (``suite_hooks``: those of dataset suites; a listed
     test's suite is checked through its tests). Warnings: an agent with no target in the
     config (``--target`` can still run it) and a ``skip_if`` fact declared neither in the
-    config nor in the environment (treated as false). Each warning is given once.
+    config nor in the environment (treated as false). Each warning is given once. Also a
+    problem: a model-graded assertion (``llm-rubric``) with no judge to ask (neither the
+    config's ``judge:`` nor its own base_url and model).
     """
     problems: list[Problem] = []
     agents: dict[str, None] = {}  # in order of first use
@@ -173,6 +180,12 @@ def check_against_config(
         fact = test.skip_if
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
+        if config.judge is None and _needs_judge(step.checks for step in test.steps):
+            problems.append(Problem(where, _NO_JUDGE))
+    if config.judge is None:
+        for dataset in datasets:
+            if _needs_judge([dataset.checks]):
+                problems.append(Problem(f"{dataset.file}: suite {dataset.suite}", _NO_JUDGE))
     for hooks in suites.values():
         where = hooks.where or hooks.key
         suite = hooks.key.rsplit("::", 1)[-1]
@@ -189,3 +202,14 @@ def check_against_config(
         for fact, where in facts.items()
     ]
     return problems, warnings
+
+
+_NO_JUDGE = (
+    "llm-rubric needs a judge model: add judge: {base_url: …, model: …} to the config "
+    "(or base_url and model to the assertion's config:)"
+)
+
+
+def _needs_judge(checks: Iterable[Iterable[Any]]) -> bool:
+    """Whether a model-graded assertion among ``checks`` relies on the config's ``judge:``."""
+    return any(expectation.judged == "config" for group in checks for expectation in group)
