@@ -41,8 +41,12 @@ def completion(
     if refusal is not None:
         message["refusal"] = refusal
     return json.dumps(
-        {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message}],
-         "usage": usage}
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message}],
+            "usage": usage,
+        }
     ).encode()
 
 
@@ -86,7 +90,7 @@ def serve() -> Iterator[FakeOpenAI]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             fake.headers.append(dict(self.headers.items()))
@@ -97,7 +101,12 @@ def serve() -> Iterator[FakeOpenAI]:
             if fake.reject_json_schema and form == "json_schema":
                 with fake._lock:
                     fake.requests.append(body)
-                self._send(Raw(400, b'{"error": {"message": "response_format json_schema is not supported"}}'))
+                self._send(
+                    Raw(
+                        400,
+                        b'{"error": {"message": "response_format json_schema is not supported"}}',
+                    )
+                )
                 return
             answer = fake.next(body)
             if isinstance(answer, str):

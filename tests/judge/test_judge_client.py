@@ -269,10 +269,10 @@ def test_max_cost_stops_judging(fake: FakeOpenAI) -> None:
 
 
 def test_cost_from_prices_when_the_server_reports_none(fake: FakeOpenAI) -> None:
-    fake.answers(Raw(200, completion(verdict("pass", 1.0), prompt_tokens=1000, completion_tokens=100)))
-    client = JudgeClient(
-        judge_config(fake, input_usd_per_mtok=1.0, output_usd_per_mtok=4.0), None
+    fake.answers(
+        Raw(200, completion(verdict("pass", 1.0), prompt_tokens=1000, completion_tokens=100))
     )
+    client = JudgeClient(judge_config(fake, input_usd_per_mtok=1.0, output_usd_per_mtok=4.0), None)
     judged("a", client)
     assert client.tokens == 1100
     assert client.cost_usd == pytest.approx((1000 * 1.0 + 100 * 4.0) / 1e6)

@@ -123,7 +123,7 @@ def test_a_run_judges_caches_and_reports_the_judges_cost(
 def test_replay_misses_are_errors_naming_the_mode(project: Path, fake: FakeOpenAI) -> None:
     config(project, fake)
     write_polite_tests(project)
-    code, output, report = run("run", "polite.tests.yaml", "--plain", "--judge-cache", "replay")
+    code, _, report = run("run", "polite.tests.yaml", "--plain", "--judge-cache", "replay")
     assert report is not None and code == 1
     assert {test["status"] for test in report["tests"]} == {"error"}
     assert "--judge-cache replay" in json.dumps(report)

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..engine._judging import VERDICT_SCHEMA, JudgeRequest, Judgement, start_of
+from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, start_of
 
 if TYPE_CHECKING:
     from ..loading import JudgeModel
@@ -35,8 +35,10 @@ CACHE_MODES: tuple[CacheMode, ...] = ("rw", "ro", "off", "replay")
 _VARIABLE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 # Structured output asked for, in order: a server that rejects one (HTTP 400/422) gets the next.
 _FORMATS: tuple[dict[str, Any] | None, ...] = (
-    {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True,
-                                            "schema": VERDICT_SCHEMA}},
+    {
+        "type": "json_schema",
+        "json_schema": {"name": "verdict", "strict": True, "schema": VERDICT_SCHEMA},
+    },
     {"type": "json_object"},
     None,
 )
@@ -200,9 +202,7 @@ class JudgeClient:
                     key, reply, str(settings["model"]), used, spent, _now_iso()
                 )
             replies.append(reply)
-        return Judgement(
-            tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens
-        )
+        return Judgement(tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens)
 
     async def _call(
         self, settings: Mapping[str, Any], messages: Any, deadline: float
@@ -220,7 +220,9 @@ class JudgeClient:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _Failure(f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)")
+                raise _Failure(
+                    f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
+                )
             if self._wait is not None:
                 await self._wait()
             attempt += 1
@@ -236,7 +238,9 @@ class JudgeClient:
                 raise _Failure(str(rejected)) from None
             except _Retry as retry:
                 last = str(retry)
-                delay = retry.after if retry.after is not None else min(0.1 * 2 ** (attempt - 1), 5.0)
+                delay = (
+                    retry.after if retry.after is not None else min(0.1 * 2 ** (attempt - 1), 5.0)
+                )
                 if time.monotonic() + delay >= deadline:
                     raise _Failure(
                         f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
@@ -276,16 +280,18 @@ class JudgeClient:
         try:
             data = json.loads(text)
         except ValueError:
-            raise _Retry(f"the judge's response is not JSON (cut off?): {start_of(text)!r}") from None
+            raise _Retry(
+                f"the judge's response is not JSON (cut off?): {start_of(text)!r}"
+            ) from None
         return self._reply(data, text, settings)
 
-    def _reply(
-        self, data: Any, text: str, settings: Mapping[str, Any]
-    ) -> tuple[str, int, float]:
+    def _reply(self, data: Any, text: str, settings: Mapping[str, Any]) -> tuple[str, int, float]:
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError):
-            raise _Failure(f"the judge's response has no choices[0].message: {start_of(text)!r}") from None
+            raise _Failure(
+                f"the judge's response has no choices[0].message: {start_of(text)!r}"
+            ) from None
         refusal = message.get("refusal") if isinstance(message, dict) else None
         if refusal:
             raise _Failure(f"the judge refused: {start_of(str(refusal))!r}")

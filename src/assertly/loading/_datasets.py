@@ -8,10 +8,12 @@ A suite that names a ``dataset`` instead of listing ``tests`` runs one test per 
         assertions: [{type: contains, value: security}]
 
 A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_calls", "name",
-"tags", "description"}``, every key optional. A line with ``output`` is judged as recorded (no
-call); one without is sent to the agent as ``input``. The file is read line by line when the
-run gets to it and never held in memory, so a million cases judge in flat memory. A case is
-keyed by its line (``file:line``), which stays unique even when two lines share an ``id``.
+"tags", "description", "vars", "expected"}``, every key optional; ``vars`` and ``expected`` are
+the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in the suite's
+assertions (`._references`). A line with ``output`` is judged as recorded (no call); one
+without is sent to the agent as ``input``. The file is read line by line when the run gets to it
+and never held in memory, so a million cases judge in flat memory. A case is keyed by its line
+(``file:line``), which stays unique even when two lines share an ``id``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
 from ._cases import Step, SuiteHooks, TestCase, definition_digest
+from ._references import MISSING, CaseCompiler
 
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
 
@@ -40,6 +43,8 @@ CASE_KEYS = frozenset(
         "name",
         "tags",
         "description",
+        "vars",
+        "expected",
     }
 )
 _METADATA = ("model", "cost_usd", "latency_ms", "tool_calls")
@@ -92,6 +97,8 @@ class Dataset:
     definition: str = ""  # the suite's checks and settings (`definition_digest`)
     pass_threshold: str | None = None
     suite_hooks: SuiteHooks | None = None
+    # Set when the suite's assertions reference a line's vars/expected: each line's checks.
+    compiler: CaseCompiler | None = None
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
@@ -144,6 +151,15 @@ class Dataset:
         if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
             problems.append(Problem(where, "tags must be a list of strings"))
             tags = []
+        checks = self.checks
+        variables = line.get("vars")
+        if variables is not None and not isinstance(variables, dict):
+            problems.append(
+                Problem(where, f"vars must be a mapping of names to values, got {variables!r}")
+            )
+        if self.compiler is not None and not problems:
+            checks, found = self.compiler.checks(variables, line.get("expected", MISSING), where)
+            problems.extend(found)
         recorded = None
         if "output" in line:
             recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
@@ -155,7 +171,7 @@ class Dataset:
             suite=self.suite,
             file=shown,
             agent=self.agent,
-            steps=[Step(case_id, line.get("input"), self.checks, recorded=recorded)],
+            steps=[Step(case_id, line.get("input"), checks, recorded=recorded)],
             line=number,
             description=line.get("description"),
             trials=self.trials,
@@ -166,7 +182,11 @@ class Dataset:
             case_key=f"{self.file}::{self.suite}::{where}",
             # A case is defined by the suite's checks and its own input; a recorded output is
             # the response under judgement, not part of the definition.
-            definition=definition_digest(self.definition, line.get("input")),
+            definition=definition_digest(self.definition, line.get("input"))
+            if variables is None and "expected" not in line
+            else definition_digest(
+                self.definition, line.get("input"), variables, line.get("expected")
+            ),
             pass_threshold=self.pass_threshold,
             suite_hooks=self.suite_hooks,
         )

@@ -7,6 +7,7 @@ ends ``error`` with the message, and the file's other tests still run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from ._models import (
     TestModel,
     WorkflowModel,
 )
+from ._references import CaseCompiler, has_references
 from ._source import Key, Source, read_source
 
 __all__ = [
@@ -390,9 +392,28 @@ def _add_dataset(
     if empty:  # nothing would be judged: never a silent pass
         result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), message))
         return
-    checks, problems = _compile_checks(
-        suite.expect, suite.assertions, suite.threshold, source, key, context, shape=shape
-    )
+    compiler = None
+    if has_references(suite.expect) or has_references(suite.assertions):
+        # Compiled per line, for its vars/expected; problems are the line's.
+        checks: list[Expectation] = []
+        problems: list[Problem] = []
+        compiler = CaseCompiler(
+            [
+                (
+                    name,
+                    spec,
+                    suite.threshold if name == "assertions" else None,
+                    (shape or None) if name == "expect" else None,
+                )
+                for name, spec in (("expect", suite.expect), ("assertions", suite.assertions))
+                if spec is not None
+            ],
+            functools.partial(compile_expectation, sensitive_prefixes=context.sensitive_prefixes),
+        )
+    else:
+        checks, problems = _compile_checks(
+            suite.expect, suite.assertions, suite.threshold, source, key, context, shape=shape
+        )
     if problems:
         result.file_problems.extend(problems)
         return
@@ -412,6 +433,7 @@ def _add_dataset(
             ),
             pass_threshold=suite.pass_threshold,
             suite_hooks=hooks,
+            compiler=compiler,
         )
     )
 

@@ -546,7 +546,9 @@ class Runner:
         await self.close()
         judge = self._judge_client
         if judge is not None and (judge.calls or judge.cached):
-            self.store.add_judge_spend(run_id, judge.cost_usd, judge.tokens, judge.calls, judge.cached)
+            self.store.add_judge_spend(
+                run_id, judge.cost_usd, judge.tokens, judge.calls, judge.cached
+            )
         elapsed = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
         self.store.finish_run(

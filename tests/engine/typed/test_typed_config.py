@@ -36,11 +36,14 @@ VALID_VALUE: dict[str, Any] = {
     "tool-called": "search",
     "tool-sequence": ["search"],
     "tool-call-count": {"max": 1},
+    "llm-rubric": "The answer is polite.",
 }
 WITHOUT_OPTIONS = sorted(
-    set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence"} | {"cost", "latency"}
+    set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence", "llm-rubric"} | {"cost", "latency"}
 )
-WITHOUT_THRESHOLD = sorted(set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n", "tool-sequence"})
+WITHOUT_THRESHOLD = sorted(
+    set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n", "tool-sequence", "llm-rubric"}
+)
 
 
 def spec(kind: str, **fields: Any) -> dict[str, Any]:

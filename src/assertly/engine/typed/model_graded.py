@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion, typed_assertion
-from .._judging import BOARD_KEY, JudgeBoard, JudgeRequest, Judgement, read_verdict, rubric_messages
+from .._judging import BOARD_KEY, JudgeBoard, Judgement, JudgeRequest, read_verdict, rubric_messages
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
 from ._wrapper import TypedSpec
