@@ -119,6 +119,28 @@ cat reports/diff.md
 
 heading "16. Trajectory tests over recorded OpenAI and Anthropic tool-calling replies (passes)"
 demo 0 run support.tests.yaml --plain
+heading "17. Model-graded: an LLM judge (llm-rubric), offline from its recorded cache (one fails)"
+# The judge's replies are in judge/judge-cache.jsonl (written by judge/write_cache.py); filed
+# into the run store's judge cache, `--judge-cache replay` reads them and calls no model (a
+# missing one would be an error, never a pass). Each dataset line brings its own vars and
+# expected answer, read by {{ vars.NAME }} and {{ expected }} in the suite's assertions.
+printf '$ python3 -c ... judge/judge-cache.jsonl   # file the recorded replies in the run store\n'
+python3 - <<'PY' || exit 1
+import json
+
+from assertly.store import RunStore
+
+store = RunStore("reports/runs.sqlite")
+with open("judge/judge-cache.jsonl", encoding="utf-8") as handle:
+    for line in handle:
+        entry = json.loads(line)
+        store.save_judge_reply(entry["key"], entry["reply"], entry["model"], 0, 0.0, "recorded")
+store.close()
+PY
+demo 1 run judge/support.tests.yaml --plain --judge-cache replay
+
+heading "18. An llm-rubric needs a judge: validate checks the config has one"
+demo 0 validate judge/support.tests.yaml
 
 heading "17. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
 demo 0 view --export reports/view

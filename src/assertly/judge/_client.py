@@ -136,8 +136,8 @@ class JudgeClient:
             merged["api_key"], problem = self._api_key, self._key_problem
         else:
             merged["api_key"], problem = None, None
-        if problem:
-            return problem
+        # A key that cannot be read matters only to a call: replies in the cache need none.
+        merged["key_problem"] = problem
         return merged
 
     @staticmethod
@@ -181,6 +181,8 @@ class JudgeClient:
                     cost_usd=cost,
                     tokens=tokens,
                 )
+            if settings["key_problem"]:
+                return Judgement(error=settings["key_problem"], cost_usd=cost, tokens=tokens)
             limit = self.config.max_cost_usd if self.config is not None else None
             if limit is not None and self.cost_usd >= limit:
                 return Judgement(

@@ -148,3 +148,10 @@ class ConsoleReporter:
             parts.append(f"{met} of {len(run.evals)} eval suite{plural} met the threshold")
         line = "; ".join(parts) + f" in {s['duration_ms'] / 1000:.2f}s  run {run.run_id}"
         print_(line, markup=False)
+        if run.judge:  # the judge's spend, apart from the agent's
+            judge = run.judge
+            print_(
+                f"judge: {judge['calls']} call(s), {judge['cached']} from the cache, "
+                f"{judge['tokens']} tokens, ${judge['cost_usd']:.4f}",
+                markup=False,
+            )
