@@ -1416,6 +1416,39 @@ def section_viewer(run: Run) -> None:
             f"warm {times['warm_s'] * 1000:.0f} ms (target: first page under 1 s)",
         )
     shutil.rmtree(directory, ignore_errors=True)
+def section_similar(run: Run) -> None:
+    """`similar` checks per second (one core) and the size of the assertly[similar] extra."""
+    import similar_bench
+    from assertly.engine._embeddings import missing_extra
+
+    if missing_extra() is not None:
+        run.table.add(
+            "similar", "checks/s", "assertly similar", "not run", None, missing_extra() or ""
+        )
+        return
+    log("similar: embedding distinct outputs")
+    found = similar_bench.measure(100 if run.results.get("quick") else 400)
+    run.results["similar"] = found
+    note = (
+        f"model load {found['load_s']:.2f} s; extra {found['extra_mb']:,.0f} MiB installed "
+        f"(+{found['pulled_mb']:,.0f} MiB pulled in); target >= 300/s"
+    )
+    run.table.add(
+        "similar",
+        "distinct outputs, one thread",
+        "assertly similar: one at a time",
+        _rate(found["checks_per_s_single"], "checks"),
+        1.0,
+        note,
+    )
+    run.table.add(
+        "similar",
+        "distinct outputs, one thread",
+        "assertly similar: batched (32)",
+        _rate(found["checks_per_s_batched"], "checks"),
+        1.0,
+        "",
+    )
 
 
 SECTIONS: dict[str, Callable[[Run], None]] = {
@@ -1427,6 +1460,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "diff": section_diff,
     "trajectory": section_trajectory,
     "viewer": section_viewer,
+    "similar": section_similar,
 }
 
 

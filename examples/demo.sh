@@ -142,10 +142,22 @@ demo 1 run judge/support.tests.yaml --plain --judge-cache replay
 heading "18. An llm-rubric needs a judge: validate checks the config has one"
 demo 0 validate judge/support.tests.yaml
 
-heading "17. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
+heading "19. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
 demo 0 view --export reports/view
 ls reports/view
 printf '(serve them: python3 -m http.server -d examples/reports/view, or run `assertly view` for the live viewer)\n'
+
+heading "20. Semantic similarity (similar), offline with a local model"
+if python3 -c 'from assertly.engine._embeddings import missing_extra; raise SystemExit(bool(missing_extra()))' 2>/dev/null; then
+    # A paraphrase passes; a reply about something else fails (exit code 1).
+    echo 'Your refund arrives within five business days.' >reports/refund_reply.txt
+    echo 'Our store closes at nine tonight.' >reports/other_reply.txt
+    similar='[{"type": "similar", "value": "You will get your refund within 5 business days."}]'
+    check 0 --expect "$similar" --response reports/refund_reply.txt
+    check 1 --expect "$similar" --response reports/other_reply.txt
+else
+    echo "skipped: similar needs its local model; install it with: pip install 'assertly[similar]'"
+fi
 
 printf '\nDemo finished: every command exited with the expected code.\n'
 printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, view/index.html\n'

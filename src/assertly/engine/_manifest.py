@@ -25,6 +25,7 @@ FAMILIES: tuple[str, ...] = (
     "assertly.engine.typed.metrics",
     "assertly.engine.typed.model_graded",
     "assertly.engine.typed.performance",
+    "assertly.engine.typed.semantic",
     "assertly.engine.typed.strings",
     "assertly.engine.typed.structure",
     "assertly.engine.typed.trajectory",

@@ -37,12 +37,14 @@ VALID_VALUE: dict[str, Any] = {
     "tool-sequence": ["search"],
     "tool-call-count": {"max": 1},
     "llm-rubric": "The answer is polite.",
+    "similar": "x",
 }
 WITHOUT_OPTIONS = sorted(
     set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence", "llm-rubric"} | {"cost", "latency"}
 )
 WITHOUT_THRESHOLD = sorted(
-    set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n", "tool-sequence", "llm-rubric"}
+    set(VALID_VALUE)
+    - {"levenshtein", "bleu", "rouge-n", "tool-sequence", "llm-rubric", "similar"}
 )
 
 

