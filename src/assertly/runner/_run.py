@@ -21,8 +21,6 @@ from typing import Any
 from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from .._secrets import url_password
 from ..engine import CheckContext, CheckResult, Expectation, Outcome
-from ..engine._judging import BOARD_KEY, JudgeBoard
-from ..judge import JudgeClient
 from ..loading import (
     ConfigModel,
     EvalSuite,
@@ -42,6 +40,7 @@ from ..targets._command import _end
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._limits import fit_concurrency
+from ._model_judge import ModelJudge
 from ._options import RunOptions, options_dict, parse_shard, restore_options
 from ._records import (
     EvalCaseRecord,
@@ -137,7 +136,15 @@ class Runner:
         self.changed_definitions = 0  # resumed tests whose stored verdicts were for another test
         self._inline_count = 0
         self.suites = SuiteHookState(self._run_hook)
-        self._judge_client: JudgeClient | None = None
+        self.model_judge = ModelJudge(
+            config.judge,
+            store,
+            cache=options.judge_cache,
+            secrets=secrets,
+            timeout_s=self.timeout_s,
+            wait=self._limiter.wait,
+            now=options.now,
+        )
 
     # -- targets ---------------------------------------------------------------------------
     def target_spec(self, agent: str) -> Any:
@@ -234,53 +241,7 @@ class Runner:
                 await target.aclose()
         if self.judge_process is not None:
             await self.judge_process.aclose()
-        if self._judge_client is not None:
-            await self._judge_client.close()
-
-    # -- the judge of model-graded assertions ------------------------------------------------
-    @property
-    def judge_client(self) -> JudgeClient:
-        """The run's judge client (made on first use: most runs never need one)."""
-        if self._judge_client is None:
-            self._judge_client = JudgeClient(
-                self.config.judge,
-                self.store,
-                cache=self.options.judge_cache or "rw",  # type: ignore[arg-type]
-                secrets=self.secrets,
-                timeout_s=self.timeout_s,
-                wait=self._limiter.wait,
-            )
-        return self._judge_client
-
-    async def _judge_with_model(
-        self, name: str, checks: Sequence[Expectation], output: Any, context: CheckContext
-    ) -> tuple[StepRecord, list[dict[str, Any]]]:
-        """Judge a step with model-graded assertions: ask, await the judge, check again.
-
-        The engine does no I/O: the first pass collects what the checks want judged on a
-        `JudgeBoard` (their results are dropped), the judge answers, and the second pass
-        reads the answers (see `assertly.engine._judging`).
-        """
-        board = JudgeBoard()
-        ctx = CheckContext(
-            cost_usd=context.cost_usd,
-            latency_ms=context.latency_ms,
-            model=context.model,
-            steps=context.steps,
-            now=self.options.now,
-            extra={**context.extra, BOARD_KEY: board},
-        )
-        for expectation in checks:
-            expectation.check(output, context=ctx)
-        wanted = list(board.wanted.values())
-        client = self.judge_client
-        answers = await asyncio.gather(*(client.answer(request) for request in wanted))
-        for request, answer in zip(wanted, answers, strict=True):
-            board.answers[request.key] = answer
-        record, failures = self._judge(name, checks, output, ctx)
-        record.judge_cost_usd = sum(answer.cost_usd for answer in answers)
-        record.judge_tokens = sum(answer.tokens for answer in answers)
-        return record, failures
+        await self.model_judge.close(getattr(self, "run_id", None))
 
     # -- hooks -----------------------------------------------------------------------------
     async def _run_hook(self, name: str) -> str | None:
@@ -447,7 +408,9 @@ class Runner:
         with model-graded assertions is judged here, in two passes around the judge's calls.
         """
         if any(expectation.judged for expectation in step.checks):
-            return await self._judge_with_model(step.name, step.checks, output, context)
+            return await self.model_judge.judge_step(
+                step.name, step.checks, output, context, self._judge
+            )
         if called and self.judge_process is not None:
             found = await self.judge_process.judge(step.name, step.checks, output, context)
             if found is not None:
@@ -544,11 +507,6 @@ class Runner:
         """
         await self.suites.close_all()
         await self.close()
-        judge = self._judge_client
-        if judge is not None and (judge.calls or judge.cached):
-            self.store.add_judge_spend(
-                run_id, judge.cost_usd, judge.tokens, judge.calls, judge.cached
-            )
         elapsed = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
         self.store.finish_run(

@@ -25,6 +25,7 @@ from .._exceptions import StoreError
 from .._json import loads, to_json_bytes
 from .._secrets import json_is_clean, redact_value
 from ._claims import RunClaims
+from ._judge_cache import JudgeCache
 from ._schema import SCHEMA_VERSION, check_schema
 
 __all__ = ["RunStore", "new_run_id"]
@@ -175,7 +176,7 @@ BATCH_TRIALS = 256
 _POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-class RunStore(RunClaims):
+class RunStore(RunClaims, JudgeCache):
     """A SQLite file holding every run of a project.
 
     ``RunStore("postgresql://…")`` opens a PostgreSQL store instead (`PostgresRunStore`, the
@@ -632,49 +633,3 @@ class RunStore(RunClaims):
             "SELECT record FROM evals WHERE run_id = ? ORDER BY file", (run_id,)
         ).fetchall()
         return [_loads(row[0]) for row in rows]
-
-    # -- the judge cache and spend (model-graded assertions) --------------------------------
-    def judge_reply(self, key: str) -> str | None:
-        """The cached judge reply for a request digest, or None."""
-        try:
-            row = self._db.execute("SELECT reply FROM judge_cache WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error:  # a store made before the judge cache, opened read-only
-            return None
-        return None if row is None else str(row[0])
-
-    def save_judge_reply(
-        self, key: str, reply: str, model: str, tokens: int, cost_usd: float, saved_at: str
-    ) -> None:
-        """Keep a judge reply under its request digest (secrets redacted like everything)."""
-        with self._write() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO judge_cache (key, reply, model, tokens, cost_usd, saved_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, self._clean(reply), self._clean(model), tokens, cost_usd, saved_at),
-            )
-
-    def add_judge_spend(
-        self, run_id: str, cost_usd: float, tokens: int, calls: int, cached: int
-    ) -> None:
-        """Add what this invocation of a run spent on the judge to the run's total."""
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO judge_spend (run_id, cost_usd, tokens, calls, cached) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
-                "cost_usd = cost_usd + excluded.cost_usd, tokens = tokens + excluded.tokens, "
-                "calls = calls + excluded.calls, cached = cached + excluded.cached",
-                (run_id, cost_usd, tokens, calls, cached),
-            )
-
-    def judge_spend(self, run_id: str) -> dict[str, Any] | None:
-        """``{cost_usd, tokens, calls, cached}`` of a run that used a judge, else None."""
-        try:
-            row = self._db.execute(
-                "SELECT cost_usd, tokens, calls, cached FROM judge_spend WHERE run_id = ?",
-                (run_id,),
-            ).fetchone()
-        except sqlite3.Error:
-            return None
-        if row is None:
-            return None
-        return {"cost_usd": row[0], "tokens": row[1], "calls": row[2], "cached": row[3]}

@@ -1,0 +1,105 @@
+"""Judging a step with model-graded assertions: ask, await the judge, check again.
+
+The engine does no I/O (`assertly.engine._judging`): the first check of a step collects what
+its checks want judged on a `JudgeBoard` (those results are dropped), the run's `JudgeClient`
+answers every request at once, and the second check reads the answers, synchronously.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..engine import CheckContext, Expectation
+from ..engine._judging import BOARD_KEY, JudgeBoard
+from ..judge import CacheMode, JudgeClient
+from ..loading import JudgeModel
+from ..store import RunStore
+from ._records import StepRecord
+
+__all__ = ["ModelJudge"]
+
+Judge = Callable[
+    [str, Sequence[Expectation], Any, CheckContext], tuple[StepRecord, list[dict[str, Any]]]
+]
+
+
+class ModelJudge:
+    """The run's judge of model-graded assertions (its client is made on first use)."""
+
+    def __init__(
+        self,
+        config: JudgeModel | None,
+        store: RunStore,
+        *,
+        cache: str | None,
+        secrets: set[str],
+        timeout_s: float,
+        wait: Callable[[], Awaitable[None]],
+        now: datetime | None,
+    ) -> None:
+        self._config = config
+        self._store = store
+        self._cache: CacheMode = cache or "rw"  # type: ignore[assignment]
+        self._secrets = secrets
+        self._timeout_s = timeout_s
+        self._wait = wait
+        self._now = now
+        self.client: JudgeClient | None = None
+
+    def _client(self) -> JudgeClient:
+        if self.client is None:
+            self.client = JudgeClient(
+                self._config,
+                self._store,
+                cache=self._cache,
+                secrets=self._secrets,
+                timeout_s=self._timeout_s,
+                wait=self._wait,
+            )
+        return self.client
+
+    async def judge_step(
+        self,
+        name: str,
+        checks: Sequence[Expectation],
+        output: Any,
+        context: CheckContext,
+        judge: Judge,
+    ) -> tuple[StepRecord, list[dict[str, Any]]]:
+        """The step's record and failures, judged by ``judge`` with the judge's answers."""
+        board = JudgeBoard()
+        ctx = CheckContext(
+            cost_usd=context.cost_usd,
+            latency_ms=context.latency_ms,
+            model=context.model,
+            steps=context.steps,
+            now=self._now,
+            extra={**context.extra, BOARD_KEY: board},
+        )
+        for expectation in checks:
+            expectation.check(output, context=ctx)  # collects the requests
+        wanted = list(board.wanted.values())
+        client = self._client()
+        answers = await asyncio.gather(*(client.answer(request) for request in wanted))
+        for request, answer in zip(wanted, answers, strict=True):
+            board.answers[request.key] = answer
+        record, failures = judge(name, checks, output, ctx)
+        record.judge_cost_usd = sum(answer.cost_usd for answer in answers)
+        record.judge_tokens = sum(answer.tokens for answer in answers)
+        return record, failures
+
+    async def close(self, run_id: str | None = None) -> None:
+        """Close the client; store what this invocation spent on the judge for ``run_id``."""
+        client = self.client
+        if client is None:
+            return
+        await client.close()
+        if run_id is not None and (client.calls or client.cached):
+            self._store.add_judge_spend(
+                run_id, client.cost_usd, client.tokens, client.calls, client.cached
+            )
+            client.calls = client.cached = client.tokens = 0
+            client.cost_usd = 0.0

@@ -1,0 +1,78 @@
+"""The judge cache and spend of a run store (model-graded assertions, `assertly.judge`).
+
+The cache is shared by every run of the store: a digest of a judge request (endpoint, model,
+messages, parameters; never the key) names the judge's reply. ``judge_spend`` keeps what each
+run spent on the judge, summed over its resumptions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+from typing import Any
+
+from .._secrets import redact_value
+
+__all__ = ["JudgeCache"]
+
+
+class JudgeCache:
+    """The ``judge_cache`` and ``judge_spend`` tables of a run store."""
+
+    _db: sqlite3.Connection
+    redact: set[str]
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError  # the store's own transaction
+
+    def judge_reply(self, key: str) -> str | None:
+        """The cached judge reply for a request digest, or None."""
+        try:
+            row = self._db.execute("SELECT reply FROM judge_cache WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:  # a store made before the judge cache, opened read-only
+            return None
+        return None if row is None else str(row[0])
+
+    def save_judge_reply(
+        self, key: str, reply: str, model: str, tokens: int, cost_usd: float, saved_at: str
+    ) -> None:
+        """Keep a judge reply under its request digest (secrets redacted like everything)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO judge_cache (key, reply, model, tokens, cost_usd, saved_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    redact_value(reply, self.redact),
+                    redact_value(model, self.redact),
+                    tokens,
+                    cost_usd,
+                    saved_at,
+                ),
+            )
+
+    def add_judge_spend(
+        self, run_id: str, cost_usd: float, tokens: int, calls: int, cached: int
+    ) -> None:
+        """Add what this invocation of a run spent on the judge to the run's total."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO judge_spend (run_id, cost_usd, tokens, calls, cached) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                "cost_usd = cost_usd + excluded.cost_usd, tokens = tokens + excluded.tokens, "
+                "calls = calls + excluded.calls, cached = cached + excluded.cached",
+                (run_id, cost_usd, tokens, calls, cached),
+            )
+
+    def judge_spend(self, run_id: str) -> dict[str, Any] | None:
+        """``{cost_usd, tokens, calls, cached}`` of a run that used a judge, else None."""
+        try:
+            row = self._db.execute(
+                "SELECT cost_usd, tokens, calls, cached FROM judge_spend WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        return {"cost_usd": row[0], "tokens": row[1], "calls": row[2], "cached": row[3]}
