@@ -192,3 +192,25 @@ def test_recorded_dataset_outputs_are_judged(project: Path, fake: FakeOpenAI) ->
     assert [t["status"] for t in report["tests"]] == ["passed", "failed"]
     with sqlite3.connect(project / ".assertly" / "runs.sqlite") as db:
         assert db.execute("SELECT count(*) FROM judge_cache").fetchone() == (2,)
+
+
+def test_recheck_judges_again_from_the_cache(project: Path, fake: FakeOpenAI) -> None:
+    config(project, fake)
+    write_polite_tests(project)
+    fake.answers(by_content)
+    run("run", "polite.tests.yaml", "--plain")
+    assert len(fake.requests) == 2
+    report = project / "recheck.json"
+    result = CliRunner().invoke(main, ["recheck", "last", "-o", str(report)])
+    assert result.exit_code == 1, result.output
+    tests = {test["id"]: test["status"] for test in json.loads(report.read_text())["tests"]}
+    assert tests == {"thanks": "passed", "rude": "failed"}
+    assert len(fake.requests) == 2  # the same requests: the cache answered
+    # A changed rubric asks the judge again.
+    rubric = [{"type": "llm-rubric", "value": "The answer is short."}]
+    data = yaml.safe_load((project / "polite.tests.yaml").read_text())
+    for test in data["test_suites"]["manners"]["tests"]:
+        test["assertions"] = rubric
+    write(project / "polite.tests.yaml", data)
+    CliRunner().invoke(main, ["recheck", "last~1", "-o", str(report)])
+    assert len(fake.requests) == 4

@@ -78,6 +78,7 @@ class ModelJudge:
             steps=context.steps,
             now=self._now,
             extra={**context.extra, BOARD_KEY: board},
+            tool_calls=context.tool_calls,
         )
         for expectation in checks:
             expectation.check(output, context=ctx)  # collects the requests

@@ -1,11 +1,13 @@
 """Re-judge a stored run's responses against the current expectations.
 
 No target is called: change an assertion, recheck in seconds. The result is stored as a new
-run.
+run. Model-graded assertions ask the judge (their replies are in the judge cache when the
+requests are the same, so an unchanged rubric costs nothing again).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import asdict
 from datetime import datetime
@@ -34,6 +36,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         ConfigError: The test files can no longer be loaded.
     """
     store = RunStore(store_path)
+    loop = asyncio.new_event_loop()  # for the judge of model-graded assertions, if any
     try:
         source_id = store.resolve_run_id(run_id)
         info = store.run_info(source_id)
@@ -46,7 +49,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         data = options_dict(options, threshold, problems)
         data["recheck_of"] = source_id
         store.start_run(new_id, _now_iso(), data)
-        runner = Runner(options, config, store, set())
+        runner = Runner(options, config, store, store.redact)
         started = time.perf_counter()
         kept = [test for test in tests if test.key in stored]
         metas = [
@@ -62,15 +65,17 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
                     new.status = "error"
                     new.error = "; ".join(str(problem) for problem in test.problems)
                 elif old.status != "skipped":
-                    _rejudge(runner, test.steps, steps_by_name, old, new, options.now)
+                    _rejudge(runner, test.steps, steps_by_name, old, new, options.now, loop)
                 store.save_trial(new_id, test.key, number, new.to_dict())
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
+        loop.run_until_complete(runner.model_judge.close(new_id))
         store.finish_run(new_id, _now_iso(), (time.perf_counter() - started) * 1000)
         run = build_run(store, new_id)
         run.problems = problems
         return run
     finally:
+        loop.close()
         store.close()
 
 
@@ -81,6 +86,7 @@ def _rejudge(
     old: TrialRecord,
     new: TrialRecord,
     now: datetime | None,
+    loop: asyncio.AbstractEventLoop,
 ) -> None:
     stored_responses: dict[str, Any] = {}
     scores: list[float] = []
@@ -102,7 +108,14 @@ def _rejudge(
             now=now,
             tool_calls=old_step.tool_calls,
         )
-        judged, failures = runner._judge(step.name, step.checks, old_step.response, context)
+        if any(expectation.judged for expectation in step.checks):
+            judged, failures = loop.run_until_complete(
+                runner.model_judge.judge_step(
+                    step.name, step.checks, old_step.response, context, runner._judge
+                )
+            )
+        else:
+            judged, failures = runner._judge(step.name, step.checks, old_step.response, context)
         judged.latency_ms, judged.cost_usd, judged.model, judged.tokens = (
             old_step.latency_ms,
             old_step.cost_usd,

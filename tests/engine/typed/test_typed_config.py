@@ -43,8 +43,7 @@ WITHOUT_OPTIONS = sorted(
     set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence", "llm-rubric"} | {"cost", "latency"}
 )
 WITHOUT_THRESHOLD = sorted(
-    set(VALID_VALUE)
-    - {"levenshtein", "bleu", "rouge-n", "tool-sequence", "llm-rubric", "similar"}
+    set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n", "tool-sequence", "llm-rubric", "similar"}
 )
 
 
