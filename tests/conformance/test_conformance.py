@@ -83,5 +83,7 @@ def test_the_suite_covers_both_peers_and_every_built_in_type() -> None:
         for item in vector["assertion"]
     }
     builtins = {entry.name for entry in REGISTRY.entries("typed") if entry.builtin}
-    assert builtins <= typed
+    # llm-rubric needs a judge model: its verdicts are tested against a scripted judge server
+    # (tests/judge), not as vectors judged offline.
+    assert builtins - {"llm-rubric"} <= typed
     assert len(VECTORS) >= 150

@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import pytest
 import yaml
 from click.testing import CliRunner
 from fake_openai import FakeOpenAI, Raw, completion, verdict
 
 from assertly.cli import main
+from assertly.reports._report_schema import report_schema
 
 AGENT = "import json, sys; q = json.load(sys.stdin); print(json.dumps({'answer': q['say']}))"
 
@@ -64,6 +66,8 @@ def run(*args: str) -> tuple[int, str, dict[str, Any] | None]:
         argv += ["-o", str(report)]
     result = CliRunner().invoke(main, argv, catch_exceptions=False)
     data = json.loads(report.read_text()) if report.exists() else None
+    if data is not None:
+        jsonschema_rs.validator_for(report_schema()).validate(data)
     return result.exit_code, result.output, data
 
 

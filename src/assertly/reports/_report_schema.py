@@ -40,7 +40,17 @@ def report_schema() -> dict[str, Any]:
                 "additionalProperties": {"type": "integer"},
                 "description": "Token counts as reported by the target, by kind.",
             },
-        }
+            "judge_cost_usd": {
+                "type": "number",
+                "description": "What the judge of model-graded assertions cost for this trial "
+                "(apart from the agent's; 0 for cached replies). Only when a judge was asked.",
+            },
+            "judge_tokens": {
+                "type": "integer",
+                "description": "The judge's tokens for this trial. Only when a judge was asked.",
+            },
+        },
+        required=["latency_ms", "cost_usd", "model", "tokens"],
     )
     failure = _object(
         {
@@ -132,7 +142,15 @@ def report_schema() -> dict[str, Any]:
             "skipped": {"type": "integer"},
             "pass_rate": {"type": "number", "minimum": 0, "maximum": 1},
             "duration_ms": {"type": "number", "minimum": 0},
-        }
+            "judge_cost_usd": {
+                "type": "number",
+                "description": "The run's spend on the judge (only when a judge was asked).",
+            },
+            "judge_tokens": {"type": "integer"},
+            "judge_calls": {"type": "integer", "description": "Judge requests sent."},
+            "judge_cached": {"type": "integer", "description": "Replies from the judge cache."},
+        },
+        required=["total", "passed", "failed", "errored", "skipped", "pass_rate", "duration_ms"],
     )
     evals = _object(
         {
