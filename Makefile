@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.assertly-installed
 
-.PHONY: test demo check format lint types bench fuzz schemas clean postgres
+.PHONY: test demo check format lint types bench fuzz schemas clean postgres test-models
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ bench: $(STAMP)
 # test_rel_fuzz.py) with FUZZ_EXAMPLES examples each, on every core. `make test` runs the same
 # properties with a fast profile (150 examples).
 FUZZ_EXAMPLES ?= 20000
+# Opt-in, never part of `make test`: llm-rubric against a real model behind an OpenAI-compatible
+# server you run on this machine (llama.cpp's llama-server, vLLM, Ollama …), e.g.
+#   make test-models ASSERTLY_TEST_JUDGE_URL=http://127.0.0.1:8080/v1 ASSERTLY_TEST_JUDGE_MODEL=smollm2
+test-models: $(STAMP)
+	@test -n "$(ASSERTLY_TEST_JUDGE_URL)" -a -n "$(ASSERTLY_TEST_JUDGE_MODEL)" || { echo "test-models: set ASSERTLY_TEST_JUDGE_URL and ASSERTLY_TEST_JUDGE_MODEL (an OpenAI-compatible server on this machine)"; exit 2; }
+	ASSERTLY_TEST_JUDGE_URL=$(ASSERTLY_TEST_JUDGE_URL) ASSERTLY_TEST_JUDGE_MODEL=$(ASSERTLY_TEST_JUDGE_MODEL) $(PY) -m pytest -q -rs tests/judge/test_real_model.py
+
 fuzz: $(STAMP)
 	ASSERTLY_PROPERTY_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -n auto \
 		--hypothesis-show-statistics \
