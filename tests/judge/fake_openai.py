@@ -55,6 +55,21 @@ def verdict(verdict: str, score: float, reason: str = "because") -> str:
     return json.dumps({"reason": reason, "verdict": verdict, "score": score})
 
 
+def embeddings(texts: list[str]) -> bytes:
+    """An ``/embeddings`` body: each text's words hashed into 32 dimensions.
+
+    Texts with the same words get the same vector; texts with no word in common are far apart.
+    """
+    data = []
+    for index, text in enumerate(texts):
+        vector = [0.0] * 32
+        for word in text.lower().replace(".", " ").replace(",", " ").split():
+            vector[sum(map(ord, word)) % 32] += 1.0
+        data.append({"object": "embedding", "index": index, "embedding": vector})
+    usage = {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0}
+    return json.dumps({"object": "list", "data": data, "usage": usage}).encode()
+
+
 Answer = str | Raw | Callable[[dict[str, Any]], "str | Raw"]
 
 
@@ -66,6 +81,7 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.reject_json_schema = False  # answer 400 to response_format json_schema
+        self.embedding_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.url = ""
 
@@ -94,6 +110,11 @@ def serve() -> Iterator[FakeOpenAI]:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             fake.headers.append(dict(self.headers.items()))
+            if self.path == "/v1/embeddings":
+                with fake._lock:
+                    fake.embedding_requests.append(body)
+                self._send(Raw(200, embeddings(body["input"])))
+                return
             if self.path != "/v1/chat/completions":
                 self._send(Raw(404, b'{"error": "not found"}'))
                 return

@@ -329,3 +329,49 @@ def test_config_problems_are_reported_at_compile_time() -> None:
     assert "threshold must be a number in [0, 1]" in text
     assert "must name an environment variable" in text
     assert "did you mean 'model'" in text
+
+
+def remote_similar(value: Any, **config: Any) -> list[dict[str, Any]]:
+    return [{"type": "similar", "value": value, "config": {"provider": "openai", **config}}]
+
+
+def test_similar_through_the_endpoints_embeddings(fake: FakeOpenAI, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite")
+    try:
+        config = judge_config(fake, embedding_model="embed-1")
+        spec = remote_similar("the refund arrives in five days")
+        passed = only(judged("The refund arrives in five days.", JudgeClient(config, store), spec))
+        assert passed.outcome == "passed" and passed.score == pytest.approx(1.0)
+        assert fake.embedding_requests[0]["model"] == "embed-1"
+        assert fake.embedding_requests[0]["input"] == [
+            "The refund arrives in five days.",
+            "the refund arrives in five days",
+        ]
+        failed = only(judged("Elephants are large", JudgeClient(config, store), spec))
+        assert failed.outcome == "failed" and "below 0.8" in failed.message
+        # The reference was cached by the first call: only the new output was sent.
+        assert fake.embedding_requests[1]["input"] == ["Elephants are large"]
+        # Everything cached: nothing is sent; replay works offline.
+        again = JudgeClient(config, store, cache="replay")
+        assert only(judged("Elephants are large", again, spec)).outcome == "failed"
+        assert len(fake.embedding_requests) == 2
+        missed = only(judged("Something new", JudgeClient(config, store, cache="replay"), spec))
+        assert missed.outcome == "error" and "replay" in missed.message
+        assert fake.requests == []  # no chat completion was asked
+    finally:
+        store.close()
+
+
+def test_similar_through_the_endpoint_needs_an_embedding_model(fake: FakeOpenAI) -> None:
+    result = only(judged("a", JudgeClient(judge_config(fake), None), remote_similar("a")))
+    assert result.outcome == "error" and "embedding_model" in result.message
+    spec = remote_similar("a b", model="embed-2")
+    assert only(judged("a b", JudgeClient(judge_config(fake), None), spec)).passed
+    assert fake.embedding_requests[0]["model"] == "embed-2"
+
+
+def test_similar_through_the_endpoint_without_a_board_is_an_error() -> None:
+    compiled = assertly.compile(remote_similar("x"))
+    (result,) = compiled.check("x").results
+    assert result.outcome == "error" and "no embeddings endpoint" in result.message
+    assert compiled.judged == "config"

@@ -25,6 +25,7 @@ from typing import Any
 
 __all__ = [
     "BOARD_KEY",
+    "ENV_REFERENCE",
     "VERDICT_SCHEMA",
     "JudgeBoard",
     "JudgeRequest",
@@ -38,6 +39,9 @@ __all__ = [
 
 # Where the runner puts the board in `CheckContext.extra`.
 BOARD_KEY = "assertly.judge"
+# An API key in a test file must name an environment variable (a key written there would be
+# committed).
+ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 # The structured output asked for (OpenAI ``response_format: {type: json_schema}``); reason
 # first, so that a model writing left to right reasons before it decides.
@@ -96,17 +100,26 @@ def rubric_messages(rubric: str, text: str) -> tuple[dict[str, str], ...]:
 
 @dataclass(frozen=True, slots=True)
 class JudgeRequest:
-    """One judgement a check needs.
+    """One judgement a check needs: a chat completion, or embeddings of texts.
 
     Attributes:
-        messages: The chat messages.
+        messages: The chat messages (none for embeddings).
         options: The assertion's own judge settings (``config:``), over the run's ``judge:``.
         key: A digest of both: equal requests in one check share one answer.
+        texts: For embeddings (``similar`` with ``provider: openai``): the texts to embed.
     """
 
     messages: tuple[dict[str, str], ...]
     options: Mapping[str, Any] = field(default_factory=dict)
     key: str = ""
+    texts: tuple[str, ...] = ()
+
+    @classmethod
+    def embeddings(cls, texts: tuple[str, ...], options: Mapping[str, Any]) -> JudgeRequest:
+        """A request for the embeddings of ``texts``, with its key computed."""
+        text = json.dumps(["embeddings", list(texts), dict(options)], sort_keys=True)
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return cls((), dict(options), key, texts)
 
     @classmethod
     def make(cls, messages: tuple[dict[str, str], ...], options: Mapping[str, Any]) -> JudgeRequest:
@@ -125,6 +138,7 @@ class Judgement:
         error: Why the judge could not answer (HTTP error after retries, budget spent, a miss
             in replay mode, a refusal …); the replies are then empty.
         cached: Every reply came from the judge cache.
+        vectors: For an embeddings request: one vector per text, in order.
         cost_usd: What the calls made for it cost (0 for cached replies).
         tokens: Tokens of the calls made for it.
     """
@@ -134,6 +148,7 @@ class Judgement:
     cached: bool = False
     cost_usd: float = 0.0
     tokens: int = 0
+    vectors: tuple[tuple[float, ...], ...] = ()  # embeddings, one per text, in order
 
 
 class JudgeBoard:

@@ -12,6 +12,7 @@ run's ``rate_limit``, and its calls are made inside the trial's slot of ``concur
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -158,7 +159,9 @@ class JudgeClient:
 
     # -- answering -------------------------------------------------------------------------
     async def answer(self, request: JudgeRequest) -> Judgement:
-        """The judgement for ``request``: its replies, or why there are none."""
+        """The judgement for ``request``: its replies (or vectors), or why there are none."""
+        if request.texts:
+            return await self._embeddings(request)
         settings = self.settings(request.options)
         if isinstance(settings, str):
             return Judgement(error=settings)
@@ -183,18 +186,20 @@ class JudgeClient:
                 )
             if settings["key_problem"]:
                 return Judgement(error=settings["key_problem"], cost_usd=cost, tokens=tokens)
-            limit = self.config.max_cost_usd if self.config is not None else None
-            if limit is not None and self.cost_usd >= limit:
-                return Judgement(
-                    error=f"the judge's budget is spent: ${self.cost_usd:.4f} of max_cost_usd "
-                    f"${limit:g} in this run, so no more judge calls are made",
-                    cost_usd=cost,
-                    tokens=tokens,
-                )
+            spent_all = self._spent()
+            if spent_all:
+                return Judgement(error=spent_all, cost_usd=cost, tokens=tokens)
             seed = settings.get("seed")
             call_settings = {**settings, "seed": None if seed is None else seed + sample}
+            messages = request.messages
             try:
-                reply, used, spent = await self._call(call_settings, request.messages, deadline)
+                reply, used, spent = await self._call(
+                    call_settings,
+                    deadline,
+                    "/chat/completions",
+                    functools.partial(_chat_body, call_settings, messages),
+                    self._reply,
+                )
             except _Failure as failure:
                 return Judgement(error=str(failure), cost_usd=cost, tokens=tokens)
             cost += spent
@@ -206,9 +211,118 @@ class JudgeClient:
             replies.append(reply)
         return Judgement(tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens)
 
+    def _spent(self) -> str | None:
+        """Why no more calls may be made (the budget is spent), or None."""
+        limit = self.config.max_cost_usd if self.config is not None else None
+        if limit is not None and self.cost_usd >= limit:
+            return (
+                f"the judge's budget is spent: ${self.cost_usd:.4f} of max_cost_usd "
+                f"${limit:g} in this run, so no more judge calls are made"
+            )
+        return None
+
+    async def _embeddings(self, request: JudgeRequest) -> Judgement:
+        """Vectors of ``request.texts`` from ``/embeddings`` (cached per text; one call)."""
+        options = dict(request.options)
+        model = options.pop("model", None) or (
+            self.config.embedding_model if self.config is not None else None
+        )
+        if not model:
+            return Judgement(
+                error="similar with provider: openai needs an embedding model: "
+                "judge.embedding_model in the config, or model in the assertion's config:"
+            )
+        settings = self.settings({**options, "model": model})
+        if isinstance(settings, str):
+            return Judgement(error=settings)
+        base = str(settings["base_url"]).rstrip("/")
+        keys = [
+            hashlib.sha256(
+                json.dumps(["embeddings", base, model, text], ensure_ascii=False).encode(
+                    "utf-8", "surrogatepass"
+                )
+            ).hexdigest()
+            for text in request.texts
+        ]
+        vectors: dict[str, tuple[float, ...]] = {}
+        if self.store is not None and self.cache != "off":
+            for key in keys:
+                found = self.store.judge_reply(key)
+                if found is not None:
+                    vectors[key] = tuple(json.loads(found))
+        missing = [(key, text) for key, text in zip(keys, request.texts, strict=True)]
+        missing = [(key, text) for key, text in missing if key not in vectors]
+        self.cached += len(keys) - len(missing)
+        cost, tokens = 0.0, 0
+        if missing:
+            problem = (
+                f"no cached embedding for {len(missing)} text(s) (--judge-cache replay)"
+                if self.cache == "replay"
+                else settings["key_problem"] or self._spent()
+            )
+            if problem:
+                return Judgement(error=problem)
+            texts = list(dict.fromkeys(text for _, text in missing))
+            body = {"model": model, "input": texts}
+            deadline = time.monotonic() + self.timeout_s
+            try:
+                data, tokens, cost = await self._call(
+                    settings, deadline, "/embeddings", lambda form: body, self._vectors
+                )
+            except _Failure as failure:
+                return Judgement(error=str(failure))
+            by_text = dict(zip(texts, data, strict=True))
+            for key, text in missing:
+                vectors[key] = by_text[text]
+                if self.store is not None and self.cache == "rw":
+                    self.store.save_judge_reply(
+                        key, json.dumps(by_text[text]), model, 0, 0.0, _now_iso()
+                    )
+        return Judgement(
+            vectors=tuple(vectors[key] for key in keys),
+            cached=not missing,
+            cost_usd=cost,
+            tokens=tokens,
+        )
+
+    def _vectors(self, data: Any, text: str, settings: Mapping[str, Any]) -> tuple[Any, int, float]:
+        """The vectors of an ``/embeddings`` response, in input order; tokens; cost."""
+        try:
+            items = sorted(data["data"], key=lambda item: item.get("index", 0))
+            found = [tuple(float(value) for value in item["embedding"]) for item in items]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise _Failure(f"the response has no data[].embedding: {start_of(text)!r}") from None
+        if not found or any(not vector for vector in found):
+            raise _Failure(f"the response has empty embeddings: {start_of(text)!r}")
+        return found, *self._usage(data, settings)
+
+    def _usage(self, data: Any, settings: Mapping[str, Any]) -> tuple[int, float]:
+        """(tokens, cost) of a response, counted in the run's totals."""
+        usage = data.get("usage") if isinstance(data, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        prompt = _count(usage.get("prompt_tokens"))
+        completion = _count(usage.get("completion_tokens"))
+        reported = usage.get("cost")
+        if isinstance(reported, int | float) and not isinstance(reported, bool) and reported >= 0:
+            cost = float(reported)
+        else:
+            cost = (
+                prompt * float(settings.get("input_usd_per_mtok") or 0.0)
+                + completion * float(settings.get("output_usd_per_mtok") or 0.0)
+            ) / 1e6
+        self.calls += 1
+        self.tokens += prompt + completion
+        self.cost_usd += cost
+        return prompt + completion, cost
+
     async def _call(
-        self, settings: Mapping[str, Any], messages: Any, deadline: float
-    ) -> tuple[str, int, float]:
+        self,
+        settings: Mapping[str, Any],
+        deadline: float,
+        path: str,
+        make_body: Callable[[int], dict[str, Any]],
+        parse: Callable[[Any, str, Mapping[str, Any]], tuple[Any, int, float]],
+    ) -> tuple[Any, int, float]:
         """One reply: (text, tokens, cost). Retries until ``deadline``.
 
         Raises:
@@ -216,7 +330,7 @@ class JudgeClient:
         """
         import aiohttp
 
-        url = str(settings["base_url"]).rstrip("/") + "/chat/completions"
+        url = str(settings["base_url"]).rstrip("/") + path
         attempt = 0
         last = "no attempt was made"
         while True:
@@ -229,9 +343,9 @@ class JudgeClient:
                 await self._wait()
             attempt += 1
             form = self._formats.get(url, 0)
-            body = _body(settings, messages, _FORMATS[form])
+            body = make_body(form)
             try:
-                return await self._post(url, settings, body, remaining)
+                return await self._post(url, settings, body, remaining, parse)
             except _Rejected as rejected:
                 if form + 1 < len(_FORMATS):
                     self._formats[url] = form + 1  # this server does not take that format
@@ -258,8 +372,13 @@ class JudgeClient:
                 await asyncio.sleep(delay)
 
     async def _post(
-        self, url: str, settings: Mapping[str, Any], body: dict[str, Any], remaining: float
-    ) -> tuple[str, int, float]:
+        self,
+        url: str,
+        settings: Mapping[str, Any],
+        body: dict[str, Any],
+        remaining: float,
+        parse: Callable[[Any, str, Mapping[str, Any]], tuple[Any, int, float]],
+    ) -> tuple[Any, int, float]:
         import aiohttp
 
         if self._session is None:
@@ -285,7 +404,7 @@ class JudgeClient:
             raise _Retry(
                 f"the judge's response is not JSON (cut off?): {start_of(text)!r}"
             ) from None
-        return self._reply(data, text, settings)
+        return parse(data, text, settings)
 
     def _reply(self, data: Any, text: str, settings: Mapping[str, Any]) -> tuple[str, int, float]:
         try:
@@ -300,26 +419,15 @@ class JudgeClient:
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
             raise _Failure(f"the judge's reply has no text content: {start_of(text)!r}")
-        usage = data.get("usage") if isinstance(data, dict) else None
-        usage = usage if isinstance(usage, dict) else {}
-        prompt = _count(usage.get("prompt_tokens"))
-        completion = _count(usage.get("completion_tokens"))
-        reported = usage.get("cost")
-        if isinstance(reported, int | float) and not isinstance(reported, bool) and reported >= 0:
-            cost = float(reported)
-        else:
-            cost = (
-                prompt * float(settings.get("input_usd_per_mtok") or 0.0)
-                + completion * float(settings.get("output_usd_per_mtok") or 0.0)
-            ) / 1e6
-        self.calls += 1
-        self.tokens += prompt + completion
-        self.cost_usd += cost
-        return content, prompt + completion, cost
+        return content, *self._usage(data, settings)
 
 
 class _Rejected(Exception):
     """The server rejected the request's response_format (HTTP 400/422)."""
+
+
+def _chat_body(settings: Mapping[str, Any], messages: Any, form: int) -> dict[str, Any]:
+    return _body(settings, messages, _FORMATS[form])
 
 
 def _body(

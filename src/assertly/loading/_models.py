@@ -209,6 +209,10 @@ class JudgeModel(FileModel):
         description="The OpenAI-compatible endpoint, up to /v1 (e.g. http://127.0.0.1:8000/v1)."
     )
     model: str = Field(min_length=1, description="The judge model's name.")
+    embedding_model: str | None = Field(
+        default=None,
+        description="The endpoint's embedding model, for similar with provider: openai.",
+    )
     api_key: str | None = Field(
         default=None,
         description="Sent as a bearer token; write ${ENV_VAR} to read it from the environment. "

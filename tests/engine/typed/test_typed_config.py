@@ -40,7 +40,8 @@ VALID_VALUE: dict[str, Any] = {
     "similar": "x",
 }
 WITHOUT_OPTIONS = sorted(
-    set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence", "llm-rubric"} | {"cost", "latency"}
+    set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence", "llm-rubric", "similar"}
+    | {"cost", "latency"}
 )
 WITHOUT_THRESHOLD = sorted(
     set(VALID_VALUE) - {"levenshtein", "bleu", "rouge-n", "tool-sequence", "llm-rubric", "similar"}

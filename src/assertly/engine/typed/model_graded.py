@@ -8,7 +8,6 @@ which is an ``error``, never a pass.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion, typed_assertion
-from .._judging import BOARD_KEY, JudgeBoard, Judgement, JudgeRequest, read_verdict, rubric_messages
+from .._judging import (
+    BOARD_KEY,
+    ENV_REFERENCE,
+    JudgeBoard,
+    Judgement,
+    JudgeRequest,
+    read_verdict,
+    rubric_messages,
+)
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
 from ._wrapper import TypedSpec
@@ -24,8 +31,6 @@ from ._wrapper import TypedSpec
 if TYPE_CHECKING:
     from .._context import CheckContext
     from .._response import Response
-
-_ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
 class JudgeOptions(BaseModel):
@@ -45,7 +50,7 @@ class JudgeOptions(BaseModel):
     @field_validator("api_key")
     @classmethod
     def _from_environment(cls, value: str | None) -> str | None:
-        if value is not None and not _ENV_REFERENCE.match(value):
+        if value is not None and not ENV_REFERENCE.match(value):
             raise ValueError(
                 "api_key in a test file must name an environment variable, e.g. "
                 "${JUDGE_API_KEY} (a key written in a file would be committed)"

@@ -3,24 +3,47 @@
 The cosine similarity between the output and ``value`` (a string, or a list of strings of
 which the best match counts) is at least ``threshold`` (default 0.8). The model runs locally
 (`assertly.engine._embeddings`, the ``assertly[similar]`` extra); without the extra, ``similar``
-is a configuration error that says how to install it.
+is a configuration error that says how to install it. With ``config: {provider: openai}`` the
+judge endpoint's ``/embeddings`` computes them instead, asked through the runner's judge board
+like ``llm-rubric`` (`assertly.engine._judging`): the engine itself makes no call.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from .._base import BuildContext, Checker
 from .._embeddings import embedder, missing_extra
 from .._entries import typed_assertion
-from .._result import PASSED, AssertionResult, failed
+from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
+from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
 from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:
     from .._context import CheckContext
     from .._response import Response
+
+
+class SimilarOptions(BaseModel):
+    """``similar``'s ``config:``: where the embeddings come from."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    provider: Literal["local", "openai"] = "local"
+    base_url: str | None = None
+    model: str | None = None  # the embedding model (default: the config's judge.embedding_model)
+    api_key: str | None = None
+
+    @field_validator("api_key")
+    @classmethod
+    def _from_environment(cls, value: str | None) -> str | None:
+        if value is not None and not ENV_REFERENCE.match(value):
+            raise ValueError("api_key in a test file must name an environment variable")
+        return value
 
 
 class Similar(Checker):
@@ -41,7 +64,9 @@ class Similar(Checker):
         vectors = embedder().embed([response.text, *self.references])
         scores = vectors[1:] @ vectors[0]
         best = int(scores.argmax())
-        similarity = float(scores[best])
+        return self._verdict(response, best, float(scores[best]))
+
+    def _verdict(self, response: Response, best: int, similarity: float) -> AssertionResult:
         score = min(max(similarity, 0.0), 1.0)
         details: dict[str, Any] = {"similarity": round(similarity, 4)}
         if len(self.references) > 1:
@@ -58,7 +83,7 @@ class Similar(Checker):
         )
 
 
-@typed_assertion("similar", threshold=True)
+@typed_assertion("similar", threshold=True, options=SimilarOptions)
 def build_similar(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """The output means the same as value (or one of a list): cosine similarity >= threshold."""
     value = spec.value
@@ -75,8 +100,59 @@ def build_similar(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if not math.isfinite(threshold) or not -1 <= threshold <= 1:
         ctx.at("threshold").problem(f"threshold must be a cosine in [-1, 1], got {threshold!r}")
         return None
+    options = SimilarOptions.model_validate(spec.config) if spec.config else SimilarOptions()
+    if options.provider == "openai":
+        given = options.model_dump(exclude_none=True, exclude={"provider"})
+        # Needs the config's judge: unless the assertion names its endpoint and model.
+        if not given.get("base_url") or not given.get("model"):
+            ctx.options.judged = "config"
+        elif ctx.options.judged is None:
+            ctx.options.judged = "self"
+        return RemoteSimilar(spec.type, list(references), threshold, given)
     missing = missing_extra()
     if missing is not None:
         ctx.problem(missing)
         return None
     return Similar(spec.type, list(references), threshold)
+
+
+class RemoteSimilar(Similar):
+    """``similar`` with ``provider: openai``: the embeddings come from the judge endpoint."""
+
+    __slots__ = ("options",)
+
+    def __init__(
+        self, key: str, references: list[str], threshold: float, options: dict[str, Any]
+    ) -> None:
+        super().__init__(key, references, threshold)
+        self.options = options
+
+    def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        board = ctx.extra.get(BOARD_KEY)
+        if not isinstance(board, JudgeBoard):
+            return errored(
+                self.key,
+                "no embeddings endpoint to ask: similar with provider: openai is judged by "
+                "`assertly run` (assertly check and compile() call no model)",
+            )
+        texts = (response.text, *self.references)
+        answer = board.ask(JudgeRequest.embeddings(texts, self.options))
+        if answer is None:
+            return errored(self.key, "waiting for the embeddings")
+        if answer.error is not None:
+            return errored(self.key, f"embeddings: {answer.error}")
+        if len(answer.vectors) != len(texts):
+            return errored(self.key, "embeddings: the endpoint returned the wrong number")
+        output = _unit(answer.vectors[0])
+        scores = [_dot(output, _unit(vector)) for vector in answer.vectors[1:]]
+        best = max(range(len(scores)), key=scores.__getitem__)
+        return self._verdict(response, best, scores[best])
+
+
+def _unit(vector: tuple[float, ...]) -> list[float]:
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=False))
