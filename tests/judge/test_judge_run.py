@@ -218,3 +218,30 @@ def test_recheck_judges_again_from_the_cache(project: Path, fake: FakeOpenAI) ->
     write(project / "polite.tests.yaml", data)
     CliRunner().invoke(main, ["recheck", "last~1", "-o", str(report)])
     assert len(fake.requests) == 4
+
+
+def test_similar_through_the_endpoint_in_a_run(project: Path, fake: FakeOpenAI) -> None:
+    config(project, fake, embedding_model="embed-1")
+    write(
+        project / "cases.jsonl",
+        '{"id": "same", "output": "refund in five days"}\n{"id": "other", "output": "elephants"}\n',
+    )
+    spec = {"type": "similar", "value": "Refund in five days.", "config": {"provider": "openai"}}
+    write(
+        project / "sim.tests.yaml",
+        {
+            "agent": "bot",
+            "test_suites": {"sim": {"dataset": "cases.jsonl", "assertions": [spec]}},
+        },
+    )
+    _, _, report = run("run", "sim.tests.yaml", "--plain", "--concurrency", "1")
+    assert report is not None
+    assert [t["status"] for t in report["tests"]] == ["passed", "failed"]
+    # The reference was sent once, then came from the cache.
+    assert [r["input"] for r in fake.embedding_requests] == [
+        ["refund in five days", "Refund in five days."],
+        ["elephants"],
+    ]
+    assert report["summary"]["judge_calls"] == 2
+    code, output, _ = run("validate", "sim.tests.yaml")
+    assert code == 0, output
