@@ -22,15 +22,22 @@ class JudgeCache:
     _db: sqlite3.Connection
     redact: set[str]
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _write(self) -> AbstractContextManager[Any]:
         raise NotImplementedError  # the store's own transaction
+
+    def _judge_row(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """One row of a read (``?`` placeholders); None when there is none.
+
+        SQLite here; the PostgreSQL store overrides it with its own reader.
+        """
+        try:
+            return self._db.execute(sql, params).fetchone()
+        except sqlite3.Error:  # a store made before the judge cache, opened read-only
+            return None
 
     def judge_reply(self, key: str) -> str | None:
         """The cached judge reply for a request digest, or None."""
-        try:
-            row = self._db.execute("SELECT reply FROM judge_cache WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error:  # a store made before the judge cache, opened read-only
-            return None
+        row = self._judge_row("SELECT reply FROM judge_cache WHERE key = ?", (key,))
         return None if row is None else str(row[0])
 
     def save_judge_reply(
@@ -39,8 +46,10 @@ class JudgeCache:
         """Keep a judge reply under its request digest (secrets redacted like everything)."""
         with self._write() as db:
             db.execute(
-                "INSERT OR REPLACE INTO judge_cache (key, reply, model, tokens, cost_usd, saved_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO judge_cache (key, reply, model, tokens, cost_usd, saved_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                "reply = excluded.reply, model = excluded.model, tokens = excluded.tokens, "
+                "cost_usd = excluded.cost_usd, saved_at = excluded.saved_at",
                 (
                     key,
                     redact_value(reply, self.redact),
@@ -59,20 +68,18 @@ class JudgeCache:
             db.execute(
                 "INSERT INTO judge_spend (run_id, cost_usd, tokens, calls, cached) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
-                "cost_usd = cost_usd + excluded.cost_usd, tokens = tokens + excluded.tokens, "
-                "calls = calls + excluded.calls, cached = cached + excluded.cached",
+                "cost_usd = judge_spend.cost_usd + excluded.cost_usd, "
+                "tokens = judge_spend.tokens + excluded.tokens, "
+                "calls = judge_spend.calls + excluded.calls, "
+                "cached = judge_spend.cached + excluded.cached",
                 (run_id, cost_usd, tokens, calls, cached),
             )
 
     def judge_spend(self, run_id: str) -> dict[str, Any] | None:
         """``{cost_usd, tokens, calls, cached}`` of a run that used a judge, else None."""
-        try:
-            row = self._db.execute(
-                "SELECT cost_usd, tokens, calls, cached FROM judge_spend WHERE run_id = ?",
-                (run_id,),
-            ).fetchone()
-        except sqlite3.Error:
-            return None
+        row = self._judge_row(
+            "SELECT cost_usd, tokens, calls, cached FROM judge_spend WHERE run_id = ?", (run_id,)
+        )
         if row is None:
             return None
         return {"cost_usd": row[0], "tokens": row[1], "calls": row[2], "cached": row[3]}

@@ -39,6 +39,17 @@ from ._sqlite import BATCH_TRIALS, RunStore, _loads, _redacted, grouped_tests
 __all__ = ["PostgresRunStore", "is_postgres_url", "masked_url"]
 
 SCHEMA_VERSION = 1
+# The judge cache (`store._judge_cache`), added to stores made before it when opened to write.
+_JUDGE_TABLES = """
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key TEXT PRIMARY KEY, reply TEXT NOT NULL, model TEXT NOT NULL, tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL, saved_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judge_spend (
+    run_id TEXT PRIMARY KEY, cost_usd DOUBLE PRECISION NOT NULL, tokens BIGINT NOT NULL,
+    calls BIGINT NOT NULL, cached BIGINT NOT NULL
+);
+"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS assertly_store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -128,6 +139,7 @@ class PostgresRunStore(RunStore):
         "INSERT INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?) ON CONFLICT "
         "(run_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since"
     )
+    _judge_tables = False  # whether the judge cache's tables exist (`_prepare`)
 
     def __init__(
         self,
@@ -205,6 +217,10 @@ class PostgresRunStore(RunStore):
                 )
             if read_only:
                 self._pg.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            else:
+                self._pg.execute(_JUDGE_TABLES)
+            found = self._pg.execute("SELECT to_regclass('judge_cache')").fetchone()
+            self._judge_tables = bool(found and found[0])
         except self._errors as error:
             raise StoreError(
                 f"cannot open the run store {self.shown}: {self._reason(error)}"
@@ -315,6 +331,11 @@ class PostgresRunStore(RunStore):
             return self._pg.execute(sql, params).fetchone()
         except self._errors as error:
             raise self._failed("read", error) from None
+
+    def _judge_row(self, sql: str, params: tuple[Any, ...]) -> Any:
+        if not self._judge_tables:  # an older store opened read-only: an empty cache
+            return None
+        return self._one(sql.replace("?", "%s"), params)  # the judge cache (`JudgeCache`)
 
     def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         self.flush()
