@@ -217,9 +217,13 @@ class PostgresRunStore(RunStore):
                 )
             if read_only:
                 self._pg.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-            else:
-                self._pg.execute(_JUDGE_TABLES)
-            found = self._pg.execute("SELECT to_regclass('judge_cache')").fetchone()
+            found = self._pg.execute("SELECT to_regclass('judge_spend')").fetchone()
+            if not (found and found[0]) and not read_only:
+                # Under the schema lock: two processes opening one store must not race.
+                with self._pg.transaction():
+                    self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                    self._pg.execute(_JUDGE_TABLES)
+                found = (True,)
             self._judge_tables = bool(found and found[0])
         except self._errors as error:
             raise StoreError(
