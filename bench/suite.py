@@ -1416,6 +1416,8 @@ def section_viewer(run: Run) -> None:
             f"warm {times['warm_s'] * 1000:.0f} ms (target: first page under 1 s)",
         )
     shutil.rmtree(directory, ignore_errors=True)
+
+
 def section_similar(run: Run) -> None:
     """`similar` checks per second (one core) and the size of the assertly[similar] extra."""
     import similar_bench

@@ -76,6 +76,11 @@ class LlmRubric(Checker):
     def describe(self) -> str:
         return f"a judge model finds the output meets the rubric {fmt(self.rubric)}"
 
+    def fast_pure(self) -> bool:
+        # It reads the judge's answer from the context, not only the response: the detailed
+        # path only (an expectation with a model-graded assertion has no fast path).
+        return False
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         board = ctx.extra.get(BOARD_KEY)
         if not isinstance(board, JudgeBoard):

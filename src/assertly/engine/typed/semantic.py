@@ -127,6 +127,9 @@ class RemoteSimilar(Similar):
         super().__init__(key, references, threshold)
         self.options = options
 
+    def fast_pure(self) -> bool:
+        return False  # it reads the endpoint's answer from the context (see LlmRubric)
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         board = ctx.extra.get(BOARD_KEY)
         if not isinstance(board, JudgeBoard):
