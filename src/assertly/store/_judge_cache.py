@@ -13,7 +13,40 @@ from typing import Any
 
 from .._secrets import redact_value
 
-__all__ = ["JudgeCache"]
+__all__ = ["JUDGE_SCHEMA", "JUDGE_SCHEMA_POSTGRES", "JudgeCache"]
+
+# Part of the SQLite store's schema (`_sqlite._SCHEMA`).
+JUDGE_SCHEMA = """
+-- The judge cache, shared by every run of the store: a digest of the request (endpoint,
+-- model, messages, parameters; never the key) -> the judge's reply.
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key        TEXT PRIMARY KEY,
+    reply      TEXT NOT NULL,
+    model      TEXT NOT NULL,
+    tokens     INTEGER NOT NULL,
+    cost_usd   REAL NOT NULL,
+    saved_at   TEXT NOT NULL
+);
+-- What a run spent on the judge (summed over its resumptions).
+CREATE TABLE IF NOT EXISTS judge_spend (
+    run_id   TEXT PRIMARY KEY,
+    cost_usd REAL NOT NULL,
+    tokens   INTEGER NOT NULL,
+    calls    INTEGER NOT NULL,
+    cached   INTEGER NOT NULL
+);
+"""
+# The same tables in PostgreSQL, added to stores made before them when opened to write.
+JUDGE_SCHEMA_POSTGRES = """
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key TEXT PRIMARY KEY, reply TEXT NOT NULL, model TEXT NOT NULL, tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL, saved_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judge_spend (
+    run_id TEXT PRIMARY KEY, cost_usd DOUBLE PRECISION NOT NULL, tokens BIGINT NOT NULL,
+    calls BIGINT NOT NULL, cached BIGINT NOT NULL
+);
+"""
 
 
 class JudgeCache:

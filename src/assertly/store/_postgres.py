@@ -34,22 +34,12 @@ from typing import Any
 
 from .._exceptions import StoreError
 from .._secrets import url_password
+from ._judge_cache import JUDGE_SCHEMA_POSTGRES
 from ._sqlite import BATCH_TRIALS, RunStore, _loads, _redacted, grouped_tests
 
 __all__ = ["PostgresRunStore", "is_postgres_url", "masked_url"]
 
 SCHEMA_VERSION = 1
-# The judge cache (`store._judge_cache`), added to stores made before it when opened to write.
-_JUDGE_TABLES = """
-CREATE TABLE IF NOT EXISTS judge_cache (
-    key TEXT PRIMARY KEY, reply TEXT NOT NULL, model TEXT NOT NULL, tokens BIGINT NOT NULL,
-    cost_usd DOUBLE PRECISION NOT NULL, saved_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS judge_spend (
-    run_id TEXT PRIMARY KEY, cost_usd DOUBLE PRECISION NOT NULL, tokens BIGINT NOT NULL,
-    calls BIGINT NOT NULL, cached BIGINT NOT NULL
-);
-"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS assertly_store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -222,7 +212,7 @@ class PostgresRunStore(RunStore):
                 # Under the schema lock: two processes opening one store must not race.
                 with self._pg.transaction():
                     self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                    self._pg.execute(_JUDGE_TABLES)
+                    self._pg.execute(JUDGE_SCHEMA_POSTGRES)
                 found = (True,)
             self._judge_tables = bool(found and found[0])
         except self._errors as error:

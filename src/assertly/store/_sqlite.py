@@ -25,12 +25,13 @@ from .._exceptions import StoreError
 from .._json import loads, to_json_bytes
 from .._secrets import json_is_clean, redact_value
 from ._claims import RunClaims
-from ._judge_cache import JudgeCache
+from ._judge_cache import JUDGE_SCHEMA, JudgeCache
 from ._schema import SCHEMA_VERSION, check_schema
 
 __all__ = ["RunStore", "new_run_id"]
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS runs (
     run_id      TEXT PRIMARY KEY,
     started_at  TEXT NOT NULL,
@@ -73,25 +74,9 @@ CREATE TABLE IF NOT EXISTS baseline (
     run_id     TEXT NOT NULL,
     blessed_at TEXT NOT NULL
 );
--- The judge cache, shared by every run of the store: a digest of the request (endpoint,
--- model, messages, parameters; never the key) -> the judge's reply.
-CREATE TABLE IF NOT EXISTS judge_cache (
-    key        TEXT PRIMARY KEY,
-    reply      TEXT NOT NULL,
-    model      TEXT NOT NULL,
-    tokens     INTEGER NOT NULL,
-    cost_usd   REAL NOT NULL,
-    saved_at   TEXT NOT NULL
-);
--- What a run spent on the judge (summed over its resumptions).
-CREATE TABLE IF NOT EXISTS judge_spend (
-    run_id   TEXT PRIMARY KEY,
-    cost_usd REAL NOT NULL,
-    tokens   INTEGER NOT NULL,
-    calls    INTEGER NOT NULL,
-    cached   INTEGER NOT NULL
-);
 """
+    + JUDGE_SCHEMA
+)
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
