@@ -56,9 +56,9 @@ fuzz: $(STAMP)
 schemas: $(STAMP)
 	$(PY) schemas/generate.py
 
-# A PostgreSQL server on 127.0.0.1 with the role the PostgreSQL store tests use (as root; CI
-# runs it before `make test`): export ASSERTLY_TEST_POSTGRES_URL as .ci/run does, or rely on
-# the tests' default URL.
+# A PostgreSQL server of the machine on 127.0.0.1:5432 with a role `assertly` (as root), to try
+# `--store postgresql://assertly:assertly-test@127.0.0.1/postgres` by hand. The tests start
+# servers of their own (initdb in a temporary directory), or use ASSERTLY_TEST_POSTGRES_URL.
 postgres:
 	bash .ci/postgres
 

@@ -1,16 +1,18 @@
 """The PostgreSQL run store, against a real PostgreSQL server: the same behaviour as SQLite.
 
-The server is the machine's own (``.ci/run`` installs and starts it, with the role these tests
-use); each test gets a database of its own, dropped afterwards. Without a server the tests are
-skipped and say why.
+The tests start the server themselves (initdb and pg_ctl in a temporary directory, see
+tests/conftest.py); each test gets a database of its own, dropped afterwards. Without
+PostgreSQL's binaries the tests are skipped and say why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,37 +109,78 @@ def test_a_changed_test_runs_again_on_resume(
     assert again.report["tests"][0]["status"] == "failed"
 
 
-def test_shards_on_two_machines_write_one_database_at_once(
+def test_three_shards_write_one_database_at_once(
     project: Project, database: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "calls.log"
     tests = [
         {"id": f"t{n}", "input": {"log": str(log), "mode": "slow", "delay": 0.05},
          "expect": {"status": "success"}}
-        for n in range(16)
+        for n in range(18)
     ]  # fmt: skip
     project.tests_file("many.tests.yaml", {"s": tests})
     command = [sys.executable, "-m", "assertly.cli", "run", ".", "--target", project.agent]
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    # Both start on an empty database: the schema is made once, under a lock.
+    # All three start on an empty database: the schema is made once, under a lock.
     shards = [
         subprocess.Popen(
-            [*command, "--store", database, "--shard", f"{i}/2", "--plain"],
+            [*command, "--store", database, "--shard", f"{i}/3", "--plain"],
             cwd=project.root,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
-        for i in (1, 2)
+        for i in (1, 2, 3)
     ]
     outputs = [shard.communicate(timeout=120)[0].decode() for shard in shards]
-    assert [shard.returncode for shard in shards] == [0, 0], outputs
-    merged = project.run("merge", "last", "last~1", "--store", database)
+    assert [shard.returncode for shard in shards] == [0, 0, 0], outputs
+    merged = project.run("merge", "last", "last~1", "last~2", "--store", database)
     assert merged.exit_code == 0
-    assert merged.counts() == (16, 16, 0, 0, 0)
-    assert len(log.read_text().splitlines()) == 16, "every test ran once, in one shard"
+    assert merged.counts() == (18, 18, 0, 0, 0)
+    assert len(log.read_text().splitlines()) == 18, "every test ran once, in one shard"
     counts = _rows(database, "SELECT run_id, COUNT(*) FROM trials GROUP BY run_id")
-    assert len(counts) == 3 and sum(n for _, n in counts) == 32, "the shards' 16, merged 16"
+    assert len(counts) == 4 and sum(n for _, n in counts) == 36, "the shards' 18, merged 18"
+
+
+def test_a_killed_run_resumes_from_the_database(
+    project: Project, database: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    tests = [
+        {"id": f"t{n:02d}", "input": {"log": str(log), "mode": "slow", "delay": 0.2},
+         "expect": {"status": "success"}}
+        for n in range(12)
+    ]  # fmt: skip
+    project.tests_file("slow.tests.yaml", {"s": tests})
+    command = [sys.executable, "-m", "assertly.cli", "run", ".", "--target", project.agent]
+    run = subprocess.Popen(
+        [*command, "--store", database, "-j", "1", "--plain"],
+        cwd=project.root,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(psycopg.Error):
+                if _rows(database, "SELECT COUNT(*) FROM trials")[0][0] >= 3:
+                    break
+            time.sleep(0.05)
+        run.kill()  # SIGKILL: nothing is flushed or cleaned up
+        run.wait(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    stored = _rows(database, "SELECT COUNT(*) FROM trials")[0][0]
+    assert 3 <= stored < 12, "killed mid-run"
+    resumed = project.run("run", "--resume", "last", "--store", database)
+    assert resumed.exit_code == 0, resumed.stderr
+    assert resumed.counts() == (12, 12, 0, 0, 0)
+    per_test = _rows(database, "SELECT test_key, COUNT(*) FROM trials GROUP BY test_key")
+    assert len(per_test) == 12 and {n for _, n in per_test} == {1}, "one verdict each"
+    # The killed run's claim was taken over; no test it had judged was called again.
+    assert len(log.read_text().splitlines()) <= 12 + 1
 
 
 def test_the_password_is_a_secret(project: Project, database: str, tmp_path: Path) -> None:

@@ -46,9 +46,23 @@ def _keys(result: object) -> set[str]:
     return {f"{t['file']}::{t['suite']}::{t['id']}" for t in report["tests"]}
 
 
-@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def _eval_files(project: Project, count: int) -> None:
+    for number in range(count):
+        project.write(
+            f"w{number}.workflow.yaml",
+            {
+                "blocks": {
+                    "b": {"type": "linear", "assertions": [{"type": "contains", "value": "ok"}]}
+                },
+                "eval": {"threshold": 0.5, "cases": [{"id": "e1", "fixtures": {"b": "ok"}}]},
+            },
+        )
+
+
+@pytest.mark.parametrize("count", range(1, 9))
 def test_shards_are_disjoint_and_cover_every_test(project: Project, count: int) -> None:
     answers = _suite(project)
+    _eval_files(project, 4)
     whole = project.run("run", ".", "--target", f"fixtures:{answers}")
     parts = [
         project.run("run", ".", "--target", f"fixtures:{answers}", "--shard", f"{i}/{count}")
@@ -58,8 +72,42 @@ def test_shards_are_disjoint_and_cover_every_test(project: Project, count: int) 
     assert set().union(*keys) == _keys(whole), "every test is in some shard"
     assert sum(len(k) for k in keys) == len(_keys(whole)), "and in one only"
     assert all(part.report["shard"] == f"{i}/{count}" for i, part in enumerate(parts, 1))
+    evals = [suite["file"] for part in parts for suite in part.report["evals"]]
+    assert sorted(evals) == sorted(s["file"] for s in whole.report["evals"])
+    assert len(whole.report["evals"]) == 4, "eval suites go whole to one shard each"
     if count > 1:
         assert all(0 < len(k) < len(_keys(whole)) for k in keys), "each shard takes a part"
+    # Merged, the shards are the whole run: the same tests, verdicts and evals.
+    names = [f"last~{n}" for n in range(count)]
+    merged = project.run("merge", *names)
+    assert merged.exit_code == whole.exit_code
+    assert merged.counts() == whole.counts()
+    assert len(merged.report["evals"]) == 4
+
+
+@pytest.mark.parametrize("count", [2, 3, 8])
+def test_filters_apply_before_the_shard(project: Project, count: int) -> None:
+    answers = _suite(project)
+    target = f"fixtures:{answers}"
+    whole = project.run("run", ".", "--target", target, "--suite", "s", "-k", "not t0")
+    parts = [
+        project.run(
+            "run",
+            ".",
+            "--target",
+            target,
+            "--suite",
+            "s",
+            "-k",
+            "not t0",
+            "--shard",
+            f"{i}/{count}",
+        )
+        for i in range(1, count + 1)
+    ]
+    keys = [_keys(part) for part in parts]
+    assert set().union(*keys) == _keys(whole)
+    assert sum(len(k) for k in keys) == len(_keys(whole)) == len(IDS) - 10  # t00-t09 left out
 
 
 def test_a_test_stays_in_its_shard_whatever_the_order(project: Project) -> None:
