@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,7 +25,6 @@ import pytest
 from runner_support import HttpAgent, Project
 
 ray = pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
-from assertly.runner._ray import _short_temp_dir  # noqa: E402  (after the skip: imports ray)
 
 # A Python agent, run inside the Ray worker: input "die" ends the worker's process every time,
 # "die-once" the first time only (a marker file says it happened).
@@ -44,6 +45,12 @@ def answer(value):
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
+    """A local cluster of 2 workers, its temporary and home directories in one directory of
+    its own (short: pytest's are too deep for Ray's Unix sockets), removed afterwards."""
+    scratch = Path(tempfile.mkdtemp(prefix="ray-test-", dir="/tmp"))
+    home = os.environ.get("HOME")
+    os.environ["HOME"] = str(scratch / "home")
+    (scratch / "home").mkdir()
     # ray.init sets its own SIGTERM handler: the tests after these expect the default one.
     sigterm = signal.getsignal(signal.SIGTERM)
     ray.init(
@@ -52,13 +59,18 @@ def cluster() -> Iterator[None]:
         log_to_driver=False,
         configure_logging=False,
         _node_ip_address="127.0.0.1",
-        _temp_dir=_short_temp_dir(),  # pytest's TMPDIR is too deep for Ray's sockets
+        _temp_dir=str(scratch / "ray"),
     )
     signal.signal(signal.SIGTERM, sigterm)
     try:
         yield
     finally:
         ray.shutdown()
+        if home is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = home
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _mixed_suite(project: Project) -> None:
