@@ -124,6 +124,7 @@ class PostgresRunStore(RunStore):
     Made by `RunStore` when its location is a ``postgresql://`` URL; same methods.
     """
 
+    _TIE = "seq"  # orders runs started at the same instant (SQLite: rowid)
     _READ_CLAIM = "SELECT pid, host, since FROM writers WHERE run_id = ? FOR UPDATE"
     _WRITE_CLAIM = (
         "INSERT INTO writers (run_id, pid, host, since) VALUES (?, ?, ?, ?) ON CONFLICT "
@@ -322,7 +323,7 @@ class PostgresRunStore(RunStore):
     def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         self.flush()
         try:
-            return self._pg.execute(sql, params).fetchone()
+            return self._pg.execute(sql.replace("?", "%s"), params).fetchone()
         except self._errors as error:
             raise self._failed("read", error) from None
 
@@ -334,7 +335,7 @@ class PostgresRunStore(RunStore):
     def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         self.flush()
         try:
-            return self._pg.execute(sql, params).fetchall()
+            return self._pg.execute(sql.replace("?", "%s"), params).fetchall()
         except self._errors as error:
             raise self._failed("read", error) from None
 
@@ -438,37 +439,6 @@ class PostgresRunStore(RunStore):
             )
 
     # -- reading ---------------------------------------------------------------------------------
-    def resolve_run_id(self, run_id: str) -> str:
-        """A run named as users name it (see `RunStore.resolve_run_id`)."""
-        if run_id == "last" or run_id.startswith("last~"):
-            back = run_id.removeprefix("last").removeprefix("~") or "0"
-            if not back.isdigit():
-                raise StoreError(f"{run_id!r}: write last~N with N a whole number (e.g. last~1)")
-            row = self._one(
-                "SELECT run_id FROM runs ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET %s",
-                (int(back),),
-            )
-            if row is None:
-                count = self._one("SELECT COUNT(*) FROM runs")[0]
-                if not count:
-                    raise StoreError(f"the run store {self.shown} has no runs yet")
-                raise StoreError(
-                    f"{run_id!r}: the run store {self.shown} has only {count} "
-                    f"run{'' if count == 1 else 's'} (last~{count - 1} is the oldest)"
-                )
-            return str(row[0])
-        if run_id == "blessed":
-            row = self._one("SELECT run_id FROM baseline WHERE id = 1")
-            if row is None:
-                raise StoreError(
-                    f"no run of {self.shown} is blessed yet: `assertly bless RUN` marks one "
-                    "as the baseline"
-                )
-            return str(row[0])
-        if self._one("SELECT run_id FROM runs WHERE run_id = %s", (run_id,)) is None:
-            raise StoreError(f"no run {run_id!r} in {self.shown}")
-        return run_id
-
     def definitions(self, run_id: str) -> dict[str, str]:
         """Each stored test's definition digest."""
         rows = self._all(
@@ -477,26 +447,6 @@ class PostgresRunStore(RunStore):
         )
         return {key: definition for key, definition in rows}
 
-    def run_info(self, run_id: str) -> dict[str, Any]:
-        """The run's row: started_at, finished_at, options, duration_ms."""
-        row = self._one(
-            "SELECT started_at, finished_at, options, duration_ms FROM runs WHERE run_id = %s",
-            (run_id,),
-        )
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.shown}")
-        return {
-            "started_at": row[0],
-            "finished_at": row[1],
-            "options": _loads(row[2]),
-            "duration_ms": row[3],
-        }
-
-    def tests(self, run_id: str) -> list[dict[str, Any]]:
-        """Test metadata in run order."""
-        rows = self._all("SELECT meta FROM tests WHERE run_id = %s ORDER BY position", (run_id,))
-        return [_loads(row[0]) for row in rows]
-
     def stored_bytes(self, run_id: str) -> int:
         """The size of a run's trial records as stored."""
         row = self._one(
@@ -504,10 +454,6 @@ class PostgresRunStore(RunStore):
             (run_id,),
         )
         return int(row[0])
-
-    def count_tests(self, run_id: str) -> int:
-        """How many tests the run is made of."""
-        return int(self._one("SELECT COUNT(*) FROM tests WHERE run_id = %s", (run_id,))[0])
 
     def iter_tests(
         self,
@@ -546,15 +492,6 @@ class PostgresRunStore(RunStore):
         for key, meta, passed, failed, errored, skipped, mean in rows:
             yield key, orjson.loads(meta), passed, failed, errored, skipped, mean
 
-    def first_not_passed(self, run_id: str, test_key: str) -> dict[str, Any] | None:
-        """The record of a test's first trial that failed or errored, if any."""
-        row = self._one(
-            "SELECT record FROM trials WHERE run_id = %s AND test_key = %s "
-            "AND status IN ('failed', 'error') ORDER BY trial LIMIT 1",
-            (run_id, test_key),
-        )
-        return None if row is None else dict(_loads(row[0]))
-
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""
         found: dict[str, dict[int, dict[str, Any]]] = {}
@@ -563,11 +500,6 @@ class PostgresRunStore(RunStore):
         ):
             found.setdefault(test_key, {})[trial] = _loads(record)
         return found
-
-    def evals(self, run_id: str) -> list[dict[str, Any]]:
-        """Every stored eval suite record."""
-        rows = self._all("SELECT record FROM evals WHERE run_id = %s ORDER BY file", (run_id,))
-        return [_loads(row[0]) for row in rows]
 
     def _has_score_column(self) -> bool:
         return True

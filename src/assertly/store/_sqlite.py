@@ -8,7 +8,6 @@ run is writing to it.
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 import time
 import uuid
@@ -22,10 +21,11 @@ from typing import Any, TypeVar, cast
 import orjson
 
 from .._exceptions import StoreError
-from .._json import loads, to_json_bytes
+from .._json import to_json_bytes
 from .._secrets import json_is_clean, redact_value
 from ._claims import RunClaims
 from ._judge_cache import JUDGE_SCHEMA, JudgeCache
+from ._reads import StoreReads, loads_record
 from ._schema import SCHEMA_VERSION, check_schema
 
 __all__ = ["RunStore", "new_run_id"]
@@ -143,13 +143,7 @@ def _redacted(value: Any, secrets: set[str]) -> str:
     return _dumps(redact_value(value, secrets))
 
 
-def _loads(text: str) -> Any:
-    # Exact (integers beyond 64 bits stay integers); orjson refuses escaped lone surrogates,
-    # which the stdlib fallback of `to_json_bytes` writes when an agent returns them.
-    try:
-        return loads(text)
-    except ValueError:
-        return json.loads(text)
+_loads = loads_record  # the name the store's modules (and the viewer) read records by
 
 
 _SAVE_TRIAL = (
@@ -161,7 +155,7 @@ BATCH_TRIALS = 256
 _POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-class RunStore(RunClaims, JudgeCache):
+class RunStore(StoreReads, RunClaims, JudgeCache):
     """A SQLite file holding every run of a project.
 
     ``RunStore("postgresql://…")`` opens a PostgreSQL store instead (`PostgresRunStore`, the
@@ -389,47 +383,6 @@ class RunStore(RunClaims, JudgeCache):
                 (run_id, file, _redacted(record, self.redact)),
             )
 
-    @_reading
-    def resolve_run_id(self, run_id: str) -> str:
-        """A run named as users name it, checked to exist.
-
-        ``last`` is the run started most recently (finished or not: a run interrupted a
-        moment ago is the one to resume); ``last~N`` the run started N runs before it;
-        ``blessed`` the run `bless` marked as the project's baseline; anything else a run id.
-
-        Raises:
-            StoreError: No such run.
-        """
-        if run_id == "last" or run_id.startswith("last~"):
-            back = run_id.removeprefix("last").removeprefix("~") or "0"
-            if not back.isdigit():
-                raise StoreError(f"{run_id!r}: write last~N with N a whole number (e.g. last~1)")
-            row = self._db.execute(
-                "SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1 OFFSET ?",
-                (int(back),),
-            ).fetchone()
-            if row is None:
-                count = self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-                if not count:
-                    raise StoreError(f"the run store {self.path} has no runs yet")
-                raise StoreError(
-                    f"{run_id!r}: the run store {self.path} has only {count} "
-                    f"run{'' if count == 1 else 's'} (last~{count - 1} is the oldest)"
-                )
-            return str(row[0])
-        if run_id == "blessed":
-            row = self._db.execute("SELECT run_id FROM baseline WHERE id = 1").fetchone()
-            if row is None:
-                raise StoreError(
-                    f"no run of {self.path} is blessed yet: `assertly bless RUN` marks one "
-                    "as the baseline"
-                )
-            return str(row[0])
-        row = self._db.execute("SELECT run_id FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.path}")
-        return run_id
-
     def bless(self, run_id: str, blessed_at: str) -> None:
         """Make ``run_id`` the project's baseline (``blessed``), replacing the previous one."""
         with self._write() as db:
@@ -461,41 +414,11 @@ class RunStore(RunClaims, JudgeCache):
         return {key: definition for key, definition in rows if definition}
 
     @_reading
-    def run_info(self, run_id: str) -> dict[str, Any]:
-        """The run's row: started_at, finished_at, options, duration_ms."""
-        row = self._db.execute(
-            "SELECT started_at, finished_at, options, duration_ms FROM runs WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.path}")
-        return {
-            "started_at": row[0],
-            "finished_at": row[1],
-            "options": _loads(row[2]),
-            "duration_ms": row[3],
-        }
-
-    @_reading
-    def tests(self, run_id: str) -> list[dict[str, Any]]:
-        """Test metadata in run order."""
-        rows = self._db.execute(
-            "SELECT meta FROM tests WHERE run_id = ? ORDER BY position", (run_id,)
-        ).fetchall()
-        return [_loads(row[0]) for row in rows]
-
-    @_reading
     def stored_bytes(self, run_id: str) -> int:
         """The size of a run's trial records as stored."""
         row = self._db.execute(
             "SELECT TOTAL(LENGTH(CAST(record AS BLOB))) FROM trials WHERE run_id = ?", (run_id,)
         ).fetchone()
-        return int(row[0])
-
-    @_reading
-    def count_tests(self, run_id: str) -> int:
-        """How many tests the run is made of."""
-        row = self._db.execute("SELECT COUNT(*) FROM tests WHERE run_id = ?", (run_id,)).fetchone()
         return int(row[0])
 
     def iter_tests(
@@ -587,19 +510,19 @@ class RunStore(RunClaims, JudgeCache):
         for key, meta, passed, failed, errored, skipped, mean in cursor:
             yield key, loads_meta(meta), passed, failed, errored, skipped, mean
 
+    @_reading
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """One row of a read (``?`` placeholders), or None."""
+        return self._db.execute(sql, params).fetchone()
+
+    @_reading
+    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """Every row of a read (``?`` placeholders)."""
+        return self._db.execute(sql, params).fetchall()
+
     def _has_score_column(self) -> bool:
         columns = self._db.execute("PRAGMA table_info(trials)").fetchall()
         return any(column[1] == "score" for column in columns)
-
-    @_reading
-    def first_not_passed(self, run_id: str, test_key: str) -> dict[str, Any] | None:
-        """The record of a test's first trial that failed or errored, if any."""
-        row = self._db.execute(
-            "SELECT record FROM trials WHERE run_id = ? AND test_key = ? "
-            "AND status IN ('failed', 'error') ORDER BY trial LIMIT 1",
-            (run_id, test_key),
-        ).fetchone()
-        return None if row is None else dict(_loads(row[0]))
 
     @_reading
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
@@ -610,11 +533,3 @@ class RunStore(RunClaims, JudgeCache):
         ):
             found.setdefault(test_key, {})[trial] = _loads(record)
         return found
-
-    @_reading
-    def evals(self, run_id: str) -> list[dict[str, Any]]:
-        """Every stored eval suite record."""
-        rows = self._db.execute(
-            "SELECT record FROM evals WHERE run_id = ? ORDER BY file", (run_id,)
-        ).fetchall()
-        return [_loads(row[0]) for row in rows]
