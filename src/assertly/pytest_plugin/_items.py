@@ -345,7 +345,7 @@ class AssertlyTestItem(_AssertlyItem):
         """The test's metadata as the run store keeps it."""
         import contextlib
 
-        from ..runner._run import _meta
+        from ..runner._support import test_meta
 
         test = self.test
         threshold = test.pass_threshold
@@ -355,7 +355,7 @@ class AssertlyTestItem(_AssertlyItem):
                 threshold = state_of(self.config).project().pass_threshold
             # As `assertly run` stores it, so `assertly diff` sees a redefined test.
             definition = state_of(self.config).runner().definition_of(test)
-        return _meta(test, definition, threshold or "all")
+        return test_meta(test, definition, threshold or "all")
 
     def skipped_record(self) -> TrialRecord | None:
         """The stored trial of a test its ``skip_if`` fact skips (None when it runs)."""

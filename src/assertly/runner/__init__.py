@@ -1,5 +1,7 @@
 """Scheduling, concurrency, timeouts, trials, multi-step tests, hooks and skip facts."""
 
+from ._entry import load_run, prepare, run
+from ._options import RunOptions, restore_options
 from ._recheck import recheck
 from ._records import (
     EvalCaseRecord,
@@ -10,7 +12,8 @@ from ._records import (
     TrialRecord,
     pass_at_k,
 )
-from ._run import Runner, RunOptions, load_run, prepare, restore_options, run, select_tests
+from ._run import Runner
+from ._selection import select_tests
 from ._verdict import build_run, test_status
 
 __all__ = [

@@ -15,9 +15,11 @@ from typing import Any
 
 from ..engine import CheckContext
 from ..store import RunStore, new_run_id
+from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
 from ._records import RunRecord, TrialRecord
-from ._run import Runner, _meta, _now_iso, prepare
+from ._run import Runner
+from ._support import now_iso, test_meta
 from ._verdict import build_run
 
 __all__ = ["recheck"]
@@ -48,12 +50,12 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         threshold = options.pass_threshold or config.pass_threshold
         data = options_dict(options, threshold, problems)
         data["recheck_of"] = source_id
-        store.start_run(new_id, _now_iso(), data)
+        store.start_run(new_id, now_iso(), data)
         runner = Runner(options, config, store, store.redact)
         started = time.perf_counter()
         kept = [test for test in tests if test.key in stored]
         metas = [
-            _meta(test, runner.definition_of(test), runner.threshold_of(test)) for test in kept
+            test_meta(test, runner.definition_of(test), runner.threshold_of(test)) for test in kept
         ]
         store.save_tests(new_id, metas)
         for test in kept:
@@ -70,7 +72,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
         loop.run_until_complete(runner.model_judge.close(new_id))
-        store.finish_run(new_id, _now_iso(), (time.perf_counter() - started) * 1000)
+        store.finish_run(new_id, now_iso(), (time.perf_counter() - started) * 1000)
         run = build_run(store, new_id)
         run.problems = problems
         return run

@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from .._exceptions import ConfigError, Problem, StoreError, TargetError
-from .._secrets import url_password
-from ..engine import CheckContext, CheckResult, Expectation, Outcome
+from .._exceptions import TargetError
+from ..engine import CheckContext
 from ..loading import (
     ConfigModel,
     EvalSuite,
@@ -28,82 +23,41 @@ from ..loading import (
     TestCase,
     config_read,
     definition_digest,
-    find_config,
-    load_config,
-    load_config_plugins,
-    load_paths,
 )
-from ..store import RunStore, new_run_id
+from ..store import RunStore
 from ..targets import FixtureTarget, Target, TargetResponse, make_target
 from ..targets._base import metadata_from
-from ..targets._command import _end
+from ._evals import judge_eval
 from ._judge_process import JudgeProcess
-from ._judge_process import wanted as judge_process_wanted
 from ._limits import fit_concurrency
 from ._model_judge import ModelJudge
-from ._options import RunOptions, options_dict, parse_shard, restore_options
+from ._options import RunOptions
 from ._records import (
-    EvalCaseRecord,
     EvalRecord,
     RunRecord,
     Status,
     StepRecord,
     TrialRecord,
 )
-from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
-from ._signals import until_sigterm
+from ._selection import TestPlan
 from ._suite_hooks import SuiteHookState
+from ._support import (
+    NOT_RUN,
+    RateLimiter,
+    batches,
+    judge_checks,
+    kept_trials,
+    now_iso,
+    raise_if_cancelled,
+    run_hook,
+    test_meta,
+)
 from ._verdict import PassThreshold, build_run, test_status
 
-__all__ = ["RunOptions", "Runner", "run"]
+__all__ = ["Listener", "RunOptions", "Runner"]
 
 
 Listener = Callable[[str, Any], None]
-
-_NOT_RUN = "not run: --fail-fast stopped the run after a failure"
-_TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
-
-
-class _RateLimiter:
-    """At most ``rate`` calls per second, spaced evenly."""
-
-    def __init__(self, rate: float | None) -> None:
-        self.interval = 1.0 / rate if rate else 0.0
-        self._next = 0.0
-        self._lock = asyncio.Lock()
-
-    async def wait(self) -> None:
-        if not self.interval:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            delay = self._next - now
-            self._next = max(now, self._next) + self.interval
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _failures(step: str, result: CheckResult) -> list[dict[str, Any]]:
-    found = []
-    for item in result.results:
-        if item.passed:
-            continue
-        found.append(
-            {
-                "step": step,
-                "assertion": item.assertion,
-                "outcome": item.outcome.value,
-                "message": item.message,
-                "path": item.path,
-                "expected": item.expected,
-                "actual": item.actual,
-            }
-        )
-    return found
 
 
 class Runner:
@@ -129,7 +83,7 @@ class Runner:
         self.facts = {**config.facts, **options.facts}
         self.warnings: list[str] = []
         self._targets: dict[str, Target | TargetError] = {}
-        self._limiter = _RateLimiter(options.rate_limit or config.rate_limit)
+        self._limiter = RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
         self.judge_process: JudgeProcess | None = None
         self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
@@ -246,32 +200,7 @@ class Runner:
     # -- hooks -----------------------------------------------------------------------------
     async def _run_hook(self, name: str) -> str | None:
         """Run a named hook (in the config file's directory); the reason it failed, or None."""
-        command = self.config.hooks.get(name)
-        if command is None:
-            return (
-                f"unknown hook '{name}' (hooks in config: {', '.join(self.config.hooks) or 'none'})"
-            )
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.config.directory,
-                start_new_session=True,
-            )
-            _, stderr = await asyncio.wait_for(process.communicate(), self.timeout_s)
-        except TimeoutError:
-            await _end(process)  # the hook and everything it started
-            return f"hook '{name}' timed out after {self.timeout_s:g} s"
-        except OSError as error:
-            return f"hook '{name}' could not start: {error.strerror}"
-        if process.returncode != 0:
-            tail = stderr.decode("utf-8", errors="replace").strip()[-500:]
-            return f"hook '{name}' exited with code {process.returncode}" + (
-                f": {tail}" if tail else ""
-            )
-        return None
+        return await run_hook(self.config, name, self.timeout_s)
 
     # -- one trial -------------------------------------------------------------------------
     async def run_trial(self, test: TestCase, trial: int) -> TrialRecord:
@@ -419,26 +348,8 @@ class Runner:
                 return record, failures
         return self._judge(step.name, step.checks, output, context)
 
-    @staticmethod
-    def _judge(
-        name: str, checks: Sequence[Any], output: Any, context: CheckContext
-    ) -> tuple[StepRecord, list[dict[str, Any]]]:
-        """The step's record, and its failing assertions (for the trial's ``failures``)."""
-        results = [expectation.check(output, context=context) for expectation in checks]
-        outcomes = [result.outcome for result in results]
-        status: Status
-        if Outcome.FAILED in outcomes:
-            status = "failed"
-        elif Outcome.ERROR in outcomes:
-            status = "error"
-        else:
-            status = "passed"
-        score = sum(r.score for r in results) / len(results) if results else 1.0
-        failures = [failure for result in results for failure in _failures(name, result)]
-        # `as_record`: an expectation's all-pass result is one shared object whose record is
-        # built once, so passing checks cost no serialisation per test.
-        data = [result.as_record() for result in results]
-        return StepRecord(name, status, response=output, checks=data, score=score), failures
+    # The step's record and its failing assertions (`judge_checks`; the judge process too).
+    _judge = staticmethod(judge_checks)
 
     def _fact(self, name: str) -> bool | None:
         """A fact's value, or None when no source declares it (false, with a warning).
@@ -468,7 +379,7 @@ class Runner:
         async def one(number: int) -> None:
             async with pool:
                 if self._stop.is_set():
-                    record = TrialRecord(test.key, number, "skipped", 0.0, reason=_NOT_RUN)
+                    record = TrialRecord(test.key, number, "skipped", 0.0, reason=NOT_RUN)
                 else:
                     self.trials_run += 1
                     try:
@@ -510,7 +421,7 @@ class Runner:
         elapsed = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
         self.store.finish_run(
-            run_id, _now_iso(), previous + elapsed, self.warnings, self.suites.problems
+            run_id, now_iso(), previous + elapsed, self.warnings, self.suites.problems
         )
 
     async def _start_targets(self, agents: Iterable[str]) -> None:
@@ -532,10 +443,10 @@ class Runner:
         """Each test with its stored trials that count, metadata saved a batch ahead."""
         position = 0
         stored = self.store.definitions(self.run_id) if resumed else {}
-        for batch in _batches(tests, _META_BATCH):
+        for batch in batches(tests, _META_BATCH):
             # A test's metadata is stored before any of its trials: reports join on it.
             metas = [
-                _meta(test, self.definition_of(test), self.threshold_of(test)) for test in batch
+                test_meta(test, self.definition_of(test), self.threshold_of(test)) for test in batch
             ]
             changed = [
                 meta["key"]
@@ -551,7 +462,7 @@ class Runner:
             self.store.save_tests(self.run_id, metas, start=position)
             position += len(batch)
             for test in batch:
-                yield test, _kept_trials(resumed.get(test.key, {}))
+                yield test, kept_trials(resumed.get(test.key, {}))
 
     async def _work(
         self,
@@ -563,7 +474,7 @@ class Runner:
             if self._stop.is_set():
                 self._save_not_run(test, done)
                 continue
-            _raise_if_cancelled()
+            raise_if_cancelled()
             hooks = test.suite_hooks
             self.suites.enter(hooks)  # before any await: see SuiteHookState.enter
             if self.suites.pending:
@@ -580,7 +491,7 @@ class Runner:
     def _save_not_run(self, test: TestCase, done: dict[int, dict[str, Any]]) -> None:
         """After --fail-fast stopped the run: store a test it did not reach as skipped."""
         if 1 not in done:
-            skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=_NOT_RUN)
+            skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=NOT_RUN)
             self.store.save_trial(self.run_id, test.key, 1, skipped.to_dict())
 
     async def _run_inline(
@@ -608,39 +519,7 @@ class Runner:
     # -- evals -----------------------------------------------------------------------------
     def run_eval(self, suite: EvalSuite) -> EvalRecord:
         """Judge a workflow eval section (recorded fixtures; no calls)."""
-        cases: list[EvalCaseRecord] = []
-        for case in suite.cases:
-            if case.problems:
-                message = "; ".join(str(problem) for problem in case.problems)
-                cases.append(EvalCaseRecord(case.key, case.id, "error", 0.0, error=message))
-                continue
-            weighted = 0.0
-            total_weight = 0.0
-            blocks: dict[str, dict[str, Any]] = {}
-            outcomes: list[Outcome] = []
-            for block_id, (output, context, expectation) in case.blocks.items():
-                result = expectation.check(output, context=context, now=self.options.now)
-                outcomes.append(result.outcome)
-                for item, weight in zip(result.results, result.weights, strict=True):
-                    weighted += item.score * weight
-                    total_weight += weight
-                blocks[block_id] = result.as_record()
-            score = weighted / total_weight if total_weight else 1.0
-            status: Status = (
-                "failed"
-                if Outcome.FAILED in outcomes
-                else "error"
-                if Outcome.ERROR in outcomes
-                else "passed"
-            )
-            cases.append(
-                EvalCaseRecord(case.key, case.id, status, score, blocks, None, case.description)
-            )
-            self.listener("eval_case", (suite, cases[-1]))
-        suite_score = sum(c.score for c in cases) / len(cases) if cases else 0.0
-        has_error = any(c.status == "error" for c in cases)
-        passed = bool(cases) and not has_error and suite_score + 1e-12 >= suite.threshold
-        return EvalRecord(suite.file, suite_score, suite.threshold, passed, cases)
+        return judge_eval(suite, self.options.now, self.listener)
 
     # -- everything --------------------------------------------------------------------------
     run_id: str
@@ -678,7 +557,7 @@ class Runner:
                 asyncio.ensure_future(self._work(plan, pool)) for _ in range(self.concurrency)
             ]
             await asyncio.gather(*workers)
-            _raise_if_cancelled()
+            raise_if_cancelled()
         except BaseException:
             # Ctrl-C, or a store that cannot be written: stop every call in flight and wait for
             # it, so no agent is left running and no subprocess is left half-started (on one,
@@ -700,256 +579,8 @@ class Runner:
         return run
 
 
-def _kept_trials(stored: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """A resumed test's stored trials that count: those --fail-fast never ran do not."""
-    return {number: trial for number, trial in stored.items() if trial.get("reason") != _NOT_RUN}
-
-
 # Tests judged inline between two yields to the event loop.
 _YIELD_EVERY = 64
 
 # Tests whose metadata is written in one transaction, just before they are scheduled.
 _META_BATCH = 256
-
-
-def _batches(tests: Iterable[TestCase], size: int) -> Iterator[list[TestCase]]:
-    batch: list[TestCase] = []
-    for test in tests:
-        batch.append(test)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _raise_if_cancelled() -> None:
-    """Honour a Ctrl-C whose cancellation an inner ``wait_for`` swallowed.
-
-    On Python 3.11 ``asyncio.wait_for`` can lose a cancellation that races with the call it
-    waits for finishing; the cancel request is still counted on the task, so check it.
-    """
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
-def _meta(test: TestCase, definition: str | None, threshold: str) -> dict[str, Any]:
-    """What the store keeps of a test for reports (``pass_threshold``: the one its verdict uses)."""
-    return {
-        "definition": definition,
-        "key": test.key,
-        "id": test.id,
-        "name": test.name,
-        "suite": test.suite,
-        "file": test.file,
-        "line": test.line,
-        "tags": test.tags,
-        "priority": test.priority,
-        "description": test.description,
-        "agent": test.agent,
-        "pass_threshold": threshold,
-        **input_meta(test),
-    }
-
-
-def input_meta(test: TestCase) -> dict[str, Any]:
-    """The test's input for reports: ``input``, and ``multi_step`` for a test of steps.
-
-    A multi-step test's ``input`` is ``[{step, input}, ...]``, one per step in order.
-    """
-    if len(test.steps) > 1 or (test.steps and test.steps[0].name != test.id):
-        steps = [{"step": step.name, "input": step.input} for step in test.steps]
-        return {"input": steps, "multi_step": True}
-    return {"input": test.steps[0].input if test.steps else None}
-
-
-def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
-    """Load config, plugins and files; select tests.
-
-    Raises:
-        ConfigError: The config is invalid, or nothing could be loaded at all.
-    """
-    if isinstance(options.target, str) and not options.target.startswith(_TARGET_PREFIXES):
-        raise ConfigError(
-            [
-                Problem(
-                    "--target",
-                    f"unknown target {options.target!r}: use cmd:<command>, http(s)://…, "
-                    "py:module:function or fixtures:<file.jsonl>",
-                )
-            ]
-        )
-    config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
-    config = load_config(config_file)
-    load_config_plugins(config)
-    loaded = load_paths(
-        options.paths,
-        sensitive_prefixes=config.sensitive_prefixes,
-        shape=config.shape,
-        project_dir=config.directory or Path.cwd(),
-    )
-    unmatched = unmatched_filters(
-        loaded.tests,
-        loaded.datasets,
-        agents=options.agents,
-        suites=options.suites,
-        test_ids=options.test_ids,
-    )
-    if unmatched:
-        # A broken file may hold what the filter names: say both.
-        raise ConfigError([*unmatched, *loaded.file_problems])
-    problems = [str(problem) for problem in loaded.file_problems]
-    tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
-    # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
-    # a shard takes the eval suites whose file hashes to it.
-    evals = [] if filtered(options) else loaded.evals
-    if options.shard:
-        shard = parse_shard(options.shard)
-        evals = [suite for suite in evals if in_shard(suite.file, shard)]
-    if not tests and not evals and not options.shard:  # a shard of a small suite may be empty
-        if problems:
-            raise ConfigError(loaded.file_problems)
-        raise ConfigError([Problem("paths", "no tests found (after filters)")])
-    return config, tests, evals, problems
-
-
-def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
-    """Load, run and store; return the finished run.
-
-    Raises:
-        ConfigError: Nothing could run (usage or configuration problem).
-        StoreError: The run store cannot be used.
-    """
-    if options.resume:
-        # The run to resume lives in the configured store and names its paths, target, filters
-        # and the rest: what the command line does not give again is taken from it.
-        config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
-        store_path = options.store_path or load_config(config_file).store_path
-        with_store = RunStore(store_path, must_exist=True)
-        try:
-            resumed_id = with_store.resolve_run_id(options.resume)
-            stored = with_store.run_info(resumed_id)["options"]
-        finally:
-            with_store.close()
-        restore_options(options, stored)
-    config, tests, evals, problems = prepare(options)
-    runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
-    store_location = options.store_path or config.store_path
-    # A database URL's password is a secret: redacted from the options stored with the run.
-    secrets: set[str] = {password} if (password := url_password(store_location)) else set()
-    store = RunStore(store_location, redact=secrets)
-    runner: Runner | None = None
-    claimed: str | None = None
-    try:
-        runner = runner_class(options, config, store, secrets, listener)
-        run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
-        files = _files_of(tests, evals)
-        if options.resume:
-            _refuse_new_files(files, store.run_info(run_id)["options"], run_id)
-        store.claim_run(run_id, _now_iso())
-        claimed = run_id
-        threshold = options.pass_threshold or config.pass_threshold
-        data = options_dict(options, threshold, problems)
-        data["files"] = files
-        store.start_run(run_id, _now_iso(), data)
-        runner.fit_open_files()
-        agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
-        total = tests.count()
-        local = options.backend == "local"  # on Ray, the workers judge what they call
-        if local and judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
-            # Forked now, before the event loop and the targets' clients exist.
-            with suppress(OSError):  # no process to spare (limits): judged here, as small runs
-                runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
-        work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
-        record = asyncio.run(until_sigterm(work))  # SIGTERM: Terminated, as Ctrl-C
-    finally:
-        if runner is not None and runner.judge_process is not None:
-            runner.judge_process.close()
-        if claimed is not None:
-            with suppress(StoreError):
-                store.release_run(claimed)
-        store.close()
-    if not evals and not record.tests and not options.shard:
-        # Filters can leave no line of a dataset, which is only known once it has been read.
-        raise ConfigError([Problem("paths", "no tests found (after filters)")])
-    return record
-
-
-def _runner_class(options: RunOptions) -> type[Runner]:
-    """`Runner`, or for ``--backend ray`` the one that runs calls on a Ray cluster.
-
-    Raises:
-        ConfigError: An unknown backend, or Ray is not installed.
-    """
-    if options.ray_address is not None and options.backend != "ray":
-        raise ConfigError([Problem("--ray-address", "is for --backend ray only")])
-    if options.backend == "local":
-        return Runner
-    if options.backend != "ray":
-        raise ConfigError(
-            [Problem("--backend", f"unknown backend {options.backend!r}: use local or ray")]
-        )
-    try:
-        from ._ray import RayRunner
-    except ImportError as error:
-        raise ConfigError(
-            [
-                Problem(
-                    "--backend ray",
-                    f"Ray is not installed ({error}): pip install 'assertly[ray]'",
-                )
-            ]
-        ) from None
-    return RayRunner
-
-
-def _files_of(tests: TestPlan, evals: list[EvalSuite]) -> list[str]:
-    """The test files (and datasets' files) a run is made of, sorted."""
-    found = {test.file for test in tests.tests} | {dataset.file for dataset in tests.datasets}
-    return sorted(found | {suite.file for suite in evals})
-
-
-def _refuse_new_files(files: list[str], stored: dict[str, Any], run_id: str) -> None:
-    """A resumed run judges the files it started with, never files added since.
-
-    Raises:
-        ConfigError: The paths now hold test files the run did not have.
-    """
-    known = stored.get("files")
-    if known is None:  # a run stored before runs recorded their files
-        return
-    added = sorted(set(files) - set(known))
-    if added:
-        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
-        raise ConfigError(
-            [
-                Problem(
-                    "--resume",
-                    f"run {run_id} did not have {shown}: a resumed run only finishes the tests "
-                    "it started with; start a new run (without --resume) to include new files",
-                )
-            ]
-        )
-
-
-def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:
-    """Every list of compiled checks the run's steps use (a dataset's lines share one)."""
-    for test in tests.tests:
-        for step in test.steps:
-            yield step.checks
-    for dataset in tests.datasets:
-        yield dataset.checks
-
-
-def load_run(store_path: str, run_id: str) -> RunRecord:
-    """Rebuild a stored run (for ``assertly report``)."""
-    store = RunStore(store_path, must_exist=True)
-    try:
-        resolved = store.resolve_run_id(run_id)
-        return build_run(store, resolved)
-    finally:
-        store.close()
-
-
-__all__ += ["load_run", "prepare", "restore_options", "select_tests"]

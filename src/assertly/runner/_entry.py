@@ -1,0 +1,227 @@
+"""``assertly run`` as a whole, and ``assertly report``'s stored run.
+
+Load and select, open the store and claim the run, fork the judge process, run, and return
+the finished run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ConfigError, Problem, StoreError
+from .._secrets import url_password
+from ..engine import Expectation
+from ..loading import (
+    ConfigModel,
+    EvalSuite,
+    find_config,
+    load_config,
+    load_config_plugins,
+    load_paths,
+)
+from ..store import RunStore, new_run_id
+from ._judge_process import JudgeProcess
+from ._judge_process import wanted as judge_process_wanted
+from ._options import RunOptions, options_dict, parse_shard, restore_options
+from ._records import RunRecord
+from ._run import Listener, Runner
+from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
+from ._signals import until_sigterm
+from ._support import now_iso
+from ._verdict import build_run
+
+__all__ = ["load_run", "prepare", "run"]
+
+_TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
+
+
+def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
+    """Load config, plugins and files; select tests.
+
+    Raises:
+        ConfigError: The config is invalid, or nothing could be loaded at all.
+    """
+    if isinstance(options.target, str) and not options.target.startswith(_TARGET_PREFIXES):
+        raise ConfigError(
+            [
+                Problem(
+                    "--target",
+                    f"unknown target {options.target!r}: use cmd:<command>, http(s)://…, "
+                    "py:module:function or fixtures:<file.jsonl>",
+                )
+            ]
+        )
+    config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
+    config = load_config(config_file)
+    load_config_plugins(config)
+    loaded = load_paths(
+        options.paths,
+        sensitive_prefixes=config.sensitive_prefixes,
+        shape=config.shape,
+        project_dir=config.directory or Path.cwd(),
+    )
+    unmatched = unmatched_filters(
+        loaded.tests,
+        loaded.datasets,
+        agents=options.agents,
+        suites=options.suites,
+        test_ids=options.test_ids,
+    )
+    if unmatched:
+        # A broken file may hold what the filter names: say both.
+        raise ConfigError([*unmatched, *loaded.file_problems])
+    problems = [str(problem) for problem in loaded.file_problems]
+    tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
+    # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
+    # a shard takes the eval suites whose file hashes to it.
+    evals = [] if filtered(options) else loaded.evals
+    if options.shard:
+        shard = parse_shard(options.shard)
+        evals = [suite for suite in evals if in_shard(suite.file, shard)]
+    if not tests and not evals and not options.shard:  # a shard of a small suite may be empty
+        if problems:
+            raise ConfigError(loaded.file_problems)
+        raise ConfigError([Problem("paths", "no tests found (after filters)")])
+    return config, tests, evals, problems
+
+
+def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
+    """Load, run and store; return the finished run.
+
+    Raises:
+        ConfigError: Nothing could run (usage or configuration problem).
+        StoreError: The run store cannot be used.
+    """
+    if options.resume:
+        # The run to resume lives in the configured store and names its paths, target, filters
+        # and the rest: what the command line does not give again is taken from it.
+        config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
+        store_path = options.store_path or load_config(config_file).store_path
+        with_store = RunStore(store_path, must_exist=True)
+        try:
+            resumed_id = with_store.resolve_run_id(options.resume)
+            stored = with_store.run_info(resumed_id)["options"]
+        finally:
+            with_store.close()
+        restore_options(options, stored)
+    config, tests, evals, problems = prepare(options)
+    runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
+    store_location = options.store_path or config.store_path
+    # A database URL's password is a secret: redacted from the options stored with the run.
+    secrets: set[str] = {password} if (password := url_password(store_location)) else set()
+    store = RunStore(store_location, redact=secrets)
+    runner: Runner | None = None
+    claimed: str | None = None
+    try:
+        runner = runner_class(options, config, store, secrets, listener)
+        run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
+        files = _files_of(tests, evals)
+        if options.resume:
+            _refuse_new_files(files, store.run_info(run_id)["options"], run_id)
+        store.claim_run(run_id, now_iso())
+        claimed = run_id
+        threshold = options.pass_threshold or config.pass_threshold
+        data = options_dict(options, threshold, problems)
+        data["files"] = files
+        store.start_run(run_id, now_iso(), data)
+        runner.fit_open_files()
+        agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
+        total = tests.count()
+        local = options.backend == "local"  # on Ray, the workers judge what they call
+        if local and judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
+            # Forked now, before the event loop and the targets' clients exist.
+            with suppress(OSError):  # no process to spare (limits): judged here, as small runs
+                runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
+        work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
+        record = asyncio.run(until_sigterm(work))  # SIGTERM: Terminated, as Ctrl-C
+    finally:
+        if runner is not None and runner.judge_process is not None:
+            runner.judge_process.close()
+        if claimed is not None:
+            with suppress(StoreError):
+                store.release_run(claimed)
+        store.close()
+    if not evals and not record.tests and not options.shard:
+        # Filters can leave no line of a dataset, which is only known once it has been read.
+        raise ConfigError([Problem("paths", "no tests found (after filters)")])
+    return record
+
+
+def _runner_class(options: RunOptions) -> type[Runner]:
+    """`Runner`, or for ``--backend ray`` the one that runs calls on a Ray cluster.
+
+    Raises:
+        ConfigError: An unknown backend, or Ray is not installed.
+    """
+    if options.ray_address is not None and options.backend != "ray":
+        raise ConfigError([Problem("--ray-address", "is for --backend ray only")])
+    if options.backend == "local":
+        return Runner
+    if options.backend != "ray":
+        raise ConfigError(
+            [Problem("--backend", f"unknown backend {options.backend!r}: use local or ray")]
+        )
+    try:
+        from ._ray import RayRunner
+    except ImportError as error:
+        raise ConfigError(
+            [
+                Problem(
+                    "--backend ray",
+                    f"Ray is not installed ({error}): pip install 'assertly[ray]'",
+                )
+            ]
+        ) from None
+    return RayRunner
+
+
+def _files_of(tests: TestPlan, evals: list[EvalSuite]) -> list[str]:
+    """The test files (and datasets' files) a run is made of, sorted."""
+    found = {test.file for test in tests.tests} | {dataset.file for dataset in tests.datasets}
+    return sorted(found | {suite.file for suite in evals})
+
+
+def _refuse_new_files(files: list[str], stored: dict[str, Any], run_id: str) -> None:
+    """A resumed run judges the files it started with, never files added since.
+
+    Raises:
+        ConfigError: The paths now hold test files the run did not have.
+    """
+    known = stored.get("files")
+    if known is None:  # a run stored before runs recorded their files
+        return
+    added = sorted(set(files) - set(known))
+    if added:
+        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        raise ConfigError(
+            [
+                Problem(
+                    "--resume",
+                    f"run {run_id} did not have {shown}: a resumed run only finishes the tests "
+                    "it started with; start a new run (without --resume) to include new files",
+                )
+            ]
+        )
+
+
+def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:
+    """Every list of compiled checks the run's steps use (a dataset's lines share one)."""
+    for test in tests.tests:
+        for step in test.steps:
+            yield step.checks
+    for dataset in tests.datasets:
+        yield dataset.checks
+
+
+def load_run(store_path: str, run_id: str) -> RunRecord:
+    """Rebuild a stored run (for ``assertly report``)."""
+    store = RunStore(store_path, must_exist=True)
+    try:
+        resolved = store.resolve_run_id(run_id)
+        return build_run(store, resolved)
+    finally:
+        store.close()

@@ -1,0 +1,192 @@
+"""The parts of a run around the runner's loop.
+
+The rate limit, hooks, batching, cancellation, the failures of a step, and what the store
+keeps of a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ..engine import CheckContext, CheckResult, Outcome
+from ..loading import ConfigModel, TestCase
+from ..targets._command import _end
+from ._records import Status, StepRecord
+
+__all__ = [
+    "NOT_RUN",
+    "RateLimiter",
+    "batches",
+    "failures_of",
+    "input_meta",
+    "judge_checks",
+    "kept_trials",
+    "now_iso",
+    "raise_if_cancelled",
+    "run_hook",
+    "step_status",
+    "test_meta",
+]
+
+NOT_RUN = "not run: --fail-fast stopped the run after a failure"
+
+
+class RateLimiter:
+    """At most ``rate`` calls per second, spaced evenly."""
+
+    def __init__(self, rate: float | None) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            delay = self._next - now
+            self._next = max(now, self._next) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def failures_of(step: str, result: CheckResult) -> list[dict[str, Any]]:
+    found = []
+    for item in result.results:
+        if item.passed:
+            continue
+        found.append(
+            {
+                "step": step,
+                "assertion": item.assertion,
+                "outcome": item.outcome.value,
+                "message": item.message,
+                "path": item.path,
+                "expected": item.expected,
+                "actual": item.actual,
+            }
+        )
+    return found
+
+
+async def run_hook(config: ConfigModel, name: str, timeout_s: float) -> str | None:
+    """Run a named hook of the config (in its directory); the reason it failed, or None."""
+    command = config.hooks.get(name)
+    if command is None:
+        return f"unknown hook '{name}' (hooks in config: {', '.join(config.hooks) or 'none'})"
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=config.directory,
+            start_new_session=True,
+        )
+        _, stderr = await asyncio.wait_for(process.communicate(), timeout_s)
+    except TimeoutError:
+        await _end(process)  # the hook and everything it started
+        return f"hook '{name}' timed out after {timeout_s:g} s"
+    except OSError as error:
+        return f"hook '{name}' could not start: {error.strerror}"
+    if process.returncode != 0:
+        tail = stderr.decode("utf-8", errors="replace").strip()[-500:]
+        return f"hook '{name}' exited with code {process.returncode}" + (
+            f": {tail}" if tail else ""
+        )
+    return None
+
+
+def kept_trials(stored: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """A resumed test's stored trials that count: those --fail-fast never ran do not."""
+    return {number: trial for number, trial in stored.items() if trial.get("reason") != NOT_RUN}
+
+
+# Tests judged inline between two yields to the event loop.
+_YIELD_EVERY = 64
+
+# Tests whose metadata is written in one transaction, just before they are scheduled.
+_META_BATCH = 256
+
+
+def batches(tests: Iterable[TestCase], size: int) -> Iterator[list[TestCase]]:
+    batch: list[TestCase] = []
+    for test in tests:
+        batch.append(test)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def raise_if_cancelled() -> None:
+    """Honour a Ctrl-C whose cancellation an inner ``wait_for`` swallowed.
+
+    On Python 3.11 ``asyncio.wait_for`` can lose a cancellation that races with the call it
+    waits for finishing; the cancel request is still counted on the task, so check it.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def test_meta(test: TestCase, definition: str | None, threshold: str) -> dict[str, Any]:
+    """What the store keeps of a test for reports (``pass_threshold``: the one its verdict uses)."""
+    return {
+        "definition": definition,
+        "key": test.key,
+        "id": test.id,
+        "name": test.name,
+        "suite": test.suite,
+        "file": test.file,
+        "line": test.line,
+        "tags": test.tags,
+        "priority": test.priority,
+        "description": test.description,
+        "agent": test.agent,
+        "pass_threshold": threshold,
+        **input_meta(test),
+    }
+
+
+def input_meta(test: TestCase) -> dict[str, Any]:
+    """The test's input for reports: ``input``, and ``multi_step`` for a test of steps.
+
+    A multi-step test's ``input`` is ``[{step, input}, ...]``, one per step in order.
+    """
+    if len(test.steps) > 1 or (test.steps and test.steps[0].name != test.id):
+        steps = [{"step": step.name, "input": step.input} for step in test.steps]
+        return {"input": steps, "multi_step": True}
+    return {"input": test.steps[0].input if test.steps else None}
+
+
+def step_status(outcomes: Iterable[Outcome]) -> Status:
+    """A step's (or an eval case's) status from its checks: a failure outranks an error."""
+    found = set(outcomes)
+    if Outcome.FAILED in found:
+        return "failed"
+    return "error" if Outcome.ERROR in found else "passed"
+
+
+def judge_checks(
+    name: str, checks: Sequence[Any], output: Any, context: CheckContext
+) -> tuple[StepRecord, list[dict[str, Any]]]:
+    """The step's record, and its failing assertions (for the trial's ``failures``)."""
+    results = [expectation.check(output, context=context) for expectation in checks]
+    status = step_status(result.outcome for result in results)
+    score = sum(r.score for r in results) / len(results) if results else 1.0
+    failures = [failure for result in results for failure in failures_of(name, result)]
+    # `as_record`: an expectation's all-pass result is one shared object whose record is
+    # built once, so passing checks cost no serialisation per test.
+    data = [result.as_record() for result in results]
+    return StepRecord(name, status, response=output, checks=data, score=score), failures
