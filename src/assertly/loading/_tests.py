@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
 
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
 from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
 from ._datasets import Dataset, has_lines, inside_project
+from ._discover import discover
 from ._models import (
     AgentTestFileModel,
     EvalCaseModel,
@@ -29,6 +29,9 @@ from ._models import (
     TestModel,
     WorkflowModel,
 )
+from ._problems import Label
+from ._problems import located as _located
+from ._problems import validate as _validate
 from ._references import CaseCompiler, has_references
 from ._source import Key, Source, read_source
 
@@ -42,9 +45,6 @@ __all__ = [
     "discover",
     "load_paths",
 ]
-
-TEST_FILE_SUFFIXES = (".tests.json", ".tests.yaml", ".tests.yml")
-WORKFLOW_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(slots=True)
@@ -69,102 +69,6 @@ class LoadResult:
             for case in suite.cases:
                 found.extend(case.problems)
         return found
-
-
-def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
-    """Expand directories into test and workflow files, in a stable order."""
-    files: list[Path] = []
-    problems: list[Problem] = []
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                if any(part.startswith(".") for part in candidate.relative_to(path).parts):
-                    continue
-                if candidate.is_file() and _is_candidate(candidate):
-                    files.append(candidate)
-        elif path.is_file():
-            files.append(path)
-        else:
-            problems.append(Problem(str(path), "no such file or directory"))
-    return files, problems
-
-
-def _is_candidate(path: Path) -> bool:
-    name = path.name.lower()
-    if name.endswith(TEST_FILE_SUFFIXES):
-        return True
-    if name.endswith(WORKFLOW_SUFFIXES) and name not in ("assertly.yaml", "assertly.yml"):
-        try:
-            head = path.read_text(encoding="utf-8", errors="replace")[:65536]
-        except OSError:
-            return False
-        return "\neval:" in "\n" + head
-    return False
-
-
-Label = tuple[str, int]
-"""A test's (or case's) id and the depth of its key: problems inside it are named by the id."""
-
-
-def _located(source: Source, key: Key, label: Label | None) -> str:
-    """Where a problem is: ``file:line:col: a.dotted.key``.
-
-    For a key inside a test or case: ``file:line:col: ID: key.within.it``, so every problem
-    names the test id as well as the place.
-    """
-    where = source.where(key)
-    if label is None:
-        return f"{where}: " + ".".join(str(part) for part in key)
-    name, depth = label
-    inner = ".".join(str(part) for part in key[depth:])
-    return f"{where}: {name}" + (f": {inner}" if inner else "")
-
-
-def _validation_problems(
-    source: Source, base: Key, error: ValidationError, label: Label | None = None
-) -> list[Problem]:
-    problems = []
-    for item in error.errors(include_url=False):
-        key = (*base, *item["loc"])
-        if item["type"] == "extra_forbidden":
-            message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
-        elif item["type"] == "missing":
-            message = "required key is missing"
-        else:
-            message = f"{item['msg'].lower()}, got {item['input']!r}"
-        problems.append(Problem(_located(source, key, label), message))
-    return problems
-
-
-def _did_you_mean(key: str) -> str:
-    import difflib
-
-    from ._models import ConfigModel, SuiteModel
-
-    known = {
-        name
-        for model in (
-            AgentTestFileModel,
-            SuiteModel,
-            TestModel,
-            StepModel,
-            EvalCaseModel,
-            ConfigModel,
-        )
-        for name in model.model_fields
-    }
-    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.7)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
-def _validate(
-    model: type[BaseModel], data: Any, source: Source, base: Key, label: Label | None = None
-) -> tuple[Any, list[Problem]]:
-    try:
-        return model.model_validate(data), []
-    except ValidationError as error:
-        return None, _validation_problems(source, base, error, label)
 
 
 class _LoadContext:

@@ -1,0 +1,48 @@
+"""Which files under the paths given are test files.
+
+Agent test files by their suffix, and workflow files with an ``eval:`` section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .._exceptions import Problem
+
+__all__ = ["TEST_FILE_SUFFIXES", "WORKFLOW_SUFFIXES", "discover"]
+
+TEST_FILE_SUFFIXES = (".tests.json", ".tests.yaml", ".tests.yml")
+WORKFLOW_SUFFIXES = (".yaml", ".yml")
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
+    """Expand directories into test and workflow files, in a stable order."""
+    files: list[Path] = []
+    problems: list[Problem] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("*")):
+                if any(part.startswith(".") for part in candidate.relative_to(path).parts):
+                    continue
+                if candidate.is_file() and _is_candidate(candidate):
+                    files.append(candidate)
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), "no such file or directory"))
+    return files, problems
+
+
+def _is_candidate(path: Path) -> bool:
+    name = path.name.lower()
+    if name.endswith(TEST_FILE_SUFFIXES):
+        return True
+    if name.endswith(WORKFLOW_SUFFIXES) and name not in ("assertly.yaml", "assertly.yml"):
+        try:
+            head = path.read_text(encoding="utf-8", errors="replace")[:65536]
+        except OSError:
+            return False
+        return "\neval:" in "\n" + head
+    return False

@@ -1,0 +1,85 @@
+"""Problems of a file model, named where they are.
+
+``file:line:col: test id: key``, with a did-you-mean for an unknown key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .._exceptions import Problem
+from ._models import (
+    AgentTestFileModel,
+    ConfigModel,
+    EvalCaseModel,
+    StepModel,
+    SuiteModel,
+    TestModel,
+)
+from ._source import Key, Source
+
+__all__ = ["Label", "located", "validate"]
+
+
+Label = tuple[str, int]
+"""A test's (or case's) id and the depth of its key: problems inside it are named by the id."""
+
+
+def located(source: Source, key: Key, label: Label | None) -> str:
+    """Where a problem is: ``file:line:col: a.dotted.key``.
+
+    For a key inside a test or case: ``file:line:col: ID: key.within.it``, so every problem
+    names the test id as well as the place.
+    """
+    where = source.where(key)
+    if label is None:
+        return f"{where}: " + ".".join(str(part) for part in key)
+    name, depth = label
+    inner = ".".join(str(part) for part in key[depth:])
+    return f"{where}: {name}" + (f": {inner}" if inner else "")
+
+
+def _validation_problems(
+    source: Source, base: Key, error: ValidationError, label: Label | None = None
+) -> list[Problem]:
+    problems = []
+    for item in error.errors(include_url=False):
+        key = (*base, *item["loc"])
+        if item["type"] == "extra_forbidden":
+            message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        else:
+            message = f"{item['msg'].lower()}, got {item['input']!r}"
+        problems.append(Problem(located(source, key, label), message))
+    return problems
+
+
+def _did_you_mean(key: str) -> str:
+    import difflib
+
+    known = {
+        name
+        for model in (
+            AgentTestFileModel,
+            SuiteModel,
+            TestModel,
+            StepModel,
+            EvalCaseModel,
+            ConfigModel,
+        )
+        for name in model.model_fields
+    }
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.7)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def validate(
+    model: type[BaseModel], data: Any, source: Source, base: Key, label: Label | None = None
+) -> tuple[Any, list[Problem]]:
+    try:
+        return model.model_validate(data), []
+    except ValidationError as error:
+        return None, _validation_problems(source, base, error, label)
