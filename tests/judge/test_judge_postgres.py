@@ -1,12 +1,9 @@
-"""The judge cache and spend in a PostgreSQL run store (a real server; skipped without one)."""
+"""The judge cache and spend in a PostgreSQL run store (a real server the tests start)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,24 +15,11 @@ from assertly.cli import main
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
 
-SERVER = os.environ.get(
-    "ASSERTLY_TEST_POSTGRES_URL", "postgresql://assertly:assertly-test@127.0.0.1:5432/postgres"
-)
-
 
 @pytest.fixture
-def database() -> Iterator[str]:
-    try:
-        admin = psycopg.connect(SERVER, autocommit=True, connect_timeout=3)
-    except psycopg.Error as error:
-        pytest.skip(f"no PostgreSQL server ({error}); .ci/run starts one")
-    name = f"assertly_{uuid.uuid4().hex[:12]}"
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    head, _, _ = SERVER.rpartition("/")
-    yield f"{head}/{name}"
-    with psycopg.connect(SERVER, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def database(postgres_database: str) -> str:
+    """A fresh database on the test server the tests start (see tests/conftest.py)."""
+    return postgres_database
 
 
 def test_a_repeated_run_is_judged_from_the_postgres_cache(
