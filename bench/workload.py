@@ -128,6 +128,24 @@ def write_test_suite(
     return test_file, fixtures
 
 
+def assertly_report_passes(report: Path, assertions: list[dict[str, Any]]) -> dict[int, str]:
+    """Per-assertion verdicts ('1'/'0' in the order of ``assertions``) by case index.
+
+    Read from the report's failures of the first trial, which name the failing assertion's
+    type: each type appears once in ``assertions``.
+    """
+    types = [entry["type"] for entry in assertions]
+    assert len(set(types)) == len(types), types
+    data = json.loads(report.read_text(encoding="utf-8"))
+    passes: dict[int, str] = {}
+    for test in data.get("tests", []):
+        test_id = str(test.get("id", ""))
+        if test_id.startswith("case_") and test.get("trials"):
+            failing = {f["assertion"] for f in test["trials"][0].get("failures", [])}
+            passes[int(test_id[5:])] = "".join("0" if t in failing else "1" for t in types)
+    return passes
+
+
 def assertly_report_verdicts(report: Path) -> dict[int, tuple[bool, float]]:
     """(passed, score) by case index from an assertly JSON report."""
     data = json.loads(report.read_text(encoding="utf-8"))
