@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema_rs
 from runner_support import Project
 
+from assertly._records import OUTPUT_LIMIT
 from assertly.reports._report_schema import report_schema
-from assertly.runner._records import OUTPUT_LIMIT
 
 SCHEMA = Path(__file__).parents[2] / "schemas" / "report.schema.json"
 
@@ -148,7 +148,7 @@ def test_the_committed_report_schema_is_up_to_date() -> None:
 
 
 def test_report_output_forms() -> None:
-    from assertly.runner._records import report_output
+    from assertly._records import report_output
 
     assert report_output({"a": 1}) == ({"a": 1}, False)
     assert report_output(' {"a": [1, 2]}\n') == ({"a": [1, 2]}, False)

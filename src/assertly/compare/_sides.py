@@ -132,7 +132,7 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
 def _stored_tests(
     store_path: str, run_id: str, threshold: str, *, scores: bool
 ) -> Iterator[TestOutcome]:
-    from ..runner._verdict import PassThreshold, status_of_counts
+    from .._records import PassThreshold, status_of_counts
     from ..store import RunStore
 
     store = RunStore(store_path, must_exist=True, read_only=True)

@@ -1,7 +1,8 @@
 """Rendering verdicts for people and machines: console, JSON, JUnit XML, Markdown, HTML.
 
-Run reports read the runner's records; the one-check text rendering needs only the engine, so
-names are imported on first use and ``assertly check`` never loads the runner.
+Run reports read the run records of `assertly._records` and never import the runner
+(tests/reports/test_reports_layering.py); the one-check text rendering needs only the engine,
+so names are imported on first use and ``assertly check`` loads only the check renderer.
 """
 
 from __future__ import annotations

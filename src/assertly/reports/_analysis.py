@@ -14,8 +14,14 @@ from typing import Any
 import orjson
 
 from .._json import dumps
-from ..runner import EvalCaseRecord, EvalRecord, RunRecord, TestRecord
-from ..runner._records import combined_metrics, report_output
+from .._records import (
+    EvalCaseRecord,
+    EvalRecord,
+    RunRecord,
+    TestRecord,
+    combined_metrics,
+    report_output,
+)
 
 __all__ = [
     "AssertionRow",

@@ -10,8 +10,8 @@ import os
 import sys
 from typing import Any
 
+from .._records import RunRecord
 from .._terminal import terminal_safe
-from ..runner import RunRecord
 from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["ConsoleReporter"]

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._json import dumps
-from ..runner import EvalCaseRecord, TestRecord
+from .._records import EvalCaseRecord, TestRecord
 
 __all__ = ["eval_case_detail", "test_failure_lines", "value_text"]
 

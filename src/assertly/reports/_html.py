@@ -16,8 +16,8 @@ from typing import Any
 import jinja2
 
 from .. import __version__
+from .._records import RunRecord, TestRecord
 from ..engine._values import dumps
-from ..runner import RunRecord, TestRecord
 from ._analysis import (
     DETAILED_NOT_PASSED,
     LISTED_PASSED,

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from .._json import to_json_bytes
+from .._records import RunRecord
 from .._secrets import redact_text
-from ..runner import RunRecord
 
 __all__ = ["render_json", "write_json"]
 

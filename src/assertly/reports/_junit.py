@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
-from ..runner import EvalRecord, RunRecord, TestRecord
+from .._records import EvalRecord, RunRecord, TestRecord
 from ._failures import eval_case_detail, test_failure_lines
 
 __all__ = ["render_junit"]

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..runner import RunRecord, TestRecord
+from .._records import RunRecord, TestRecord
 from ._analysis import (
     DETAILED_NOT_PASSED,
     LISTED_PASSED,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runner._records import OUTPUT_LIMIT
+from .._records import OUTPUT_LIMIT
 
 __all__ = ["report_schema"]
 

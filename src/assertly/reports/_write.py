@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from .._records import RunRecord
 from .._secrets import redact_text
-from ..runner import RunRecord
 from ._json import write_json
 from ._junit import render_junit
 

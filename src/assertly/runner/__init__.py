@@ -1,9 +1,6 @@
 """Scheduling, concurrency, timeouts, trials, multi-step tests, hooks and skip facts."""
 
-from ._entry import load_run, prepare, run
-from ._options import RunOptions, restore_options
-from ._recheck import recheck
-from ._records import (
+from .._records import (
     EvalCaseRecord,
     EvalRecord,
     RunRecord,
@@ -12,6 +9,9 @@ from ._records import (
     TrialRecord,
     pass_at_k,
 )
+from ._entry import load_run, prepare, run
+from ._options import RunOptions, restore_options
+from ._recheck import recheck
 from ._run import Runner
 from ._selection import select_tests
 from ._verdict import build_run, test_status

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, Problem, StoreError
+from .._records import RunRecord
 from .._secrets import url_password
 from ..engine import Expectation
 from ..loading import (
@@ -27,7 +28,6 @@ from ..store import RunStore, new_run_id
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._options import RunOptions, options_dict, parse_shard, restore_options
-from ._records import RunRecord
 from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .._records import EvalCaseRecord, EvalRecord
 from ..engine import Outcome
 from ..loading import EvalSuite
-from ._records import EvalCaseRecord, EvalRecord
 from ._support import step_status
 
 __all__ = ["judge_eval"]

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import StoreError
+from .._records import RunRecord
 from ..store import RunStore, new_run_id
 from ..store._files import is_sqlite_file, read_report
 from ._options import parse_shard
-from ._records import RunRecord
 from ._verdict import build_run
 
 __all__ = ["merge_runs"]

@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from .._records import StepRecord
 from ..engine import CheckContext, Expectation
 from ..engine._judging import BOARD_KEY, JudgeBoard
 from ..judge import CacheMode, JudgeClient
 from ..loading import JudgeModel
 from ..store import RunStore
-from ._records import StepRecord
 
 __all__ = ["ModelJudge"]
 

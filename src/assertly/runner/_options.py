@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from ._verdict import PassThreshold
+from .._records import PassThreshold
 
 __all__ = ["RunOptions", "options_dict", "parse_shard", "restore_options"]
 

@@ -41,10 +41,10 @@ import ray
 import ray.exceptions
 
 from .._exceptions import ConfigError, Problem
+from .._records import TrialRecord
 from ..loading import ConfigModel, TestCase, load_config, load_config_plugins, load_paths
 from ..store import RunStore
 from ._options import RunOptions
-from ._records import TrialRecord
 from ._run import Listener, Runner
 
 __all__ = ["RayRunner", "RayWorker"]

@@ -13,11 +13,11 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from .._records import RunRecord, TrialRecord
 from ..engine import CheckContext
 from ..store import RunStore, new_run_id
 from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
-from ._records import RunRecord, TrialRecord
 from ._run import Runner
 from ._support import now_iso, test_meta
 from ._verdict import build_run

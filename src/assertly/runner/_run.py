@@ -15,6 +15,13 @@ from dataclasses import asdict
 from typing import Any
 
 from .._exceptions import TargetError
+from .._records import (
+    EvalRecord,
+    RunRecord,
+    Status,
+    StepRecord,
+    TrialRecord,
+)
 from ..engine import CheckContext
 from ..loading import (
     ConfigModel,
@@ -32,13 +39,6 @@ from ._judge_process import JudgeProcess
 from ._limits import fit_concurrency
 from ._model_judge import ModelJudge
 from ._options import RunOptions
-from ._records import (
-    EvalRecord,
-    RunRecord,
-    Status,
-    StepRecord,
-    TrialRecord,
-)
 from ._selection import TestPlan
 from ._suite_hooks import SuiteHookState
 from ._support import (

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from .._records import Status, StepRecord
 from ..engine import CheckContext, CheckResult, Outcome
 from ..loading import ConfigModel, TestCase
 from ..targets._command import _end
-from ._records import Status, StepRecord
 
 __all__ = [
     "NOT_RUN",

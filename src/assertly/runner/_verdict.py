@@ -9,10 +9,21 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, overload
 
+from .._records import (
+    EvalCaseRecord,
+    EvalRecord,
+    PassThreshold,
+    RunRecord,
+    Status,
+    TestRecord,
+    TrialRecord,
+    status_of,
+    status_of_counts,
+    test_status,
+)
 from ..store import RunStore
-from ._records import EvalCaseRecord, EvalRecord, RunRecord, Status, TestRecord, TrialRecord
 
 __all__ = [
     "PassThreshold",
@@ -22,48 +33,6 @@ __all__ = [
     "status_of_counts",
     "test_status",
 ]
-
-PassThreshold = Literal["any", "all", "majority"]
-
-
-def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
-    """A test's status from its trials.
-
-    ``any``: some trial passed. ``all``: every trial run passed. ``majority``: more than half of
-    the trials run passed. Skipped trials do not count as run; a test whose trials were all
-    skipped is skipped. A test that did not pass is ``failed`` if any trial failed, else
-    ``error`` (it could not be judged).
-    """
-    return status_of([trial.status for trial in trials], threshold)
-
-
-def status_of(statuses: Sequence[str], threshold: PassThreshold) -> Status:
-    """`test_status` from the trials' statuses alone."""
-    return status_of_counts(
-        statuses.count("passed"),
-        statuses.count("failed"),
-        statuses.count("error"),
-        statuses.count("skipped"),
-        threshold,
-    )
-
-
-def status_of_counts(
-    passed: int, failed: int, errored: int, skipped: int, threshold: PassThreshold
-) -> Status:
-    """`test_status` from how many trials ended in each status."""
-    run = passed + failed + errored
-    if not run:
-        return "skipped" if skipped else "error"
-    if threshold == "any":
-        verdict = passed > 0
-    elif threshold == "majority":
-        verdict = passed * 2 > run
-    else:
-        verdict = passed == run
-    if verdict:
-        return "passed"
-    return "failed" if failed else "error"
 
 
 def _score(trials: list[TrialRecord]) -> float | None:

@@ -17,6 +17,7 @@ import jinja2
 import orjson
 
 from .. import __version__
+from .._records import TestRecord
 from ..reports._analysis import (
     NONE,
     format_cost,
@@ -30,7 +31,6 @@ from ..reports._analysis import (
     value_text,
     where,
 )
-from ..runner import TestRecord
 from ._queries import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, TestPage
 
 __all__ = ["CSP", "Links", "render"]

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._exceptions import StoreError
-from ..runner import EvalRecord, TestRecord
-from ..runner._records import EvalCaseRecord
-from ..runner._verdict import PassThreshold, _test_record, status_of_counts
+from .._records import EvalCaseRecord, EvalRecord, PassThreshold, TestRecord, status_of_counts
+from ..runner._verdict import _test_record
 from ..store import RunStore
 from ._dialects import POSTGRES as _POSTGRES
 from ._dialects import SQLITE as _SQLITE

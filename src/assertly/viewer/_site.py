@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._json import to_json_bytes
-from ..runner import TestRecord
+from .._records import TestRecord
 from ._pages import Links, render, run_context, sparkline
 from ._queries import (
     PENDING,

@@ -1,7 +1,10 @@
 """What a run produces: one record per trial, per test and per eval suite.
 
 Records are plain data with `to_dict`/`from_dict`, so the store can keep them as JSON and
-reports can be rendered from a stored run exactly as from a live one.
+reports can be rendered from a stored run exactly as from a live one. The runner builds them;
+reports, the viewer and run comparison read them, with the verdict rule over trials
+(`test_status`), without importing the runner. This module imports only the standard library
+and the package's JSON codec.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, cast
 
-from ..engine._values import loads, to_json_bytes
+from ._json import loads, to_json_bytes
 
 __all__ = [
     "OUTPUT_LIMIT",
+    "PassThreshold",
     "EvalCaseRecord",
     "EvalRecord",
     "RunRecord",
@@ -23,10 +27,16 @@ __all__ = [
     "StepRecord",
     "TestRecord",
     "TrialRecord",
+    "combined_metrics",
     "pass_at_k",
+    "report_output",
+    "status_of",
+    "status_of_counts",
+    "test_status",
 ]
 
 Status = Literal["passed", "failed", "error", "skipped"]
+PassThreshold = Literal["any", "all", "majority"]
 
 
 @dataclass(slots=True)
@@ -188,6 +198,46 @@ def pass_at_k(n: int, c: int, k: int) -> float | None:
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
+    """A test's status from its trials.
+
+    ``any``: some trial passed. ``all``: every trial run passed. ``majority``: more than half of
+    the trials run passed. Skipped trials do not count as run; a test whose trials were all
+    skipped is skipped. A test that did not pass is ``failed`` if any trial failed, else
+    ``error`` (it could not be judged).
+    """
+    return status_of([trial.status for trial in trials], threshold)
+
+
+def status_of(statuses: Sequence[str], threshold: PassThreshold) -> Status:
+    """`test_status` from the trials' statuses alone."""
+    return status_of_counts(
+        statuses.count("passed"),
+        statuses.count("failed"),
+        statuses.count("error"),
+        statuses.count("skipped"),
+        threshold,
+    )
+
+
+def status_of_counts(
+    passed: int, failed: int, errored: int, skipped: int, threshold: PassThreshold
+) -> Status:
+    """`test_status` from how many trials ended in each status."""
+    run = passed + failed + errored
+    if not run:
+        return "skipped" if skipped else "error"
+    if threshold == "any":
+        verdict = passed > 0
+    elif threshold == "majority":
+        verdict = passed * 2 > run
+    else:
+        verdict = passed == run
+    if verdict:
+        return "passed"
+    return "failed" if failed else "error"
 
 
 @dataclass(slots=True)

@@ -1,0 +1,59 @@
+"""Reports sit above the runner in data, not in imports: they read the run records only.
+
+Checked two ways: statically (every import any reports module can run, function-level ones
+included, followed through every assertly module it reaches) and for real (a fresh interpreter
+imports every reports module and looks at `sys.modules`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import assertly
+import assertly.reports
+from import_graph_support import import_graph, modules_under, reachable
+
+PACKAGE = Path(assertly.__file__).parent
+REPORTS = modules_under(Path(assertly.reports.__file__).parent)
+
+
+def _runner_paths(graph: dict[str, set[str]]) -> dict[str, str]:
+    """Each runner module a reports module can import, with one import path to it."""
+    return {
+        module: " -> ".join(path)
+        for module, path in reachable(graph, REPORTS).items()
+        if module == "assertly.runner" or module.startswith("assertly.runner.")
+    }
+
+
+def test_reports_import_nothing_of_the_runner_even_lazily() -> None:
+    graph = import_graph(modules_under(PACKAGE), nested=True)
+    assert "assertly._records" in graph["assertly.reports._analysis"]
+    assert _runner_paths(graph) == {}
+
+
+def test_the_static_check_finds_a_path_to_the_runner() -> None:
+    # The same walk on a graph with one added edge: proof the check above can fail.
+    graph = import_graph(modules_under(PACKAGE), nested=True)
+    graph["assertly.compare._sides"].add("assertly.runner._verdict")
+    found = _runner_paths(graph)
+    assert {"assertly.runner", "assertly.runner._verdict", "assertly.runner._run"} <= set(found)
+    assert found["assertly.runner._verdict"].endswith(
+        "assertly.compare -> assertly.compare._sides -> assertly.runner._verdict"
+    )
+
+
+def test_importing_every_reports_module_loads_no_runner_module() -> None:
+    script = (
+        "import importlib, sys\n"
+        f"for name in {sorted(REPORTS)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('assertly.runner')))\n"
+        "print('assertly._records' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.splitlines() == ["[]", "True"]
