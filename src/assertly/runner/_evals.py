@@ -12,7 +12,7 @@ from typing import Any
 from .._records import EvalCaseRecord, EvalRecord
 from ..engine import Outcome
 from ..loading import EvalSuite
-from ._support import step_status
+from ._steps import step_status
 
 __all__ = ["judge_eval"]
 

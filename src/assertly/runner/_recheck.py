@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from .._records import RunRecord, TrialRecord
-from ..engine import CheckContext
+from .._records import RunRecord, StepRecord, TrialRecord
+from ..loading import Step, TestCase
 from ..store import RunStore, new_run_id
 from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
 from ._run import Runner
+from ._steps import Answer, StepFailure, judge_steps
 from ._support import now_iso, test_meta
 from ._verdict import build_run
 
@@ -58,17 +60,7 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
             test_meta(test, runner.definition_of(test), runner.threshold_of(test)) for test in kept
         ]
         store.save_tests(new_id, metas)
-        for test in kept:
-            steps_by_name = {step.name: step for step in test.steps}
-            for number, raw in sorted(stored[test.key].items()):
-                old = TrialRecord.from_dict(raw)
-                new = TrialRecord(test.key, number, old.status, old.duration_ms, reason=old.reason)
-                if test.problems:
-                    new.status = "error"
-                    new.error = "; ".join(str(problem) for problem in test.problems)
-                elif old.status != "skipped":
-                    _rejudge(runner, test.steps, steps_by_name, old, new, options.now, loop)
-                store.save_trial(new_id, test.key, number, new.to_dict())
+        loop.run_until_complete(_rejudge_all(runner, store, new_id, kept, stored, options.now))
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
         loop.run_until_complete(runner.model_judge.close(new_id))
@@ -81,58 +73,67 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         store.close()
 
 
-def _rejudge(
+async def _rejudge_all(
     runner: Runner,
-    steps: list[Any],
-    steps_by_name: dict[str, Any],
+    store: RunStore,
+    new_id: str,
+    tests: list[TestCase],
+    stored: dict[str, dict[int, dict[str, Any]]],
+    now: datetime | None,
+) -> None:
+    """Judge every stored trial of ``tests`` again and store it under ``new_id``.
+
+    One coroutine for the whole recheck: the model judge's calls (if any) run on the loop.
+    """
+    for test in tests:
+        steps_by_name = {step.name: step for step in test.steps}
+        for number, raw in sorted(stored[test.key].items()):
+            old = TrialRecord.from_dict(raw)
+            new = TrialRecord(test.key, number, old.status, old.duration_ms, reason=old.reason)
+            if test.problems:
+                new.status = "error"
+                new.error = "; ".join(str(problem) for problem in test.problems)
+            elif old.status != "skipped":
+                await _rejudge(runner, steps_by_name, old, new, now)
+            store.save_trial(new_id, test.key, number, new.to_dict())
+
+
+async def _rejudge(
+    runner: Runner,
+    steps_by_name: dict[str, Step],
     old: TrialRecord,
     new: TrialRecord,
     now: datetime | None,
-    loop: asyncio.AbstractEventLoop,
 ) -> None:
-    stored_responses: dict[str, Any] = {}
-    scores: list[float] = []
+    """Judge a stored trial's responses again, step by step as the run judged them."""
+    current: StepRecord | None = None  # the stored step `respond` answers with
+
+    def steps() -> Iterator[Step | StepFailure]:
+        nonlocal current
+        for old_step in old.steps:
+            step = steps_by_name.get(old_step.name)
+            if old_step.status == "error" and old_step.response is None:
+                # No response to judge (the call failed): the stored error stands.
+                yield StepFailure(old.error, old_step)
+                return
+            if step is None:
+                yield StepFailure(f"step {old_step.name} no longer exists")
+                return
+            current = old_step
+            yield step
+
+    async def respond(step: Step) -> Answer:
+        assert current is not None
+        return Answer(
+            current.response,
+            current.latency_ms,
+            current.cost_usd,
+            current.model,
+            current.tokens,
+            current.tool_calls,
+        )
+
     new.status = "passed"
-    for old_step in old.steps:
-        step = steps_by_name.get(old_step.name)
-        if old_step.status == "error" and old_step.response is None:
-            new.steps.append(old_step)
-            new.status, new.error = "error", old.error
-            break
-        if step is None:
-            new.status, new.error = "error", f"step {old_step.name} no longer exists"
-            break
-        context = CheckContext(
-            cost_usd=old_step.cost_usd,
-            latency_ms=old_step.latency_ms,
-            model=old_step.model,
-            steps=stored_responses,
-            now=now,
-            tool_calls=old_step.tool_calls,
-        )
-        if any(expectation.judged for expectation in step.checks):
-            judged, failures = loop.run_until_complete(
-                runner.model_judge.judge_step(
-                    step.name, step.checks, old_step.response, context, runner._judge
-                )
-            )
-        else:
-            judged, failures = runner._judge(step.name, step.checks, old_step.response, context)
-        judged.latency_ms, judged.cost_usd, judged.model, judged.tokens = (
-            old_step.latency_ms,
-            old_step.cost_usd,
-            old_step.model,
-            old_step.tokens,
-        )
-        judged.tool_calls = old_step.tool_calls
-        new.failures.extend(failures)
-        new.steps.append(judged)
-        scores.append(judged.score or 0.0)
-        if step.store:
-            stored_responses[step.store] = old_step.response
-        if judged.status != "passed":
-            new.status = judged.status
-            break
+    await judge_steps(new, steps(), respond, runner._judge_step, now=now)
     if not old.steps and old.error:
         new.status, new.error = "error", old.error
-    new.score = sum(scores) / len(scores) if scores else 0.0

@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 from .._exceptions import TargetError
@@ -40,12 +41,12 @@ from ._limits import fit_concurrency
 from ._model_judge import ModelJudge
 from ._options import RunOptions
 from ._selection import TestPlan
+from ._steps import Answer, StepFailure, judge_checks, judge_steps
 from ._suite_hooks import SuiteHookState
 from ._support import (
     NOT_RUN,
     RateLimiter,
     batches,
-    judge_checks,
     kept_trials,
     now_iso,
     raise_if_cancelled,
@@ -263,8 +264,6 @@ class Runner:
         if isinstance(target, TargetError):
             record.status, record.error = "error", str(target)
             return
-        stored: dict[str, Any] = {}
-        scores: list[float] = []
         # The test's own timeout, else --timeout, else the target's configured one, else config.
         timeout = (
             test.timeout_s
@@ -272,63 +271,51 @@ class Runner:
             or getattr(target, "timeout_s", None)
             or self.config.timeout_s
         )
-        for step in test.steps:
-            # Only a call is rate-limited, and judged in the judge process when there is one.
-            called = step.recorded is None and target is not None
-            called = called and not isinstance(target, FixtureTarget)
-            if called:
-                await self._limiter.wait()
-            call_started = time.perf_counter()
-            response: TargetResponse
-            try:
-                if step.recorded is not None:
-                    output, metadata = step.recorded
-                    response = TargetResponse(output=output, **metadata_from(metadata))
-                elif target is None:
-                    raise TargetError(f"no target for agent '{test.agent}'")
-                elif isinstance(target, FixtureTarget):
-                    key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
-                    response = target.lookup(key, step.input)
-                else:
-                    response = await target.call(step.input, timeout)
-            except TargetError as error:
-                record.steps.append(StepRecord(step.name, "error", error=str(error)))
-                record.status, record.error = "error", f"step {step.name}: {error}"
-                record.score = sum(scores) / len(scores) if scores else 0.0
-                return
-            latency = response.latency_ms
-            if latency is None and called:
-                # Only a call has a latency to measure: a recorded response that reports none
-                # was not measured, so `latency` on it is an error, not a pass in 0 ms.
-                latency = (time.perf_counter() - call_started) * 1000
-            tool_calls = response.reported_tool_calls()
-            context = CheckContext(
-                cost_usd=response.cost_usd,
-                latency_ms=latency,
-                model=response.model,
-                steps=stored,
-                now=self.options.now,
-                tool_calls=tool_calls,
-            )
-            step_record, failures = await self._judge_step(
-                step, response.output, context, called=called
-            )
-            step_record.latency_ms, step_record.cost_usd = latency, response.cost_usd
-            step_record.model, step_record.tokens = response.model, response.tokens
-            step_record.tool_calls = tool_calls
-            record.steps.append(step_record)
-            scores.append(step_record.score if step_record.score is not None else 0.0)
-            if step.store:
-                stored[step.store] = response.output
-            record.failures.extend(failures)
-            if step_record.status != "passed":
-                # Later steps build on this one; a failed or errored step ends the trial.
-                record.status = step_record.status
-                break
-        record.score = sum(scores) / len(scores) if scores else 0.0
+        respond = partial(self._answer, test, target, timeout)
+        await judge_steps(record, test.steps, respond, self._judge_step, now=self.options.now)
+
+    async def _answer(
+        self, test: TestCase, target: Target | None, timeout: float, step: Step
+    ) -> Answer | StepFailure:
+        """A step's answer: its recorded response, the fixtures' one, or a call's (timed)."""
+        # Only a call is rate-limited, and judged in the judge process when there is one.
+        called = step.recorded is None and target is not None
+        called = called and not isinstance(target, FixtureTarget)
+        if called:
+            await self._limiter.wait()
+        call_started = time.perf_counter()
+        response: TargetResponse
+        try:
+            if step.recorded is not None:
+                output, metadata = step.recorded
+                response = TargetResponse(output=output, **metadata_from(metadata))
+            elif target is None:
+                raise TargetError(f"no target for agent '{test.agent}'")
+            elif isinstance(target, FixtureTarget):
+                key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
+                response = target.lookup(key, step.input)
+            else:
+                response = await target.call(step.input, timeout)
+        except TargetError as error:
+            failed = StepRecord(step.name, "error", error=str(error))
+            return StepFailure(f"step {step.name}: {error}", failed)
+        latency = response.latency_ms
+        if latency is None and called:
+            # Only a call has a latency to measure: a recorded response that reports none
+            # was not measured, so `latency` on it is an error, not a pass in 0 ms.
+            latency = (time.perf_counter() - call_started) * 1000
+        return Answer(
+            response.output,
+            latency,
+            response.cost_usd,
+            response.model,
+            response.tokens,
+            response.reported_tool_calls(),
+            called,
+        )
 
     async def _judge_step(
-        self, step: Step, output: Any, context: CheckContext, *, called: bool
+        self, step: Step, output: Any, context: CheckContext, called: bool
     ) -> tuple[StepRecord, list[dict[str, Any]]]:
         """Judge a step's response: in the judge process when there is one, else here.
 

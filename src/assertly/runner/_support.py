@@ -1,7 +1,6 @@
 """The parts of a run around the runner's loop.
 
-The rate limit, hooks, batching, cancellation, the failures of a step, and what the store
-keeps of a test.
+The rate limit, hooks, batching, cancellation, and what the store keeps of a test.
 """
 
 from __future__ import annotations
@@ -9,12 +8,10 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from .._records import Status, StepRecord
-from ..engine import CheckContext, CheckResult, Outcome
 from ..loading import ConfigModel, TestCase
 from ..targets._command import _end
 
@@ -22,14 +19,11 @@ __all__ = [
     "NOT_RUN",
     "RateLimiter",
     "batches",
-    "failures_of",
     "input_meta",
-    "judge_checks",
     "kept_trials",
     "now_iso",
     "raise_if_cancelled",
     "run_hook",
-    "step_status",
     "test_meta",
 ]
 
@@ -57,25 +51,6 @@ class RateLimiter:
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def failures_of(step: str, result: CheckResult) -> list[dict[str, Any]]:
-    found = []
-    for item in result.results:
-        if item.passed:
-            continue
-        found.append(
-            {
-                "step": step,
-                "assertion": item.assertion,
-                "outcome": item.outcome.value,
-                "message": item.message,
-                "path": item.path,
-                "expected": item.expected,
-                "actual": item.actual,
-            }
-        )
-    return found
 
 
 async def run_hook(config: ConfigModel, name: str, timeout_s: float) -> str | None:
@@ -168,25 +143,3 @@ def input_meta(test: TestCase) -> dict[str, Any]:
         steps = [{"step": step.name, "input": step.input} for step in test.steps]
         return {"input": steps, "multi_step": True}
     return {"input": test.steps[0].input if test.steps else None}
-
-
-def step_status(outcomes: Iterable[Outcome]) -> Status:
-    """A step's (or an eval case's) status from its checks: a failure outranks an error."""
-    found = set(outcomes)
-    if Outcome.FAILED in found:
-        return "failed"
-    return "error" if Outcome.ERROR in found else "passed"
-
-
-def judge_checks(
-    name: str, checks: Sequence[Any], output: Any, context: CheckContext
-) -> tuple[StepRecord, list[dict[str, Any]]]:
-    """The step's record, and its failing assertions (for the trial's ``failures``)."""
-    results = [expectation.check(output, context=context) for expectation in checks]
-    status = step_status(result.outcome for result in results)
-    score = sum(r.score for r in results) / len(results) if results else 1.0
-    failures = [failure for result in results for failure in failures_of(name, result)]
-    # `as_record`: an expectation's all-pass result is one shared object whose record is
-    # built once, so passing checks cost no serialisation per test.
-    data = [result.as_record() for result in results]
-    return StepRecord(name, status, response=output, checks=data, score=score), failures

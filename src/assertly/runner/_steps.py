@@ -1,0 +1,181 @@
+"""Judging a trial's steps: one function for a run, a recheck, the pytest plugin and Ray workers.
+
+`judge_steps` walks a trial's steps in order: it asks for each step's answer, judges it with
+the responses of the earlier steps in its context, records it, and stops at the first step that
+did not pass (later steps build on it). It calls no target and judges nothing itself: the
+answers come from ``respond`` (a call, a fixture, a recorded line, a stored step) and the
+verdicts from ``judge`` (inline with `judge_checks`, in the judge process, or with the model
+judge's replies), so every way of running a trial shares the same bookkeeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .._records import Status, StepRecord, TrialRecord
+from ..engine import CheckContext, CheckResult, Outcome
+from ..loading import Step
+
+__all__ = [
+    "Answer",
+    "StepFailure",
+    "StepJudge",
+    "failures_of",
+    "judge_checks",
+    "judge_steps",
+    "step_status",
+]
+
+
+@dataclass(slots=True)
+class Answer:
+    """A step's response to judge, with what came with it.
+
+    Attributes:
+        output: The response.
+        latency_ms: How long it took (reported, or measured around a call); None: unknown.
+        cost_usd: What it cost, if reported.
+        model: The model that answered, if reported.
+        tokens: Token counts, if reported.
+        tool_calls: The tool calls reported with it (what trajectory assertions judge).
+        called: Whether it came from a call made now (only those may go to the judge process).
+    """
+
+    output: Any
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+    tokens: dict[str, int] | None = None
+    tool_calls: Any = None
+    called: bool = False
+
+
+@dataclass(slots=True)
+class StepFailure:
+    """A step that could not be answered: the trial ends in an error here.
+
+    Attributes:
+        error: The trial's error (None only as a stored trial had it).
+        step: The step's record to keep, if any.
+    """
+
+    error: str | None
+    step: StepRecord | None = None
+
+
+# What judges one step: (step, output, context, called) -> (its record, its failing checks).
+StepJudge = Callable[
+    [Step, Any, CheckContext, bool], Awaitable[tuple[StepRecord, list[dict[str, Any]]]]
+]
+
+
+async def judge_steps(
+    record: TrialRecord,
+    steps: Iterable[Step | StepFailure],
+    respond: Callable[[Step], Awaitable[Answer | StepFailure]],
+    judge: StepJudge,
+    *,
+    now: datetime | None,
+) -> None:
+    """Judge a trial's steps in order into ``record`` (its steps, failures, status, score).
+
+    ``record`` comes in ``passed``; it leaves with the status of the first step that did not
+    pass, or ``error`` at the first `StepFailure` (from ``steps`` or from ``respond``). No
+    later step is answered. The score is the mean of the judged steps' scores (0.0 when none
+    was judged).
+
+    Args:
+        record: The trial's record, filled in.
+        steps: The steps in order; a `StepFailure` in their place ends the trial there.
+        respond: A step's answer (awaited only for steps the trial reaches).
+        judge: A step's verdict on an answer.
+        now: The clock date assertions read (``--now``).
+    """
+    stored: dict[str, Any] = {}
+    scores: list[float] = []
+    for item in steps:
+        if isinstance(item, StepFailure):
+            _end_in_error(record, item)
+            break
+        step = item
+        answer = await respond(step)
+        if isinstance(answer, StepFailure):
+            _end_in_error(record, answer)
+            break
+        context = CheckContext(
+            cost_usd=answer.cost_usd,
+            latency_ms=answer.latency_ms,
+            model=answer.model,
+            steps=stored,
+            now=now,
+            tool_calls=answer.tool_calls,
+        )
+        judged, failures = await judge(step, answer.output, context, answer.called)
+        judged.latency_ms, judged.cost_usd = answer.latency_ms, answer.cost_usd
+        judged.model, judged.tokens = answer.model, answer.tokens
+        judged.tool_calls = answer.tool_calls
+        record.steps.append(judged)
+        scores.append(judged.score if judged.score is not None else 0.0)
+        if step.store:
+            stored[step.store] = answer.output
+        record.failures.extend(failures)
+        if judged.status != "passed":
+            # Later steps build on this one; a failed or errored step ends the trial.
+            record.status = judged.status
+            break
+    record.score = sum(scores) / len(scores) if scores else 0.0
+
+
+def _end_in_error(record: TrialRecord, failure: StepFailure) -> None:
+    if failure.step is not None:
+        record.steps.append(failure.step)
+    record.status, record.error = "error", failure.error
+
+
+def failures_of(step: str, result: CheckResult) -> list[dict[str, Any]]:
+    """The failing assertions of one expectation's result, as a trial's ``failures`` hold them."""
+    found = []
+    for item in result.results:
+        if item.passed:
+            continue
+        found.append(
+            {
+                "step": step,
+                "assertion": item.assertion,
+                "outcome": item.outcome.value,
+                "message": item.message,
+                "path": item.path,
+                "expected": item.expected,
+                "actual": item.actual,
+            }
+        )
+    return found
+
+
+def step_status(outcomes: Iterable[Outcome]) -> Status:
+    """A step's (or an eval case's) status from its checks: a failure outranks an error."""
+    found = set(outcomes)
+    if Outcome.FAILED in found:
+        return "failed"
+    return "error" if Outcome.ERROR in found else "passed"
+
+
+def judge_checks(
+    name: str, checks: Sequence[Any], output: Any, context: CheckContext
+) -> tuple[StepRecord, list[dict[str, Any]]]:
+    """The step's record, and its failing assertions (for the trial's ``failures``).
+
+    Pure: what `judge_steps`' judges run inline, in the judge process, and (twice, around the
+    judge's calls) for model-graded assertions.
+    """
+    results = [expectation.check(output, context=context) for expectation in checks]
+    status = step_status(result.outcome for result in results)
+    score = sum(r.score for r in results) / len(results) if results else 1.0
+    failures = [failure for result in results for failure in failures_of(name, result)]
+    # `as_record`: an expectation's all-pass result is one shared object whose record is
+    # built once, so passing checks cost no serialisation per test.
+    data = [result.as_record() for result in results]
+    return StepRecord(name, status, response=output, checks=data, score=score), failures
