@@ -15,7 +15,6 @@ from .engine._context import parse_now
 
 __all__ = [
     "REPORT_SUFFIXES",
-    "TARGET_PREFIXES",
     "check_report_paths",
     "check_target",
     "fact_value",
@@ -25,7 +24,6 @@ __all__ = [
 ]
 
 REPORT_SUFFIXES = (".json", ".xml", ".md", ".html")
-TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
 
 _TRUE = ("true", "1", "yes")
 _BOOLEANS = (*_TRUE, "false", "0", "no")
@@ -94,13 +92,16 @@ def check_target(target: str | None) -> str | None:
     """``--target``: a target spec, or None.
 
     Raises:
-        ValueError: The spec starts with none of `TARGET_PREFIXES`.
+        ValueError: The spec names no kind of target (`assertly.targets.parse_spec`).
     """
-    if target is not None and not target.startswith(TARGET_PREFIXES):
-        raise ValueError(
-            f"unknown target {target!r}: use cmd:<command>, http(s)://…, "
-            "py:module:function or fixtures:<file.jsonl>"
-        )
+    if target is not None:
+        from ._exceptions import TargetError
+        from .targets import parse_spec  # only when given: the targets import asyncio
+
+        try:
+            parse_spec(target)
+        except TargetError as error:
+            raise ValueError(str(error)) from None
     return target
 
 

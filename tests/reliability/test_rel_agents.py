@@ -23,7 +23,7 @@ from reliability_support import child_processes, invoke, open_fds, write_tests
 
 from assertly.runner import RunOptions
 from assertly.runner import run as run_tests
-from assertly.targets import CommandTarget
+from assertly.targets import CommandTarget, TargetRequest
 
 AGENT = r"""
 import json, os, sys, time
@@ -144,7 +144,7 @@ def test_stderr_is_read_with_bounded_memory() -> None:
     )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(Exception, match="exited with code 2") as caught:
-        asyncio.run(target.call({}, 60))
+        asyncio.run(target.call(TargetRequest({}, 60)))
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 100, grown_mb
     assert len(str(caught.value)) < 2200

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from assertly import TargetError
-from assertly.targets import CommandTarget, TargetResponse, make_target
+from assertly.targets import CommandTarget, TargetRequest, TargetResponse, make_target
 
 
 def _script(tmp_path: Path, body: str) -> list[str]:
@@ -25,7 +25,7 @@ def _script(tmp_path: Path, body: str) -> list[str]:
 
 
 def _call(target: CommandTarget, payload: Any = None, timeout_s: float = 10.0) -> TargetResponse:
-    return asyncio.run(target.call(payload, timeout_s))
+    return asyncio.run(target.call(TargetRequest(payload, timeout_s)))
 
 
 def _alive(pid: int) -> bool:
@@ -147,7 +147,7 @@ def test_concurrent_calls_are_independent(tmp_path: Path) -> None:
     target = CommandTarget(argv)
 
     async def many() -> list[str]:
-        calls = [target.call({"n": n}, 10) for n in range(6)]
+        calls = [target.call(TargetRequest({"n": n}, 10)) for n in range(6)]
         return [r.output.strip() for r in await asyncio.gather(*calls)]
 
     started = time.monotonic()

@@ -15,14 +15,14 @@ import pytest
 from targets_support import ScriptedServer
 
 from assertly import TargetError
-from assertly.targets import HttpTarget, TargetResponse, make_target
+from assertly.targets import HttpTarget, TargetRequest, TargetResponse, make_target
 from assertly.targets._http import expand_secrets
 
 
 def _call(target: HttpTarget, payload: Any = None, timeout_s: float = 5.0) -> TargetResponse:
     async def go() -> TargetResponse:
         try:
-            return await target.call(payload, timeout_s)
+            return await target.call(TargetRequest(payload, timeout_s))
         finally:
             await target.aclose()
 

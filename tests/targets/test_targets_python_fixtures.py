@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from assertly import TargetError
-from assertly.targets import FixtureTarget, PythonTarget, TargetResponse, make_target
+from assertly.targets import (
+    FixtureTarget,
+    PythonTarget,
+    TargetRequest,
+    TargetResponse,
+    make_target,
+)
 
 MODULE = """
 import asyncio, threading
@@ -47,7 +53,7 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _call(target: Any, payload: Any = None, timeout_s: float = 5.0) -> TargetResponse:
-    return asyncio.run(target.call(payload, timeout_s))
+    return asyncio.run(target.call(TargetRequest(payload, timeout_s)))
 
 
 def test_sync_function_runs_in_a_worker_thread(module: str) -> None:

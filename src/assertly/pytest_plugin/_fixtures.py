@@ -58,9 +58,11 @@ async def _call_target(
     target = runner.target_for(agent)
     if isinstance(target, TargetError):
         raise target
-    timeout = timeout_s or getattr(target, "timeout_s", None) or runner.timeout_s
+    from ..targets import TargetRequest
+
+    timeout = timeout_s or target.timeout_s or runner.timeout_s
     started = time.perf_counter()
-    response = await target.call(payload, timeout)
+    response = await target.call(TargetRequest(payload, timeout))
     if response.latency_ms is None:
         response = replace(response, latency_ms=(time.perf_counter() - started) * 1000)
     return response

@@ -12,7 +12,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ConfigError, Problem, StoreError
+from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from .._records import RunRecord
 from .._secrets import url_password
 from ..engine import Expectation
@@ -25,6 +25,7 @@ from ..loading import (
     load_paths,
 )
 from ..store import RunStore, new_run_id
+from ..targets import parse_spec
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._options import RunOptions, options_dict, parse_shard, restore_options
@@ -36,8 +37,6 @@ from ._verdict import build_run
 
 __all__ = ["load_run", "prepare", "run"]
 
-_TARGET_PREFIXES = ("cmd:", "http://", "https://", "py:", "fixtures:")
-
 
 def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
     """Load config, plugins and files; select tests.
@@ -45,16 +44,11 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     Raises:
         ConfigError: The config is invalid, or nothing could be loaded at all.
     """
-    if isinstance(options.target, str) and not options.target.startswith(_TARGET_PREFIXES):
-        raise ConfigError(
-            [
-                Problem(
-                    "--target",
-                    f"unknown target {options.target!r}: use cmd:<command>, http(s)://…, "
-                    "py:module:function or fixtures:<file.jsonl>",
-                )
-            ]
-        )
+    if isinstance(options.target, str):
+        try:
+            parse_spec(options.target)
+        except TargetError as error:
+            raise ConfigError([Problem("--target", str(error))]) from None
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     config = load_config(config_file)
     load_config_plugins(config)

@@ -211,8 +211,7 @@ class RayRunner(Runner):
         """Whether ``test`` calls an agent (else it is judged here, as in a local run)."""
         if test.problems or all(step.recorded is not None for step in test.steps):
             return False
-        spec = self.target_spec(test.agent)
-        return spec is not None and not (isinstance(spec, str) and spec.startswith("fixtures:"))
+        return self.calls(test.agent)
 
     async def execute_trial(self, test: TestCase, trial: int) -> TrialRecord:
         """Run the trial on a worker (retried once if the worker dies), or here if no call."""

@@ -33,7 +33,7 @@ from ..loading import (
     definition_digest,
 )
 from ..store import RunStore
-from ..targets import FixtureTarget, Target, TargetResponse, make_target
+from ..targets import Target, TargetRequest, TargetResponse, make_target, parse_spec
 from ..targets._base import metadata_from
 from ._evals import judge_eval
 from ._judge_process import JudgeProcess
@@ -106,19 +106,28 @@ class Runner:
         """What answers ``agent``: ``--target``, else the config's entry; None when neither."""
         return self.options.target or self.config.agents.get(agent)
 
+    def calls(self, agent: str) -> bool:
+        """Whether the target of ``agent`` calls something (read from its spec, unbuilt).
+
+        No target, or one of recorded responses (`TargetSpec.recorded`), calls nothing; a spec
+        that names no target is taken to call (building it fails, as an error verdict).
+        """
+        spec = self.target_spec(agent)
+        if spec is None:
+            return False
+        try:
+            return not parse_spec(spec).recorded
+        except TargetError:
+            return True
+
     def may_call(self, tests: TestPlan) -> bool:
         """Whether some test may call an agent.
 
         A fixtures target answers without a call; a dataset of recorded responses run without
         a target calls nothing.
         """
-
-        def calls(agent: str) -> bool:
-            spec = self.target_spec(agent)
-            return spec is not None and not (isinstance(spec, str) and spec.startswith("fixtures:"))
-
         agents = [test.agent for test in tests.tests] + [d.agent for d in tests.datasets]
-        return any(calls(agent) for agent in agents)
+        return any(self.calls(agent) for agent in agents)
 
     def definition_of(self, test: TestCase) -> str:
         """The digest stored with a test's verdicts: what its file says, plus how it runs.
@@ -268,7 +277,7 @@ class Runner:
         timeout = (
             test.timeout_s
             or self.options.timeout_s
-            or getattr(target, "timeout_s", None)
+            or (target.timeout_s if target is not None else None)
             or self.config.timeout_s
         )
         respond = partial(self._answer, test, target, timeout)
@@ -277,10 +286,9 @@ class Runner:
     async def _answer(
         self, test: TestCase, target: Target | None, timeout: float, step: Step
     ) -> Answer | StepFailure:
-        """A step's answer: its recorded response, the fixtures' one, or a call's (timed)."""
+        """A step's answer: its recorded response, or its target's (timed when it calls)."""
         # Only a call is rate-limited, and judged in the judge process when there is one.
-        called = step.recorded is None and target is not None
-        called = called and not isinstance(target, FixtureTarget)
+        called = step.recorded is None and target is not None and not target.recorded
         if called:
             await self._limiter.wait()
         call_started = time.perf_counter()
@@ -291,11 +299,10 @@ class Runner:
                 response = TargetResponse(output=output, **metadata_from(metadata))
             elif target is None:
                 raise TargetError(f"no target for agent '{test.agent}'")
-            elif isinstance(target, FixtureTarget):
-                key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
-                response = target.lookup(key, step.input)
             else:
-                response = await target.call(step.input, timeout)
+                # A target of recorded responses answers by the test's id (step), else input.
+                key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
+                response = await target.call(TargetRequest(step.input, timeout, key))
         except TargetError as error:
             failed = StepRecord(step.name, "error", error=str(error))
             return StepFailure(f"step {step.name}: {error}", failed)
@@ -414,15 +421,15 @@ class Runner:
     async def _start_targets(self, agents: Iterable[str]) -> None:
         for agent in sorted(set(agents)):
             target = self.target_for(agent)
-            start = getattr(target, "start", None)
-            if start is not None:
-                await start()
+            if not isinstance(target, TargetError):
+                await target.start()
 
     def _no_call(self, test: TestCase) -> bool:
         """Whether a trial of ``test`` costs no agent call (recorded responses, a problem)."""
         if test.problems or all(step.recorded is not None for step in test.steps):
             return True
-        return isinstance(self._targets.get(test.agent), FixtureTarget)
+        target = self._targets.get(test.agent)
+        return target is not None and not isinstance(target, TargetError) and target.recorded
 
     def _planned(
         self, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]

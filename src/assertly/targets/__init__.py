@@ -1,18 +1,27 @@
-"""What produces the response: commands, HTTP endpoints, Python functions, recorded fixtures."""
+"""What produces the response: commands, HTTP endpoints, Python functions, recorded fixtures.
 
-from ._base import Target, TargetResponse
+Every target answers ``await target.call(TargetRequest(input, timeout_s))`` with a
+`TargetResponse`, and declares what the runner needs to know (``recorded``, ``timeout_s``,
+``start``); `parse_spec` is the one reader of target specs.
+"""
+
+from ._base import BaseTarget, Target, TargetRequest, TargetResponse
 from ._command import CommandTarget
 from ._fixtures import FixtureTarget
 from ._http import HttpTarget
 from ._python import PythonTarget
-from ._spec import make_target
+from ._spec import TargetSpec, make_target, parse_spec
 
 __all__ = [
+    "BaseTarget",
     "CommandTarget",
     "FixtureTarget",
     "HttpTarget",
     "PythonTarget",
     "Target",
+    "TargetRequest",
     "TargetResponse",
+    "TargetSpec",
     "make_target",
+    "parse_spec",
 ]

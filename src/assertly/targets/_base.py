@@ -1,9 +1,14 @@
-"""The one small interface every target implements: ``await target.call(input, timeout_s)``.
+"""The one small interface every target implements: ``await target.call(request)``.
 
-A target turns a test's ``input`` into the agent's response plus whatever the agent reported
-about the call (model, cost, tokens, tool calls). Anything that goes wrong (crash, non-zero
-exit, timeout, bad HTTP status, connection refused) raises `TargetError` with the useful part
-of stderr or the body; the runner turns that into an ``error`` verdict and goes on.
+A target turns a `TargetRequest` (a test's ``input`` and the call's timeout) into a
+`TargetResponse`: the agent's response plus whatever the agent reported about the call (model,
+cost, tokens, tool calls), as an httpx transport turns a request into a response. Anything that
+goes wrong (crash, non-zero exit, timeout, bad HTTP status, connection refused) raises
+`TargetError` with the useful part of stderr or the body; the runner turns that into an
+``error`` verdict and goes on.
+
+What the runner needs to know about a target it reads from what the target declares
+(`Target.recorded`, `Target.timeout_s`, `Target.start`), never from its class.
 """
 
 from __future__ import annotations
@@ -13,7 +18,30 @@ from typing import Any, Protocol
 
 from .._exceptions import TargetError
 
-__all__ = ["MAX_OUTPUT_BYTES", "Target", "TargetResponse", "encode_input"]
+__all__ = [
+    "MAX_OUTPUT_BYTES",
+    "BaseTarget",
+    "Target",
+    "TargetRequest",
+    "TargetResponse",
+    "encode_input",
+]
+
+
+@dataclass(slots=True, frozen=True)
+class TargetRequest:
+    """One call of a target.
+
+    Attributes:
+        input: What to send: the test's (or step's) ``input``.
+        timeout_s: How long the call may take, in seconds.
+        key: The test id (``id/step`` for a step of a multi-step test) the call is for; a
+            target of recorded responses answers by it before the input. None: by input only.
+    """
+
+    input: Any
+    timeout_s: float
+    key: str | None = None
 
 
 @dataclass(slots=True)
@@ -51,17 +79,45 @@ class TargetResponse:
 
 
 class Target(Protocol):
-    """Something that answers a test's input."""
+    """Something that answers a test's input.
+
+    Attributes:
+        name: How the target is named in messages (its spec).
+        recorded: It answers from recorded responses without calling anything: its answers
+            are not rate-limited, their latency is not measured, and a test it answers never
+            waits (it is judged inline).
+        timeout_s: Its own per-call timeout (a config entry's ``timeout_s``); None: the run's.
+    """
 
     name: str
+    recorded: bool
+    timeout_s: float | None
 
-    async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
-        """Call the agent with ``payload``; raise `TargetError` on any failure."""
+    async def start(self) -> None:
+        """Set up what the first call needs (inside the event loop, before the run's clock)."""
+        ...
+
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        """Answer ``request``; raise `TargetError` on any failure."""
         ...
 
     async def aclose(self) -> None:
         """Release connections and processes."""
         ...
+
+
+class BaseTarget:
+    """The declarations of a target that says nothing else.
+
+    It calls (not recorded), with the run's timeout, and needs no set-up.
+    """
+
+    name: str
+    recorded = False
+    timeout_s: float | None = None
+
+    async def start(self) -> None:
+        """Nothing to set up."""
 
 
 # The most an agent may answer (stdout or HTTP body); a bigger answer is an error, not an

@@ -23,7 +23,14 @@ from typing import Any
 import orjson
 
 from .._exceptions import TargetError
-from ._base import MAX_OUTPUT_BYTES, TargetResponse, encode_input, metadata_from
+from ._base import (
+    MAX_OUTPUT_BYTES,
+    BaseTarget,
+    TargetRequest,
+    TargetResponse,
+    encode_input,
+    metadata_from,
+)
 
 __all__ = ["CommandTarget"]
 
@@ -39,7 +46,7 @@ def _tail(data: bytes) -> str:
     return text if len(text) <= _STDERR_TAIL else "…" + text[-_STDERR_TAIL:]
 
 
-class CommandTarget:
+class CommandTarget(BaseTarget):
     """Run a command per call.
 
     Args:
@@ -75,8 +82,9 @@ class CommandTarget:
         self.env.update(env or {})
         self.cwd = cwd
 
-    async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
-        """Run the command once with ``payload`` as JSON on stdin."""
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        """Run the command once with the input as JSON on stdin."""
+        payload, timeout_s = request.input, request.timeout_s
         data = encode_input(payload)
         with tempfile.TemporaryDirectory(prefix="assertly-") as scratch:
             metadata_file = Path(scratch) / "metadata.json"

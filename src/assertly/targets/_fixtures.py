@@ -16,13 +16,15 @@ import orjson
 
 from .._exceptions import TargetError
 from .._json import loads
-from ._base import TargetResponse, metadata_from
+from ._base import BaseTarget, TargetRequest, TargetResponse, metadata_from
 
 __all__ = ["FixtureTarget"]
 
 
-class FixtureTarget:
+class FixtureTarget(BaseTarget):
     """Answer from a JSONL of recorded responses, keyed by test id (or by input)."""
+
+    recorded = True
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -71,9 +73,9 @@ class FixtureTarget:
         record = loads(self._handle.readline())
         return TargetResponse(output=record["output"], **metadata_from(record))
 
-    async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
-        """Look the input up (tests call `lookup` with their id first)."""
-        return self.lookup(None, payload)
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        """The recorded response for the request's test id, else for its input."""
+        return self.lookup(request.key, request.input)
 
     async def aclose(self) -> None:
         """Close the file."""

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._exceptions import TargetError
-from ._base import MAX_OUTPUT_BYTES, TargetResponse, encode_input
+from ._base import MAX_OUTPUT_BYTES, BaseTarget, TargetRequest, TargetResponse, encode_input
 
 __all__ = ["HttpTarget", "expand_secrets"]
 
@@ -58,7 +58,7 @@ def expand_secrets(
     return expanded
 
 
-class HttpTarget:
+class HttpTarget(BaseTarget):
     """POST each input to a URL.
 
     Uses aiohttp: at 64 calls in flight against a local agent answering in 50 ms, it reached
@@ -106,8 +106,9 @@ class HttpTarget:
         """Make the client (inside the running event loop) before the first call."""
         self._client()
 
-    async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
-        """POST ``payload``; retry 429/5xx and broken connections with backoff."""
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        """POST the input; retry 429/5xx and broken connections with backoff."""
+        payload, timeout_s = request.input, request.timeout_s
         import aiohttp
 
         session = self._client()

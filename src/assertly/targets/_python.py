@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._exceptions import TargetError
-from ._base import TargetResponse
+from ._base import BaseTarget, TargetRequest, TargetResponse
 
 __all__ = ["MAX_VALUE_NESTING", "PythonTarget"]
 
@@ -239,7 +239,7 @@ def _import(module_name: str) -> Any:
         return importlib.import_module(module_name)
 
 
-class PythonTarget:
+class PythonTarget(BaseTarget):
     """Call ``module:function``."""
 
     def __init__(self, spec: str) -> None:
@@ -262,8 +262,9 @@ class PythonTarget:
         self.is_async = inspect.iscoroutinefunction(function)
         self._loop: _AgentLoop | None = None
 
-    async def call(self, payload: Any, timeout_s: float) -> TargetResponse:
-        """Call the function once."""
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        """Call the function once with the input."""
+        payload, timeout_s = request.input, request.timeout_s
         agent_loop = None
         if self.is_async:
             if self._loop is None:

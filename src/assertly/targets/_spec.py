@@ -1,15 +1,18 @@
 """Turn a target spec into a target.
 
 Specs: ``cmd:…``, ``http(s)://…``, ``py:module:function``, ``fixtures:FILE``, or a config
-mapping.
+mapping. `parse_spec` is the one place that knows these forms: ``--target`` on the command
+line and in the pytest plugin, the config's agents, and the runner's questions about a target
+it has not built yet (does it call anything?) all go through it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._exceptions import TargetError
 from .._secrets import environment_secrets
@@ -19,7 +22,58 @@ from ._fixtures import FixtureTarget
 from ._http import HttpTarget, expand_secrets
 from ._python import PythonTarget
 
-__all__ = ["make_target", "secret_values"]
+__all__ = ["TargetSpec", "make_target", "parse_spec", "secret_values"]
+
+Kind = Literal["cmd", "http", "py", "fixtures"]
+
+# Each spec prefix, the kind of target it names, and whether the prefix is part of the value
+# (a URL keeps its scheme).
+_PREFIXES: tuple[tuple[str, Kind, bool], ...] = (
+    ("cmd:", "cmd", False),
+    ("http://", "http", True),
+    ("https://", "http", True),
+    ("py:", "py", False),
+    ("fixtures:", "fixtures", False),
+)
+
+UNKNOWN = "use cmd:<command>, http(s)://…, py:module:function or fixtures:<file.jsonl>"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """What a target spec names, before anything is built.
+
+    Attributes:
+        kind: ``cmd``, ``http``, ``py`` or ``fixtures``.
+        value: For a spec string, what follows its prefix (a URL whole); for a config entry,
+            the entry.
+    """
+
+    kind: Kind
+    value: Any
+
+    @property
+    def recorded(self) -> bool:
+        """Its target answers from recorded responses, without a call (`Target.recorded`)."""
+        return self.kind == "fixtures"
+
+
+def parse_spec(spec: Any) -> TargetSpec:
+    """Read a target spec: a string (``--target``, an agent in the config) or a config entry.
+
+    Raises:
+        TargetError: The spec is none of the known forms.
+    """
+    if isinstance(spec, str):
+        for prefix, kind, whole in _PREFIXES:
+            if spec.startswith(prefix):
+                return TargetSpec(kind, spec if whole else spec[len(prefix) :])
+        raise TargetError(f"unknown target {spec!r}: {UNKNOWN}")
+    if getattr(spec, "url", None) is not None:
+        return TargetSpec("http", spec)
+    if getattr(spec, "command", None) is not None:
+        return TargetSpec("cmd", spec)
+    raise TargetError(f"cannot make a target from {spec!r}")
 
 
 def make_target(
@@ -38,46 +92,40 @@ def make_target(
     Raises:
         TargetError: The spec is not one of the known forms or cannot be set up.
     """
-    if isinstance(spec, str):
-        if spec.startswith("cmd:"):
-            return CommandTarget(spec[4:], cwd=_within(base_dir, None))
-        if spec.startswith(("http://", "https://")):
-            secrets.update(environment_secrets(["url"], {"url": spec}) - {spec})
-            return HttpTarget(spec, secrets=secrets, concurrency=concurrency)
-        if spec.startswith("py:"):
-            return PythonTarget(spec[3:])
-        if spec.startswith("fixtures:"):
-            return FixtureTarget(base_dir / spec[9:] if base_dir else spec[9:])
-        raise TargetError(
-            f"unknown target {spec!r}: use cmd:<command>, http(s)://…, py:module:function "
-            "or fixtures:<file.jsonl>"
-        )
-    url = getattr(spec, "url", None)
-    if url is not None:
+    parsed = parse_spec(spec)
+    value = parsed.value
+    if isinstance(value, str):
+        if parsed.kind == "cmd":
+            return CommandTarget(value, cwd=_within(base_dir, None))
+        if parsed.kind == "http":
+            secrets.update(environment_secrets(["url"], {"url": value}) - {value})
+            return HttpTarget(value, secrets=secrets, concurrency=concurrency)
+        if parsed.kind == "py":
+            return PythonTarget(value)
+        return FixtureTarget(base_dir / value if base_dir else value)
+    if parsed.kind == "http":
+        url = value.url
         secrets.update(environment_secrets(["url"], {"url": url}) - {url})
         return HttpTarget(
             url,
-            headers=spec.headers,
-            retries=spec.retries,
+            headers=value.headers,
+            retries=value.retries,
             secrets=secrets,
             concurrency=concurrency,
-            timeout_s=spec.timeout_s,
+            timeout_s=value.timeout_s,
         )
-    command = getattr(spec, "command", None)
-    if command is not None:
-        secrets.update(secret_values(spec.pass_env))
-        # The config's env: values: ${VAR} read from the environment (a secret, as in a
-        # header), and values under secret names or holding a URL's password.
-        env = expand_secrets(spec.env, secrets, what="env")
-        secrets.update(environment_secrets(env, env))
-        return CommandTarget(
-            command,
-            shell=spec.shell,
-            env=env,
-            pass_env=spec.pass_env,
-            cwd=_within(base_dir, spec.cwd),
-        )
-    raise TargetError(f"cannot make a target from {spec!r}")
+    secrets.update(secret_values(value.pass_env))
+    # The config's env: values: ${VAR} read from the environment (a secret, as in a
+    # header), and values under secret names or holding a URL's password.
+    env = expand_secrets(value.env, secrets, what="env")
+    secrets.update(environment_secrets(env, env))
+    return CommandTarget(
+        value.command,
+        shell=value.shell,
+        env=env,
+        pass_env=value.pass_env,
+        cwd=_within(base_dir, value.cwd),
+    )
 
 
 def secret_values(names: Iterable[str]) -> set[str]:
