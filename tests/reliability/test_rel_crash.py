@@ -279,14 +279,14 @@ def test_a_real_process_prints_the_traceback_only_with_debug(tmp_path: Path) -> 
 def test_an_internal_error_in_one_trial_costs_only_that_verdict(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assertly.targets import CommandTarget
+    from assertly.targets import CommandTarget, TargetRequest
 
     original = CommandTarget.call
 
-    async def flaky(self: CommandTarget, payload: object, timeout_s: float):  # type: ignore[no-untyped-def]
-        if isinstance(payload, dict) and payload.get("n") == 2:
+    async def flaky(self: CommandTarget, request: TargetRequest):  # type: ignore[no-untyped-def]
+        if isinstance(request.input, dict) and request.input.get("n") == 2:
             raise RuntimeError("assertly bug")
-        return await original(self, payload, timeout_s)
+        return await original(self, request)
 
     monkeypatch.setattr(CommandTarget, "call", flaky)
     write_tests(
