@@ -35,7 +35,7 @@ SLOW_AGENT = r"""
 import json, os, sys, time
 q = json.load(sys.stdin)
 with open(q["pids"], "a") as handle:
-    handle.write(f"{os.getpid()}\n")
+    handle.write(f"{os.getpid()} {os.getppid()}\n")  # the agent, and the run that started it
 time.sleep(q["delay"])
 print(json.dumps({"status": "success", "n": q["n"]}))
 """
@@ -55,6 +55,16 @@ def _project(root: Path, count: int, delay: float = 0.15) -> str:
         ],
     )
     return f"cmd:{sys.executable} {root / 'agent.py'}"
+
+
+def _agents(pids: Path) -> list[tuple[int, int]]:
+    """(agent pid, pid of the run that started it) of every agent call so far."""
+    if not pids.exists():
+        return []
+    lines = pids.read_text().splitlines()
+    return [
+        (int(line.split()[0]), int(line.split()[1])) for line in lines if len(line.split()) == 2
+    ]
 
 
 def _stored(root: Path) -> int:
@@ -108,7 +118,7 @@ def test_ctrl_c_mid_run_then_resume_judges_every_test_exactly_once(
     before = _stored(tmp_path)
     assert before < count, "Ctrl-C must land mid-run"
     # No agent outlives the interrupted run.
-    for pid in map(int, (tmp_path / "pids.log").read_text().split()):
+    for pid, _ in _agents(tmp_path / "pids.log"):
         assert not process_alive(pid), f"agent {pid} survived Ctrl-C"
 
     resumed = subprocess.run(
@@ -352,10 +362,10 @@ def test_kills_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
         )
         # Kill mid-run: once this process has called an agent (a Ctrl-C while Python is still
         # importing gets Python's own traceback; start-up is slow on a busy machine), then at a
-        # random moment.
-        calls = len(pids.read_text().split()) if pids.exists() else 0
+        # random moment. The agent must be this process's own: an agent the previous, killed
+        # run started may still be writing its line.
         deadline = time.monotonic() + 30
-        while (len(pids.read_text().split()) if pids.exists() else 0) == calls:
+        while all(parent != process.pid for _, parent in _agents(pids)):
             if process.poll() is not None or time.monotonic() > deadline:
                 break
             time.sleep(0.005)
@@ -389,6 +399,6 @@ def test_kills_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
     rows = _trial_rows(tmp_path)
     assert len(rows) == count and set(rows.values()) == {1}
     # Agents that finished were never called again: at most one extra call per kill per slot.
-    calls = len(pids.read_text().split())
+    calls = len(_agents(pids))
     assert calls <= count + survived * 4, (calls, survived)
     assert survived == KILLS, f"only {survived} of {KILLS} kills landed mid-run"

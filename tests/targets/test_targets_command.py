@@ -6,7 +6,10 @@ the whole process group.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -161,3 +164,62 @@ def test_make_target_specs(tmp_path: Path) -> None:
     assert target.argv == ["python3", "-c", "print(1)"]
     with pytest.raises(TargetError, match="unknown target 'ftp://x'"):
         make_target("ftp://x", secrets=set())
+
+
+def _children() -> list[int]:
+    """Processes, zombies included, whose parent is this process: not yet reaped."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("moment", "between_s"), [("starting", 0), ("running", 0), ("running", 0.002)]
+)
+def test_a_call_cancelled_twice_still_kills_and_reaps_its_agent(
+    tmp_path: Path,
+    moment: str,
+    between_s: float,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Ctrl-C cancels a call twice (the run, then each worker); the agent must not outlive it.
+
+    Before the fix, the second cancellation cut the clean-up short: the agent's process and
+    its pipes outlived the event loop, and Python printed "Loop … that handles pid … is
+    closed" and an "Event loop is closed" traceback at exit.
+    """
+    argv = _script(tmp_path, "time.sleep(30)\n")
+    target = CommandTarget(argv)
+    left: list[int] = []
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+
+    async def scenario() -> None:
+        call = asyncio.ensure_future(target.call(TargetRequest({"x": 1}, 60)))
+        if moment == "running":
+            while not _children():
+                await asyncio.sleep(0.005)
+        else:
+            await asyncio.sleep(0)  # the process is being started
+        call.cancel()
+        await asyncio.sleep(between_s)
+        call.cancel()  # a second cancellation, in the middle of the clean-up
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        left.extend(_children())  # still in the loop: the agent must be killed and reaped
+
+    before = _children()
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        asyncio.run(scenario())
+        time.sleep(0.2)  # what asyncio's child watcher would still report
+        gc.collect()  # what a transport left open would say when collected
+    assert set(left) - set(before) == set(), "the cancelled call left its agent unreaped"
+    assert [record.getMessage() for record in caplog.records] == []
+    assert [str(hook.exc_value) for hook in unraisable] == []

@@ -16,9 +16,9 @@ import os
 import shlex
 import signal
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -31,6 +31,8 @@ from ._base import (
     encode_input,
     metadata_from,
 )
+
+T = TypeVar("T")
 
 __all__ = ["CommandTarget"]
 
@@ -90,22 +92,14 @@ class CommandTarget(BaseTarget):
             metadata_file = Path(scratch) / "metadata.json"
             env = {**self.env, "ASSERTLY_METADATA_FILE": str(metadata_file)}
             try:
-                process = await asyncio.create_subprocess_exec(
-                    *self.argv,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    env=env,
-                    cwd=self.cwd,
-                    start_new_session=True,  # its own process group: a timeout kills the tree
-                )
+                process = await _spawn(self.argv, env, self.cwd)
             except OSError as error:
                 raise TargetError(f"cannot start {self.argv[0]!r}: {error.strerror}") from None
             try:
                 stdout, stderr = await asyncio.wait_for(_exchange(process, data), timeout_s)
             except TimeoutError:
                 exited = process.returncode  # set at its exit, before its pipes close
-                await _end(process)
+                await despite_cancellation(_end(process))
                 if exited is not None:
                     raise TargetError(
                         f"timed out after {timeout_s:g} s: the command exited with code "
@@ -116,7 +110,7 @@ class CommandTarget(BaseTarget):
                     f"timed out after {timeout_s:g} s (process group killed)"
                 ) from None
             except asyncio.CancelledError:
-                await _end(process)
+                await despite_cancellation(_end(process))
                 raise
             finally:
                 if process.returncode is None:
@@ -205,6 +199,62 @@ async def _exchange(process: asyncio.subprocess.Process, data: bytes) -> tuple[b
     return stdout, stderr
 
 
+async def despite_cancellation(work: Awaitable[T]) -> T:
+    """Await ``work`` to its end even when this task is cancelled meanwhile, then re-raise.
+
+    For clean-up that must not be cut short: a Ctrl-C cancels a call twice (asyncio cancels
+    the run, whose `gather` cancels the workers, and the runner cancels them again to stop
+    every call), and the second cancellation used to land in the middle of killing and reaping
+    the agent: its process then outlived the event loop ("Loop … that handles pid … is
+    closed", and an "Event loop is closed" traceback at exit).
+    """
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = cancelled or not task.done()
+    if cancelled:
+        raise asyncio.CancelledError
+    return task.result()
+
+
+async def _spawn(
+    argv: list[str], env: dict[str, str], cwd: str | None
+) -> asyncio.subprocess.Process:
+    """Start the command; a cancellation meanwhile lets the start finish, then ends it.
+
+    Cancelled half-way, asyncio's own start closes a transport whose pipes are still being
+    connected: the process can then outlive the event loop, and Ctrl-C ends the run with
+    "Loop … that handles pid … is closed" and an "Event loop is closed" traceback. Shielded,
+    the start completes (milliseconds), and the process is killed and reaped like any other
+    cancelled call.
+    """
+    spawning = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,  # its own process group: a timeout kills the tree
+        )
+    )
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        await despite_cancellation(_end_started(spawning))
+        raise
+
+
+async def _end_started(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Once the start finishes, end the process it started (if it started one)."""
+    with contextlib.suppress(OSError):
+        await _end(await spawning)
+
+
 async def _end(process: asyncio.subprocess.Process) -> None:
     """Kill the command's process group and reap it, whoever still holds its pipes.
 
@@ -216,13 +266,15 @@ async def _end(process: asyncio.subprocess.Process) -> None:
     # Let asyncio's child watcher reap the killed command first (milliseconds): a transport
     # closed before then leaves its Popen to be reaped by the next subprocess started, and the
     # watcher then logs "Unknown child process pid …" on the user's console.
-    for _ in range(200):
-        if process.returncode is not None:
-            break
-        await asyncio.sleep(0.005)
-    transport = getattr(process, "_transport", None)  # asyncio's, not public: our pipe ends
-    if transport is not None:
-        transport.close()
+    try:
+        for _ in range(200):
+            if process.returncode is not None:
+                break
+            await asyncio.sleep(0.005)
+    finally:  # cancelled again meanwhile: our pipe ends are closed all the same
+        transport = getattr(process, "_transport", None)  # asyncio's, not public
+        if transport is not None:
+            transport.close()
     await process.wait()
 
 
