@@ -92,7 +92,8 @@ class Options:
         self.shape = shape
         # Set by the builders of model-graded assertions: the expectation needs a judge; "self"
         # when every one of them names its own base_url and model, "config" when one needs
-        # the config's judge:.
+        # the config's judge:; "local" when the only ones are local `similar`s (the runner
+        # embeds for many cases at once).
         self.judged: str | None = None
 
 

@@ -2,7 +2,9 @@
 
 The engine does no I/O (`assertly.engine._judging`): the first check of a step collects what
 its checks want judged on a `JudgeBoard` (those results are dropped), the run's `JudgeClient`
-answers every request at once, and the second check reads the answers, synchronously.
+answers every request at once (a local ``similar``'s embeddings: the run's `EmbeddingBatcher`,
+with those of the other steps in flight), and the second check reads the answers,
+synchronously.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from typing import Any
 
 from .._records import StepRecord
 from ..engine import CheckContext, Expectation
-from ..engine._judging import BOARD_KEY, JudgeBoard
+from ..engine._embeddings import LOCAL
+from ..engine._judging import BOARD_KEY, JudgeBoard, Judgement, JudgeRequest
 from ..judge import CacheMode, JudgeClient
 from ..loading import JudgeModel
 from ..store import RunStore
+from ._embedding_batch import EmbeddingBatcher
 
 __all__ = ["ModelJudge"]
 
@@ -48,6 +52,7 @@ class ModelJudge:
         self._wait = wait
         self._now = now
         self.client: JudgeClient | None = None
+        self.embeddings: EmbeddingBatcher | None = None  # local `similar`: made on first use
 
     def _client(self) -> JudgeClient:
         if self.client is None:
@@ -83,17 +88,27 @@ class ModelJudge:
         for expectation in checks:
             expectation.check(output, context=ctx)  # collects the requests
         wanted = list(board.wanted.values())
-        client = self._client()
-        answers = await asyncio.gather(*(client.answer(request) for request in wanted))
+        remote = [request for request in wanted if request.options.get("provider") != LOCAL]
+        answers = await asyncio.gather(*(self._answer(request) for request in wanted))
         for request, answer in zip(wanted, answers, strict=True):
             board.answers[request.key] = answer
         record, failures = judge(name, checks, output, ctx)
-        record.judge_cost_usd = sum(answer.cost_usd for answer in answers)
-        record.judge_tokens = sum(answer.tokens for answer in answers)
+        if remote:  # a local model costs nothing: only a step that asked a judge has a spend
+            record.judge_cost_usd = sum(answer.cost_usd for answer in answers)
+            record.judge_tokens = sum(answer.tokens for answer in answers)
         return record, failures
+
+    def _answer(self, request: JudgeRequest) -> Awaitable[Judgement]:
+        if request.options.get("provider") == LOCAL:
+            if self.embeddings is None:
+                self.embeddings = EmbeddingBatcher()
+            return self.embeddings.answer(request)
+        return self._client().answer(request)
 
     async def close(self, run_id: str | None = None) -> None:
         """Close the client; store what this invocation spent on the judge for ``run_id``."""
+        if self.embeddings is not None:
+            await self.embeddings.close()
         client = self.client
         if client is None:
             return

@@ -158,7 +158,7 @@ def _mark_judged(ctx: BuildContext, options: Mapping[str, Any]) -> None:
     """Tell the expectation it needs a judge, and whether the config's ``judge:`` too."""
     if not options.get("base_url") or not options.get("model"):
         ctx.options.judged = "config"
-    elif ctx.options.judged is None:
+    elif ctx.options.judged in (None, "local"):
         ctx.options.judged = "self"
 
 

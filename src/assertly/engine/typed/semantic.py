@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from .._base import BuildContext, Checker
-from .._embeddings import embedder, missing_extra
+from .._embeddings import LOCAL, embedder, missing_extra
 from .._entries import typed_assertion
 from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
 from .._result import PASSED, AssertionResult, errored, failed
@@ -46,6 +46,9 @@ class SimilarOptions(BaseModel):
         return value
 
 
+_LOCAL_OPTIONS = {"provider": LOCAL}
+
+
 class Similar(Checker):
     """The output means the same as a reference: cosine similarity >= threshold."""
 
@@ -61,7 +64,18 @@ class Similar(Checker):
         return f"output is similar to {shown} (cosine >= {self.threshold:g})"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        vectors = embedder().embed([response.text, *self.references])
+        texts = (response.text, *self.references)
+        model = embedder()
+        board = ctx.extra.get(BOARD_KEY)
+        if isinstance(board, JudgeBoard) and model.missing(texts):
+            # In a run: the runner embeds what many cases wait for in one batch, off the
+            # event loop, then checks again (a check without a board embeds here and now).
+            answer = board.ask(JudgeRequest.embeddings(texts, _LOCAL_OPTIONS))
+            if answer is None:
+                return errored(self.key, "waiting for the embeddings")
+            if answer.error is not None:
+                return errored(self.key, f"embeddings: {answer.error}")
+        vectors = model.embed(texts)
         scores = vectors[1:] @ vectors[0]
         best = int(scores.argmax())
         return self._verdict(response, best, float(scores[best]))
@@ -106,13 +120,15 @@ def build_similar(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
         # Needs the config's judge: unless the assertion names its endpoint and model.
         if not given.get("base_url") or not given.get("model"):
             ctx.options.judged = "config"
-        elif ctx.options.judged is None:
+        elif ctx.options.judged in (None, "local"):
             ctx.options.judged = "self"
         return RemoteSimilar(spec.type, list(references), threshold, given)
     missing = missing_extra()
     if missing is not None:
         ctx.problem(missing)
         return None
+    if ctx.options.judged is None:
+        ctx.options.judged = "local"  # the runner batches its embeddings across cases
     return Similar(spec.type, list(references), threshold)
 
 

