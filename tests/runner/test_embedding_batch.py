@@ -97,3 +97,34 @@ def test_the_labelled_pairs_in_a_run_with_per_case_references(
     assert paraphrases.count("passed") >= 0.8 * len(paraphrases), found
     # The outputs and the references of cases in flight went to the model together.
     assert len(model_calls) < len(pairs), model_calls
+
+
+def test_a_model_failure_is_an_error_of_each_waiting_case(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(texts: Sequence[str]) -> Any:
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(embedder(), "compute", broken)
+    nonce = uuid.uuid4().hex[:8]
+    _dataset(project, [{"id": f"c{i}", "output": f"{nonce} answer {i}"} for i in range(5)])
+    _suite(project, f"{nonce} reference")
+    project.write(
+        "n.tests.yaml",
+        {
+            "agent": "bot",
+            "test_suites": {
+                "neg": {
+                    "dataset": "data/cases.jsonl",
+                    "assertions": [{"type": "not-similar", "value": f"{nonce} other"}],
+                }
+            },
+        },
+    )
+    for name in ("s.tests.yaml", "n.tests.yaml"):
+        result = project.run("run", name, "--concurrency", "4")
+        assert result.report is not None
+        tests = result.report["tests"]
+        # Never a pass, and negation keeps it an error.
+        assert [t["status"] for t in tests] == ["error"] * 5
+        assert "the local embedding model failed: out of memory" in json.dumps(tests[0])
