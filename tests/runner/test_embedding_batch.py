@@ -51,7 +51,7 @@ def _suite(project: Project, value: str) -> None:
 
 
 def test_many_cases_are_embedded_in_batches_each_text_once(
-    project: Project, model_calls: list[int]
+    project: Project, model_calls: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     nonce = uuid.uuid4().hex[:8]  # texts no other test has put in the process's cache
     outputs = [f"Order {nonce}-{i} ships within {i % 5 + 2} business days." for i in range(150)]
@@ -75,6 +75,13 @@ def test_many_cases_are_embedded_in_batches_each_text_once(
     assert again.report is not None and len(model_calls) == before
     statuses = [t["status"] for t in again.report["tests"]]
     assert statuses == [t["status"] for t in result.report["tests"]]
+    # A recheck in a fresh process (an empty cache) batches as the run did.
+    monkeypatch.setattr(embedder(), "_cache", {})
+    del model_calls[:]
+    rechecked = project.run("recheck", "last")  # with the run's options: -j 32
+    assert rechecked.report is not None
+    assert [t["status"] for t in rechecked.report["tests"]] == statuses
+    assert sum(model_calls) == 151 and len(model_calls) <= 151 / 8, model_calls
 
 
 def test_the_labelled_pairs_in_a_run_with_per_case_references(

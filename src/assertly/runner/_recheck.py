@@ -83,19 +83,35 @@ async def _rejudge_all(
 ) -> None:
     """Judge every stored trial of ``tests`` again and store it under ``new_id``.
 
-    One coroutine for the whole recheck: the model judge's calls (if any) run on the loop.
+    As many workers as the run's concurrency take the next test from one shared iterator, as
+    a run does: a test whose steps wait for a model (a judge's reply, the local embeddings of
+    ``similar``) lets the others go on, so their requests are sent together (the embeddings
+    of the waiting steps are computed in one batch). Without such steps, no worker ever waits
+    and the tests are judged in order.
     """
-    for test in tests:
-        steps_by_name = {step.name: step for step in test.steps}
-        for number, raw in sorted(stored[test.key].items()):
-            old = TrialRecord.from_dict(raw)
-            new = TrialRecord(test.key, number, old.status, old.duration_ms, reason=old.reason)
-            if test.problems:
-                new.status = "error"
-                new.error = "; ".join(str(problem) for problem in test.problems)
-            elif old.status != "skipped":
-                await _rejudge(runner, steps_by_name, old, new, now)
-            store.save_trial(new_id, test.key, number, new.to_dict())
+    plan = iter(tests)
+
+    async def work() -> None:
+        for test in plan:
+            steps_by_name = {step.name: step for step in test.steps}
+            for number, raw in sorted(stored[test.key].items()):
+                old = TrialRecord.from_dict(raw)
+                new = TrialRecord(test.key, number, old.status, old.duration_ms, reason=old.reason)
+                if test.problems:
+                    new.status = "error"
+                    new.error = "; ".join(str(problem) for problem in test.problems)
+                elif old.status != "skipped":
+                    await _rejudge(runner, steps_by_name, old, new, now)
+                store.save_trial(new_id, test.key, number, new.to_dict())
+
+    workers = [asyncio.ensure_future(work()) for _ in range(max(1, runner.concurrency))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
 
 
 async def _rejudge(
