@@ -226,6 +226,12 @@ class Response:
         # The tool calls in the response, read once by the first trajectory assertion that asks
         # (`_trajectory.trace_of` fills it; this module knows nothing of tool calls).
         self.trace_cache: Any = None
+        if type(value) is str:  # the common case first
+            self.is_text = True
+            self._text: str = value
+            self._whole: Any = _UNSET
+            self._json: Any = _UNSET
+            return
         if isinstance(value, bytes | bytearray | memoryview):
             raw = bytes(value)
             try:
@@ -235,9 +241,9 @@ class Response:
                 self.decode_errors = True
         if isinstance(value, str):
             self.is_text = True
-            self._text: str = value
-            self._whole: Any = _UNSET
-            self._json: Any = _UNSET
+            self._text = value
+            self._whole = _UNSET
+            self._json = _UNSET
         else:
             self.is_text = False
             self._text = _UNSET

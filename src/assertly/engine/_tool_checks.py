@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base import Checker
-from ._result import PASSED, AssertionResult, errored, failed
+from ._result import PASSED, AssertionResult, errored, failed, traced_pass
 from ._trajectory import ToolCall, Trace, render_arguments, render_calls, trace_of
 from ._values import dumps, json_equal
 
 if TYPE_CHECKING:
     from ._context import CheckContext
+    from ._fast import FastGen
     from ._response import Response
 
 __all__ = [
@@ -43,6 +44,18 @@ class CallPattern:
         self.name = name
         self.args = args
         self.exact = exact
+
+    def matches_at(self, trace: Trace, index: int) -> bool:
+        """Whether call ``index`` of ``trace`` matches (its arguments read only if named so)."""
+        if trace.names[index] != self.name:
+            return False
+        want = self.args
+        if want is None:
+            return True
+        arguments = trace.arguments(index)
+        if arguments is None:
+            return False  # unreadable arguments match no arguments
+        return json_equal(want, arguments) if self.exact else _subset(want, arguments)
 
     def matches(self, call: ToolCall) -> bool:
         """Whether ``call`` is this tool with matching arguments."""
@@ -168,19 +181,10 @@ def calls_noun(n: int) -> str:
     return "1 call" if n == 1 else f"{n} calls"
 
 
-_PASSES: dict[tuple[str, str], AssertionResult] = {}
-
-
 def passed_from(key: str, trace: Trace, score: float = 1.0) -> AssertionResult:
     """A pass that says which format the trace came from (full passes shared per format)."""
     if score == 1.0:
-        shared = _PASSES.get((key, trace.format))
-        if shared is None:
-            details = {"trace_format": trace.format}
-            shared = _PASSES[(key, trace.format)] = AssertionResult(
-                key, PASSED, 1.0, details=details
-            )
-        return shared
+        return traced_pass(key, trace.format)
     return AssertionResult(key, PASSED, score, details={"trace_format": trace.format})
 
 
@@ -208,6 +212,22 @@ class TraceChecker(Checker):
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         """Judge the trace; without ``explain``, a failure needs no message (see `verdict`)."""
         raise NotImplementedError
+
+    def passes(self, trace: Trace) -> bool:
+        """Whether `judge` gives the full pass (score 1), from the calls' names where it can.
+
+        The generated fast path calls it (see `emit`); subclasses answer without building
+        results or messages, and read a call's arguments only for a call of a named tool.
+        """
+        return self.judge(trace, False) is traced_pass(self.key, trace.format)
+
+    def emit(self, gen: FastGen) -> bool:
+        """In the generated fast path: the trace, read once per response, must pass `passes`.
+
+        A response without a trace leaves the fast path (its error is the detailed path's).
+        """
+        gen.require(f"{gen.const(self.passes)}({gen.trace()})")
+        return True
 
     def expected(self) -> Any:
         """What the assertion expects, as results show it."""
@@ -247,6 +267,29 @@ class ToolCalled(TraceChecker):
 
     def expected(self) -> Any:
         return {"call": self.pattern.to_json(), "min": self.low, "max": self.high}
+
+    def passes(self, trace: Trace) -> bool:
+        pattern, names, low, high = self.pattern, trace.names, self.low, self.high
+        if pattern.args is None:
+            count = names.count(pattern.name)
+        else:
+            count = 0
+            name, want, exact = pattern.name, pattern.args, pattern.exact
+            for index, called in enumerate(names):
+                if called == name:
+                    arguments = trace.arguments(index)
+                    if arguments is not None and (
+                        json_equal(want, arguments) if exact else _subset(want, arguments)
+                    ):
+                        count += 1
+                        if high is None and count >= low:
+                            return True
+        return count >= low and (high is None or count <= high)
+
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-tool-called``: a failure (score 0) negated is the full pass."""
+        gen.require(f"not {gen.const(self.passes)}({gen.trace()})")
+        return True
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
@@ -330,6 +373,16 @@ class ToolCount(TraceChecker):
     def expected(self) -> Any:
         return {"min": self.low, "max": self.high, "name": self.name}
 
+    def passes(self, trace: Trace) -> bool:
+        names = trace.names
+        count = len(names) if self.name is None else names.count(self.name)
+        return (self.low is None or count >= self.low) and (self.high is None or count <= self.high)
+
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-tool-call-count``: a failure (score 0) negated is the full pass."""
+        gen.require(f"not {gen.const(self.passes)}({gen.trace()})")
+        return True
+
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
         if name is None:
@@ -361,6 +414,12 @@ class NamesCalled(TraceChecker):
 
     def expected(self) -> Any:
         return list(self.names)
+
+    def passes(self, trace: Trace) -> bool:
+        names = trace.names
+        if self.called:
+            return all(name in names for name in self.names)
+        return not any(name in names for name in self.names)
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         first: dict[str, int] = {}

@@ -52,6 +52,27 @@ class ToolSequence(TraceChecker):
     def expected(self) -> Any:
         return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
 
+    def passes(self, trace: Trace) -> bool:
+        mode, patterns, names = self.mode, self.patterns, trace.names
+        if mode == "in_order":
+            # Each listed call at the first matching call after the previous one's: found by
+            # name in C, arguments read only for calls of the tool.
+            position = 0
+            for pattern in patterns:
+                while True:
+                    try:
+                        position = names.index(pattern.name, position) + 1
+                    except ValueError:
+                        return False
+                    if pattern.args is None or pattern.matches_at(trace, position - 1):
+                        break
+            return True
+        if mode == "exact":
+            return len(names) == len(patterns) and all(
+                pattern.matches_at(trace, index) for index, pattern in enumerate(patterns)
+            )
+        return super().passes(trace)  # the matching of the unordered modes
+
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         judge = getattr(self, _JUDGES[self.mode])
         score, problem, mark = judge(trace.calls, explain)
