@@ -136,7 +136,10 @@ class Expectation:
             if verdict is True:
                 return self._passed(response)
             if type(verdict) is str:  # every assertion passed; the calls were in this format
-                return self._passed(response, verdict)
+                prebuilt = self._all_pass.get(
+                    (response.extracted if response.is_text else None, verdict)
+                )
+                return prebuilt or self._passed(response, verdict)
         if ctx is None:
             ctx = CheckContext()
         if verdict:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._response import NOT_JSON
 from ._result import PASSED, AssertionResult, passed, traced_pass
-from ._trajectory import trace_of
+from ._trajectory import read_trace, trace_of
 from ._values import json_equal
 
 if TYPE_CHECKING:
@@ -198,8 +198,16 @@ class FastGen:
             self._trace = True
             self.uses_response = True
             self.namespace["_trace_of"] = trace_of
-            self._top.lines.append("tr = _trace_of(response, ctx)")
-            self._top.lines.append("if type(tr) is str: return False")
+            self.namespace["_read_trace"] = read_trace
+            # `trace_of`, inlined for a check without context (a call less per response).
+            self.statement(
+                "if ctx is None:\n"
+                "    tr = response.trace_cache\n"
+                "    if tr is None: tr = response.trace_cache = _read_trace(response)\n"
+                "else:\n"
+                "    tr = _trace_of(response, ctx)\n"
+                "if type(tr) is str: return False"
+            )
         self.traced.add(self.flag)
         return "tr"
 

@@ -129,20 +129,16 @@ class Trace:
     __slots__ = ("_calls", "_made", "_read", "format", "free", "names", "raw")
 
     def __init__(
-        self,
-        names: list[str] | None = None,
-        raw: list[Any] | None = None,
-        format: str = "",
-        free: list[int] | None = None,
+        self, names: list[str], raw: list[Any], format: str, free: tuple[int, ...] = ()
     ) -> None:
-        self.names = [] if names is None else names
-        self.raw = [] if raw is None else raw  # each call's arguments as given (object, text …)
-        self.free = [] if free is None else free  # calls whose arguments are free text
+        self.names = names
+        self.raw = raw  # each call's arguments as given (an object, JSON text, None …)
+        self.free = free  # indexes of calls whose arguments are free text (custom tools)
+        self.format = format
         self._made: list[ToolCall | None] | None = None
         self._calls: tuple[ToolCall, ...] | None = None
         # Arguments read from text so far: index -> (the object or None, the problem or None).
         self._read: dict[int, tuple[dict[str, Any] | None, str | None]] | None = None
-        self.format = format
 
     @property
     def label(self) -> str:
@@ -159,6 +155,15 @@ class Trace:
             read = self._read = {}
         found = read.get(index)
         if found is None:
+            if type(raw) is str and not self.free:
+                # The common case, JSON text holding an object, read here at once.
+                try:
+                    value = loads(raw)
+                except ValueError:
+                    value = None
+                if type(value) is dict:
+                    read[index] = (value, None)
+                    return value
             found = read[index] = _read_arguments(raw, index in self.free)
         return found[0]
 
@@ -188,7 +193,7 @@ class Trace:
     def add(self, name: str, raw: Any, free_text: bool = False) -> None:
         """Append a call (readers build the trace this way)."""
         if free_text:
-            self.free.append(len(self.names))
+            self.free = (*self.free, len(self.names))
         self.names.append(name)
         self.raw.append(raw)
 
@@ -226,7 +231,7 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
     if type(value) is not list:
         return f"the call's reported {where} is {_article(value)}, not a list of tool calls"
-    found = Trace()
+    found = Trace([], [], "")
     try:
         _generic_list(value, where, found)
     except _Unreadable as error:
@@ -244,7 +249,7 @@ def read_trace(response: Response) -> Trace | str:
         if response.too_deep:
             return TOO_DEEP_MESSAGE
         return NO_TRACE
-    found = Trace()
+    found = Trace([], [], "")
     format: str | None
     try:
         if type(data) is dict:
