@@ -38,12 +38,13 @@ _KEPT_CALLS = 50  # calls kept in a result's `actual`
 class CallPattern:
     """A call to match: a tool name, and optionally arguments (a subset, or exactly)."""
 
-    __slots__ = ("args", "exact", "name")
+    __slots__ = ("_described", "args", "exact", "name")
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, exact: bool = False) -> None:
         self.name = name
         self.args = args
         self.exact = exact
+        self._described: str | None = None  # `describe`, written once (messages repeat it)
 
     def matches_at(self, trace: Trace, index: int) -> bool:
         """Whether call ``index`` of ``trace`` matches (its arguments read only if named so)."""
@@ -70,6 +71,12 @@ class CallPattern:
 
     def describe(self) -> str:
         """``search``, ``search(query="x", ...)`` or ``search(query="x")`` (exactly)."""
+        described = self._described
+        if described is None:
+            described = self._described = self._describe()
+        return described
+
+    def _describe(self) -> str:
         if self.args is None:
             return self.name
         shown = render_arguments(self.args)

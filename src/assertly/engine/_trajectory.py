@@ -109,9 +109,10 @@ class ToolCall:
 
     def to_json(self) -> dict[str, Any]:
         """The call as results and reports show it."""
-        if self.problem is not None:
-            return {"name": self.name, "arguments_error": self.problem}
-        return {"name": self.name, "arguments": self.arguments}
+        arguments = self.arguments
+        if arguments is None:
+            return {"name": self.name, "arguments_error": self._problem}
+        return {"name": self.name, "arguments": arguments}
 
     def __repr__(self) -> str:
         return f"ToolCall({render_call(self)})"
@@ -532,16 +533,21 @@ def _clip(text: str, limit: int) -> str:
 
 def render_arguments(arguments: Mapping[str, Any]) -> str:
     """``query="x", limit=5``: each value as compact JSON, long ones clipped."""
-    return ", ".join(
-        f"{key}={_clip(dumps(value), _ARGUMENT_CLIP)}" for key, value in arguments.items()
-    )
+    parts = []
+    for key, value in arguments.items():
+        text = dumps(value)
+        if len(text) > _ARGUMENT_CLIP:
+            text = text[: _ARGUMENT_CLIP - 1] + "…"
+        parts.append(f"{key}={text}")
+    return ", ".join(parts)
 
 
 def render_call(call: ToolCall) -> str:
     """``search(query="x", limit=5)``, or ``search(<arguments unreadable>)``."""
-    if call.arguments is None:
+    arguments = call.arguments
+    if arguments is None:
         return f"{call.name}(<unreadable arguments>)"
-    return _clip(f"{call.name}({render_arguments(call.arguments)})", _CALL_CLIP)
+    return _clip(f"{call.name}({render_arguments(arguments)})", _CALL_CLIP)
 
 
 def render_calls(trace: Trace, mark: int | None = None) -> str:
@@ -560,10 +566,11 @@ def render_calls(trace: Trace, mark: int | None = None) -> str:
     if mark is not None and mark >= _SHOWN_CALLS and mark < count:
         indexes.append(mark)
     previous = -1
+    calls = trace.calls
     for index in indexes:
         if index != previous + 1:
             shown.append("…")
-        text = f"{index + 1}. {render_call(trace.calls[index])}"
+        text = f"{index + 1}. {render_call(calls[index])}"
         shown.append(text + " <<" if index == mark else text)
         previous = index
     if previous < count - 1:
