@@ -110,17 +110,19 @@ def loads(text: str | bytes) -> Any:
             ``msg``, ``lineno`` and ``colno``; or ValueError for nesting beyond the limits.
     """
     if type(text) is str:
-        # The common case: `_has_long_digit_run`'s cheap test, inlined (every response and
-        # every tool call's arguments come here; a call costs a tenth of a parse).
-        size = len(text)
-        if size >= _SHORT:
-            try:
-                sample = text[::_STRIDE].encode()
-            except UnicodeEncodeError:
-                sample = text[::_STRIDE].encode("utf-8", "surrogatepass")
-            if sample.translate(_DIGIT_MAP).find(b"00") < 0:
-                return orjson.loads(text)
-        if size < 19 or not _has_long_digit_run(text):
+        # The common case: `_has_long_digit_run` inlined (every response and every tool
+        # call's arguments come here; a call costs a tenth of a parse).
+        try:
+            if len(text) >= _SHORT:
+                clear = (
+                    text[::_STRIDE].encode().translate(_DIGIT_MAP).find(b"00") < 0
+                    or text.encode().translate(_DIGIT_MAP).find(_LONG_RUN) < 0
+                )
+            else:
+                clear = len(text) < 19 or text.encode().translate(_DIGIT_MAP).find(_LONG_RUN) < 0
+        except UnicodeEncodeError:  # a lone surrogate
+            clear = not _has_long_digit_run(text)
+        if clear:
             return orjson.loads(text)
     elif isinstance(text, bytes | bytearray):
         if not _has_long_digit_run(bytes(text)):

@@ -88,3 +88,10 @@ def test_digits_spread_out_are_not_a_run() -> None:
     assert not _has_long_digit_run(spaced)
     assert not _has_long_digit_run("2026-01-05T10:00:00Z, " * 40)
     assert not _has_long_digit_run("1" * 18 + "x" + "1" * 18 + "x" * 300)
+
+
+def test_text_with_a_lone_surrogate_is_still_checked_for_big_integers() -> None:
+    number = "123456789012345678901234567891"
+    for padding in (0, 300):  # the short test and the sampled one
+        text = f'["\ud800{"x" * padding}", {number}]'
+        assert loads(text)[1] == int(number)

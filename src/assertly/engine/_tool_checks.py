@@ -256,6 +256,14 @@ class TraceChecker(Checker):
         )
 
 
+def _bounds_test(gen: FastGen, count: str, low: int | None, high: int | None) -> str:
+    """A test that ``count`` (an expression) is within [low, high] (None: no bound)."""
+    parts = [f"{gen.const(low)} <= {count}"] if low else []
+    if high is not None:
+        parts.append(f"{count} <= {gen.const(high)}")
+    return " and ".join(parts) or "True"
+
+
 class ToolCalled(TraceChecker):
     """The number of calls matching a pattern is within [low, high]."""
 
@@ -293,9 +301,21 @@ class ToolCalled(TraceChecker):
                             return True
         return count >= low and (high is None or count <= high)
 
+    def _test(self, gen: FastGen) -> str:
+        trace = gen.trace()
+        if self.pattern.args is not None:
+            return f"{gen.const(self.passes)}({trace})"
+        # A name alone: the count, written into the function (no call).
+        count = f"{trace}.names.count({gen.const(self.pattern.name)})"
+        return _bounds_test(gen, count, self.low, self.high)
+
+    def emit(self, gen: FastGen) -> bool:
+        gen.require(self._test(gen))
+        return True
+
     def emit_negated(self, gen: FastGen) -> bool:
         """``not-tool-called``: a failure (score 0) negated is the full pass."""
-        gen.require(f"not {gen.const(self.passes)}({gen.trace()})")
+        gen.require(f"not ({self._test(gen)})")
         return True
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
@@ -385,9 +405,18 @@ class ToolCount(TraceChecker):
         count = len(names) if self.name is None else names.count(self.name)
         return (self.low is None or count >= self.low) and (self.high is None or count <= self.high)
 
+    def _test(self, gen: FastGen) -> str:
+        names = f"{gen.trace()}.names"
+        count = f"len({names})" if self.name is None else f"{names}.count({gen.const(self.name)})"
+        return _bounds_test(gen, count, self.low, self.high)
+
+    def emit(self, gen: FastGen) -> bool:
+        gen.require(self._test(gen))
+        return True
+
     def emit_negated(self, gen: FastGen) -> bool:
         """``not-tool-call-count``: a failure (score 0) negated is the full pass."""
-        gen.require(f"not {gen.const(self.passes)}({gen.trace()})")
+        gen.require(f"not ({self._test(gen)})")
         return True
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
