@@ -74,25 +74,22 @@ _SHORT = 19 * _STRIDE  # below this, the sample would be hardly smaller than the
 def _has_long_digit_run(text: str | bytes) -> bool:
     """Whether ``text`` holds 19 digits in a row (never wrong; see the comment above)."""
     # `find`, not `in`: `in` on bytes first tries its operand as an integer, and the
-    # exception that raises and clears costs more than the search. `encode()` is the fast
-    # path of UTF-8; a lone surrogate (from a JSON escape) needs the error handler.
+    # exception that raises and clears costs more than the search.
     if len(text) >= _SHORT:
-        sample = text[::_STRIDE]
-        if type(sample) is str:
-            try:
-                sample = sample.encode()
-            except UnicodeEncodeError:
-                sample = sample.encode("utf-8", "surrogatepass")
-        if sample.translate(_DIGIT_MAP).find(b"00") < 0:  # type: ignore[union-attr]
+        if _as_bytes(text[::_STRIDE]).translate(_DIGIT_MAP).find(b"00") < 0:
             return False
     elif len(text) < 19:
         return False
-    if type(text) is str:
-        try:
-            text = text.encode()
-        except UnicodeEncodeError:
-            text = text.encode("utf-8", "surrogatepass")
-    return text.translate(_DIGIT_MAP).find(_LONG_RUN) >= 0  # type: ignore[union-attr]
+    return _as_bytes(text).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0
+
+
+def _as_bytes(text: str | bytes) -> bytes:
+    if type(text) is not str:
+        return text  # type: ignore[return-value]  # bytes
+    try:
+        return text.encode()  # UTF-8's fast path
+    except UnicodeEncodeError:  # a lone surrogate (from a JSON escape): never a digit
+        return text.encode("utf-8", "surrogatepass")
 
 
 def _reject_constant(name: str) -> Any:

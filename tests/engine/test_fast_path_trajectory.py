@@ -156,7 +156,9 @@ def test_typed_trajectory_fast_path_agrees(
 
 @PROFILE
 @given(expect_dicts(), responses())
-def test_expect_trajectory_fast_path_agrees(spec: dict[str, Any], response: tuple[Any, Any]) -> None:
+def test_expect_trajectory_fast_path_agrees(
+    spec: dict[str, Any], response: tuple[Any, Any]
+) -> None:
     output, context = response
     _same(assertly.compile(spec), output, context)
 
@@ -204,7 +206,9 @@ def test_arguments_are_read_only_for_calls_of_the_named_tool() -> None:
     output, _ = FORMATS["openai-chat"]([("search", {"q": "x"}), ("fetch", {"url": "u"})])
     trace = read_trace(Response(output))
     assert not isinstance(trace, str)
-    expectation = assertly.compile([{"type": "tool-called", "value": {"name": "fetch", "args": {}}}])
+    expectation = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "fetch", "args": {}}}]
+    )
     checker = expectation._checkers[0]
     assert checker.passes(trace)  # type: ignore[attr-defined]
     assert trace._read is not None and list(trace._read) == [1]  # fetch's arguments only

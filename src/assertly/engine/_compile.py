@@ -24,7 +24,6 @@ from ._result import (
     PASSED,
     AssertionResult,
     CheckResult,
-    passed,
 )
 from ._shape import compile_shape
 from ._values import dumps

@@ -175,9 +175,7 @@ class Trace:
             made = self._made = [None] * len(self.names)
         call = made[index]
         if call is None:
-            call = made[index] = ToolCall(
-                self.names[index], self.raw[index], index in self.free
-            )
+            call = made[index] = ToolCall(self.names[index], self.raw[index], index in self.free)
             read = self._read
             if read is not None and index in read:  # already read by `arguments`
                 call._arguments, call._problem = read[index]
@@ -387,7 +385,7 @@ def _responses_items(items: list[Any], where: str, found: Trace) -> None:
         if type(item) is not dict:
             continue
         kind = item.get("type")
-        if kind == "function_call" or kind == "mcp_call":
+        if kind in ("function_call", "mcp_call"):
             name = item.get("name")
             if type(name) is not str:
                 raise _Unreadable(_nameless(name, f"{where}[{index}]"))
