@@ -163,8 +163,13 @@ def _loads(text: str) -> Any:
     try:
         return loads(text)
     except ValueError as error:  # the common case for prose: no re-raise, no message built
-        if not nested_too_deep(error):
-            return NOT_JSON
+        return _not_loaded(text, error)
+
+
+def _not_loaded(text: str, error: ValueError) -> Any:
+    """`_loads` after `loads` refused ``text``: `NOT_JSON`, or JSON nested beyond orjson."""
+    if not nested_too_deep(error):
+        return NOT_JSON
     try:
         return loads_nested(text)
     except JsonTooDeep:
@@ -280,11 +285,15 @@ class Response:
         whole = self._whole
         if whole is _UNSET:
             text = self._text
+            if text.startswith("\ufeff"):
+                text = text[1:]  # a byte order mark is an encoding artefact, not JSON
             try:
-                # A byte order mark is an encoding artefact, not part of the JSON.
-                whole = _loads(text[1:] if text.startswith("\ufeff") else text)
-            except JsonTooDeep:
-                whole, self.too_deep = NOT_JSON, True
+                whole = loads(text)  # `_loads`, its common case first (a call less)
+            except ValueError as error:
+                try:
+                    whole = _not_loaded(text, error)
+                except JsonTooDeep:
+                    whole, self.too_deep = NOT_JSON, True
             self._whole = whole
         return whole
 

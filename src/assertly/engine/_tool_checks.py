@@ -38,13 +38,18 @@ _KEPT_CALLS = 50  # calls kept in a result's `actual`
 class CallPattern:
     """A call to match: a tool name, and optionally arguments (a subset, or exactly)."""
 
-    __slots__ = ("_described", "args", "exact", "name")
+    __slots__ = ("_described", "args", "exact", "name", "strings")
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, exact: bool = False) -> None:
         self.name = name
         self.args = args
         self.exact = exact
         self._described: str | None = None  # `describe`, written once (messages repeat it)
+        # Subset arguments that are all strings (the common `{query: "x"}`), as pairs: the
+        # whole test is then a string under each key, equal to the value.
+        self.strings: tuple[tuple[str, str], ...] | None = None
+        if args is not None and not exact and all(type(v) is str for v in args.values()):
+            self.strings = tuple(args.items())
 
     def matches_at(self, trace: Trace, index: int) -> bool:
         """Whether call ``index`` of ``trace`` matches (its arguments read only if named so)."""
@@ -289,16 +294,26 @@ class ToolCalled(TraceChecker):
             count = names.count(pattern.name)
         else:
             count = 0
-            name, want, exact = pattern.name, pattern.args, pattern.exact
+            name, want, exact, strings = pattern.name, pattern.args, pattern.exact, pattern.strings
             for index, called in enumerate(names):
-                if called == name:
-                    arguments = trace.arguments(index)
-                    if arguments is not None and (
-                        json_equal(want, arguments) if exact else _subset(want, arguments)
-                    ):
-                        count += 1
-                        if high is None and count >= low:
-                            return True
+                if called != name:
+                    continue
+                arguments = trace.arguments(index)
+                if arguments is None:
+                    continue  # unreadable arguments match no arguments
+                if strings is not None:
+                    matched = True
+                    for key, value in strings:
+                        actual = arguments.get(key)
+                        if type(actual) is not str or actual != value:
+                            matched = False
+                            break
+                else:
+                    matched = json_equal(want, arguments) if exact else _subset(want, arguments)
+                if matched:
+                    count += 1
+                    if high is None and count >= low:
+                        return True
         return count >= low and (high is None or count <= high)
 
     def _test(self, gen: FastGen) -> str:
