@@ -37,7 +37,12 @@ SEEN: Counter[str] = Counter()
 TOOLS = st.sampled_from(["search", "fetch", "answer", "delete"])
 BIG = 123456789012345678901234567890
 ARG_VALUES = st.sampled_from(["x", "refund policy", 5, 5.0, True, None, BIG, BIG + 1, [1, 2]])
-ARGS = st.dictionaries(st.sampled_from(["query", "limit", "id"]), ARG_VALUES, max_size=2)
+KEYS = st.sampled_from(["query", "limit", "id"])
+# Strings only (matched without `_subset`), or any values; calls draw from the same vocabulary.
+ARGS = st.one_of(
+    st.dictionaries(KEYS, st.sampled_from(["x", "refund policy"]), min_size=1, max_size=2),
+    st.dictionaries(KEYS, ARG_VALUES, max_size=2),
+)
 CALL = st.one_of(
     TOOLS,
     st.fixed_dictionaries(
@@ -226,3 +231,36 @@ def test_big_integer_arguments_are_exact_in_json_text() -> None:
     assert expectation.check(exact).passed
     assert not expectation.check(off_by_one).passed
     assert json.loads(exact)  # the reply itself is valid JSON
+
+
+# Drawn cases reach some corners rarely; these are checked in every format, every time.
+CORNER_PATTERNS: list[Any] = [
+    {"name": "search", "args": {"query": "x"}},  # strings only: matched without `_subset`
+    {"name": "search", "args": {"query": "x", "limit": 5}},
+    {"name": "search", "args": {"query": "x"}, "args_match": "exact"},
+    {"name": "search", "args": {}},
+    {"name": "search", "args": {"id": BIG}},
+    {"name": "search", "args": {"query": "x"}, "max": 1},
+]
+CORNER_CALLS: list[list[tuple[str, dict[str, Any]]]] = [
+    [("search", {"query": "x"})],
+    [("search", {"query": "y"})],
+    [("search", {"limit": 5})],
+    [("search", {"query": 5})],
+    [("search", {"query": ["x"]})],
+    [("search", {"query": "x", "limit": 5.0})],
+    [("search", {"query": "x"}), ("search", {"query": "x", "id": BIG})],
+    [("search", {"id": BIG + 1}), ("fetch", {"query": "x"})],
+    [("fetch", {"query": "x"})],
+]
+
+
+@pytest.mark.parametrize("form", sorted(FORMATS))
+@pytest.mark.parametrize("negate", [False, True])
+def test_argument_corners_agree(form: str, negate: bool) -> None:
+    for pattern in CORNER_PATTERNS:
+        kind = "not-tool-called" if negate else "tool-called"
+        expectation = assertly.compile([{"type": kind, "value": pattern}])
+        for made in CORNER_CALLS:
+            output, context = FORMATS[form](made)
+            _same(expectation, output, context)
