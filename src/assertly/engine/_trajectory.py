@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
+
 from ._response import NOT_JSON, _loads
 from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, dumps, json_type, loads
 
@@ -533,7 +535,10 @@ def render_arguments(arguments: Mapping[str, Any]) -> str:
     """``query="x", limit=5``: each value as compact JSON, long ones clipped."""
     parts = []
     for key, value in arguments.items():
-        text = dumps(value)
+        try:
+            text = orjson.dumps(value).decode()  # `dumps`, its common case inlined
+        except (TypeError, orjson.JSONEncodeError):
+            text = dumps(value)  # big integers, lone surrogates, non-string keys …
         if len(text) > _ARGUMENT_CLIP:
             text = text[: _ARGUMENT_CLIP - 1] + "…"
         parts.append(f"{key}={text}")
@@ -545,7 +550,8 @@ def render_call(call: ToolCall) -> str:
     arguments = call.arguments
     if arguments is None:
         return f"{call.name}(<unreadable arguments>)"
-    return _clip(f"{call.name}({render_arguments(arguments)})", _CALL_CLIP)
+    text = f"{call.name}({render_arguments(arguments)})"
+    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
 
 
 def render_calls(trace: Trace, mark: int | None = None) -> str:
