@@ -16,10 +16,10 @@ inputs generated here from one seed, so every ratio compares the same work:
 * diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
 * start-up: `assertly --version` and `python -c "import assertly"`, and the peers' own, in
   interleaved rounds (mean and median of every command's runs).
-* trajectory: tool-call assertions (`tool-called`, `tool-sequence`, four trajectory
-  assertions) against a plain `contains` (and `is-json`, which parses JSON as they must) on
-  the same tool-calling responses, in every format assertly reads: checks per second and the
-  ratio of times, overall and per format (`--only trajectory`).
+* trajectory: tool-call assertions (`tool-called`, `tool-sequence`, `tool-call-count`, four
+  trajectory assertions) against a plain `contains` (and `is-json`, which parses JSON as they
+  must) on the same tool-calling responses, in every format assertly reads: checks per second
+  and the ratio of times, overall and per format (`--only trajectory`).
 
 This machine's speed moves by up to twofold for seconds at a time, so the tools are timed in
 interleaved rounds (see `interleaved`), and the suite reports how much CPU other processes took
@@ -1070,6 +1070,7 @@ TRAJECTORY_WORKLOADS: dict[str, list[dict[str, Any]]] = {
     "is-json": [{"type": "is-json"}],
     "tool-called": tw.TOOL_CALLED,
     "tool-sequence": tw.TOOL_SEQUENCE,
+    "tool-call-count": tw.TOOL_CALL_COUNT,
     "4 x contains": tw.FOUR_CONTAINS,
     "4 trajectory": tw.FOUR_TRAJECTORY,
 }
@@ -1141,7 +1142,7 @@ def section_trajectory(run: Run) -> None:
         else:
             reference, against = base, "contains"
         note = f"{us:.2f} µs/check, {us / reference:.2f}x the time of {against}"
-        if name in ("tool-called", "tool-sequence", "4 trajectory"):
+        if name in ("tool-called", "tool-sequence", "tool-call-count", "4 trajectory"):
             base_by_format = per_format[against]
             ratios = ", ".join(
                 f"{format} {per_format[name][format] / base_by_format[format]:.1f}x"

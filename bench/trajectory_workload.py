@@ -51,6 +51,7 @@ TOOL_CALLED: list[dict[str, Any]] = [
     {"type": "tool-called", "value": {"name": "search", "args": {"query": "refund policy"}}}
 ]
 TOOL_SEQUENCE: list[dict[str, Any]] = [{"type": "tool-sequence", "value": ["search", "answer"]}]
+TOOL_CALL_COUNT: list[dict[str, Any]] = [{"type": "tool-call-count", "value": {"max": 6}}]
 FOUR_CONTAINS: list[dict[str, Any]] = [
     {"type": "contains", "value": word} for word in ("refund", "policy", "days", "receipt")
 ]

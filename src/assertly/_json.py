@@ -55,16 +55,41 @@ _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 # orjson reads integers beyond 64 bits as floats, which would make 10**30 equal 10**30 + 1.
-# Any run of 19 digits may be such an integer; such text is read by the stdlib, exactly. The
-# check maps bytes to "digit or not" with one C-level translate (~1 µs for 700 characters,
-# a sixth of a regex search) and looks for 19 digits in a row.
+# Any run of 19 digits may be such an integer; such text is read by the stdlib, exactly.
+#
+# Looking for that run costs more than it finds, so a cheaper test goes first. A run of 19
+# digits covers 19 consecutive positions, which always include two consecutive multiples of 9
+# (the first multiple of 9 in the run is at most 8 past its start, the next 9 further). So
+# when the text's every 9th character has no two adjacent digits, there is no such run: one
+# C-level slice, a translate of a ninth of the text and a find, about a third of the full
+# test (which maps every byte to "digit or not" and looks for 19 in a row). Texts that fail
+# the cheap test (a long number, or dates in a row) get the full one; neither ever misses a
+# run. Digits are ASCII, so a non-ASCII character is never taken for one in either test.
 _DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_RUN = b"0" * 19
+_STRIDE = 9
+_SHORT = 19 * _STRIDE  # below this, the sample would be hardly smaller than the text
 
 
 def _has_long_digit_run(text: str | bytes) -> bool:
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    return _LONG_RUN in data.translate(_DIGIT_MAP)
+    """Whether ``text`` holds 19 digits in a row (never wrong; see the comment above)."""
+    # `find`, not `in`: `in` on bytes first tries its operand as an integer, and the
+    # exception that raises and clears costs more than the search.
+    if len(text) >= _SHORT:
+        if _as_bytes(text[::_STRIDE]).translate(_DIGIT_MAP).find(b"00") < 0:
+            return False
+    elif len(text) < 19:
+        return False
+    return _as_bytes(text).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0
+
+
+def _as_bytes(text: str | bytes) -> bytes:
+    if type(text) is not str:
+        return text  # type: ignore[return-value]  # bytes
+    try:
+        return text.encode()  # UTF-8's fast path
+    except UnicodeEncodeError:  # a lone surrogate (from a JSON escape): never a digit
+        return text.encode("utf-8", "surrogatepass")
 
 
 def _reject_constant(name: str) -> Any:
@@ -81,7 +106,22 @@ def loads(text: str | bytes) -> Any:
         json.JSONDecodeError: The text is not JSON (orjson's error is a subclass), with
             ``msg``, ``lineno`` and ``colno``; or ValueError for nesting beyond the limits.
     """
-    if isinstance(text, bytes | bytearray):
+    if type(text) is str:
+        # The common case: `_has_long_digit_run` inlined (every response and every tool
+        # call's arguments come here; a call costs a tenth of a parse).
+        try:
+            if len(text) >= _SHORT:
+                clear = (
+                    text[::_STRIDE].encode().translate(_DIGIT_MAP).find(b"00") < 0
+                    or text.encode().translate(_DIGIT_MAP).find(_LONG_RUN) < 0
+                )
+            else:
+                clear = len(text) < 19 or text.encode().translate(_DIGIT_MAP).find(_LONG_RUN) < 0
+        except UnicodeEncodeError:  # a lone surrogate
+            clear = not _has_long_digit_run(text)
+        if clear:
+            return orjson.loads(text)
+    elif isinstance(text, bytes | bytearray):
         if not _has_long_digit_run(bytes(text)):
             return orjson.loads(text)
         text = text.decode("utf-8")

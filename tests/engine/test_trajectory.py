@@ -193,9 +193,9 @@ def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) ->
     seen: list[Any] = []
     original = trajectory._from_object
 
-    def counting(data: Any) -> Any:
+    def counting(data: Any, found: Any) -> Any:
         seen.append(data)
-        return original(data)
+        return original(data, found)
 
     monkeypatch.setattr(trajectory, "_from_object", counting)
     import assertly

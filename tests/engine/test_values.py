@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import assertly
@@ -35,3 +37,61 @@ def test_long_digit_runs_inside_strings_still_parse() -> None:
 def test_text_that_is_not_json_still_raises() -> None:
     with pytest.raises(ValueError):
         loads("12345678901234567890 trailing")
+
+
+# The cheap pre-test samples every 9th character; a big integer must be found wherever it
+# starts, in long texts (where the sample is used) and short ones.
+@pytest.mark.parametrize("padding", [*range(0, 20), 200, 201, 205])
+@pytest.mark.parametrize(
+    "number", ["-9223372036854775809", "18446744073709551616", "123456789012345678901234567891"]
+)
+def test_big_integers_are_exact_wherever_they_start(padding: int, number: str) -> None:
+    text = f'{{"pad": "{"x" * padding}", "n": {number}, "after": "{"y" * 200}"}}'
+    value = loads(text)
+    assert type(value["n"]) is int and str(value["n"]) == number
+    assert loads(text.encode()) == value
+    assert loads(f"[{number}]") == [int(number)]
+
+
+def test_numbers_orjson_reads_exactly_stay_as_they_are() -> None:
+    prose = "word " * 60
+    text = (
+        f'{{"a": 18446744073709551615, "b": -9223372036854775808, "c": 1.5e300, "d": 2E-5, '
+        f'"e": 0.1234567890123456789, "f": "{prose}", "g": "2026-01-05T10:00:00Z 12345"}}'
+    )
+    value = loads(text)
+    assert value["a"] == 18446744073709551615 and type(value["a"]) is int
+    assert value["b"] == -9223372036854775808
+    assert value["c"] == 1.5e300 and value["d"] == 2e-5
+    assert value["e"] == 0.1234567890123456789
+    assert value == json.loads(text)
+
+
+@pytest.mark.parametrize("where", [0, 1, 7, 8, 9, 10, 17, 18, 170, 171, 400])
+def test_a_run_of_nineteen_digits_is_seen_at_every_offset(where: int) -> None:
+    from assertly._json import _has_long_digit_run
+
+    for length, expected in ((18, False), (19, True), (25, True)):
+        text = "a" * where + "7" * length + "b" * 300
+        assert _has_long_digit_run(text) is expected, (where, length)
+        assert _has_long_digit_run(text.encode()) is expected, (where, length)
+        wide = "é" * where + "7" * length + "€" * 300  # non-ASCII around it
+        assert _has_long_digit_run(wide) is expected, (where, length)
+
+
+def test_digits_spread_out_are_not_a_run() -> None:
+    from assertly._json import _has_long_digit_run
+
+    # Every 9th character a digit, and dates: the cheap test defers to the full one, which
+    # finds no run.
+    spaced = "".join("1" if index % 9 == 0 else "x" for index in range(900))
+    assert not _has_long_digit_run(spaced)
+    assert not _has_long_digit_run("2026-01-05T10:00:00Z, " * 40)
+    assert not _has_long_digit_run("1" * 18 + "x" + "1" * 18 + "x" * 300)
+
+
+def test_text_with_a_lone_surrogate_is_still_checked_for_big_integers() -> None:
+    number = "123456789012345678901234567891"
+    for padding in (0, 300):  # the short test and the sampled one
+        text = f'["\ud800{"x" * padding}", {number}]'
+        assert loads(text)[1] == int(number)

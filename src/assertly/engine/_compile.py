@@ -24,7 +24,6 @@ from ._result import (
     PASSED,
     AssertionResult,
     CheckResult,
-    passed,
 )
 from ._shape import compile_shape
 from ._values import dumps
@@ -71,7 +70,7 @@ class Expectation:
         self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
-        self._all_pass: dict[str | None, CheckResult] = {}
+        self._all_pass: dict[tuple[str | None, str | None], CheckResult] = {}
         # Whether a model-graded assertion is among the checkers (set by `compile`): the
         # runner then judges in two passes with a `JudgeBoard` (see `_judging`). "config" when
         # one needs the config's judge:, "self" when all name their own endpoint and model.
@@ -123,7 +122,7 @@ class Expectation:
             except Exception:
                 verdict = False
             if verdict is True:
-                return self._all_pass.get(None) or self._passed(None)
+                return self._all_pass.get((None, None)) or self._passed(None)
             response = Response(response)
         else:
             if type(response) is not Response:
@@ -135,6 +134,11 @@ class Expectation:
                 verdict = False
             if verdict is True:
                 return self._passed(response)
+            if type(verdict) is str:  # every assertion passed; the calls were in this format
+                prebuilt = self._all_pass.get(
+                    (response.extracted if response.is_text else None, verdict)
+                )
+                return prebuilt or self._passed(response, verdict)
         if ctx is None:
             ctx = CheckContext()
         if verdict:
@@ -159,21 +163,22 @@ class Expectation:
         self._fast = build_fast(self._checkers)
         return self._fast
 
-    def _passed(self, response: Response | None) -> CheckResult:
+    def _passed(self, response: Response | None, trace_format: str | None = None) -> CheckResult:
         """The result of a response the fast path found passing every assertion plainly.
 
-        One per expectation (and way the JSON was found; None: a parsed response): its score
-        is exactly 1.0, as the detailed path computes it from scores of 1.0.
+        One per expectation, way the JSON was found (None: a parsed response) and format of
+        the tool calls (trajectory assertions name it): its score is exactly 1.0, as the
+        detailed path computes it from scores of 1.0.
         """
         extracted = response.extracted if response is not None and response.is_text else None
-        prebuilt = self._all_pass.get(extracted)
+        prebuilt = self._all_pass.get((extracted, trace_format))
         if prebuilt is None:
-            results = [passed(checker.key) for checker in self._checkers]
+            results = self._fast.passes(self._checkers, trace_format)
             named = _named_scores(results, self._metrics) if self._metrics else None
             prebuilt = CheckResult(
                 PASSED, 1.0, results, named, self.threshold, extracted, self._weights
             )
-            self._all_pass[extracted] = prebuilt
+            self._all_pass[(extracted, trace_format)] = prebuilt
         return prebuilt
 
     def _check_detailed(

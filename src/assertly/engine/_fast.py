@@ -14,7 +14,9 @@ The function returns:
 
 * True when every assertion passed plainly (its result would be the shared `passed(key)`:
   definite, non-vacuous, score 1, no details): the caller returns the expectation's prebuilt
-  result;
+  result; when trajectory assertions are among them, whose full pass names the format the
+  tool calls were read from (`traced_pass`), the format instead (a str), and the caller
+  returns the prebuilt result for that format;
 * otherwise a tuple with one entry per checker: the shared pass of an emitting checker whose
   test held, a called checker's own result, and None where the generated test failed; the
   detailed path judges only the None entries (their messages are its alone) and aggregates;
@@ -29,11 +31,13 @@ both paths agree on every verdict, score and message.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._response import NOT_JSON
-from ._result import PASSED, AssertionResult, passed
+from ._result import PASSED, AssertionResult, passed, traced_pass
+from ._trajectory import read_trace, trace_of
 from ._values import json_equal
 
 if TYPE_CHECKING:
@@ -119,6 +123,8 @@ class FastGen:
         self.vacuous: dict[str, str] = {}  # flag -> the `empty` variable of its loop
         self.uses_ctx = False
         self.uses_response = False
+        self._trace = False
+        self.traced: set[str] = set()  # flags of checkers whose full pass names the format
 
     def begin(self, index: int) -> None:
         """Start emitting checker ``index``: its tests clear its own flag."""
@@ -180,6 +186,30 @@ class FastGen:
             name = self._text[view] = self.fresh("t")
             self._top.lines.append(f"{name} = response.{view}")
         return name
+
+    def trace(self) -> str:
+        """The variable holding the tool-call `Trace` (read once per response, and cached).
+
+        The checker being emitted is a trajectory assertion: its full pass names the trace's
+        format. A response without a trace leaves the fast path (the detailed path gives the
+        error). The context may be None here: without one, the response's own calls count.
+        """
+        if not self._trace:
+            self._trace = True
+            self.uses_response = True
+            self.namespace["_trace_of"] = trace_of
+            self.namespace["_read_trace"] = read_trace
+            # `trace_of`, inlined for a check without context (a call less per response).
+            self.statement(
+                "if ctx is None:\n"
+                "    tr = response.trace_cache\n"
+                "    if tr is None: tr = response.trace_cache = _read_trace(response)\n"
+                "else:\n"
+                "    tr = _trace_of(response, ctx)\n"
+                "if type(tr) is str: return False"
+            )
+        self.traced.add(self.flag)
+        return "tr"
 
     def _key(self, scope: _Scope, var: str, key: str) -> str:
         # A value that is missing, or under a non-object, reads as `_MISSING`, which fails
@@ -292,7 +322,8 @@ class FastGen:
             lines.append("    else:")
             lines.append(f"        for {loop.item} in {array}:")
             lines += [loop.body.indent + line for line in loop.body.lines] or ["            pass"]
-        lines.append("    if " + (" and ".join(shared) or "True") + ": return True")
+        done = "tr.format" if self._trace else "True"
+        lines.append("    if " + (" and ".join(shared) or "True") + f": return {done}")
         lines.append("    return (" + "".join(f"{r}, " for r in results) + ")")
         return "\n".join(lines) + "\n"
 
@@ -300,16 +331,33 @@ class FastGen:
 class Fast:
     """An expectation's generated code: the function (see the module's docstring) and its source."""
 
-    __slots__ = ("function", "source", "takes_data", "uses_ctx")
+    __slots__ = ("function", "source", "takes_data", "traced", "uses_ctx")
 
     def __init__(
-        self, function: FastFunction, source: str, uses_ctx: bool, takes_data: bool
+        self,
+        function: FastFunction,
+        source: str,
+        uses_ctx: bool,
+        takes_data: bool,
+        traced: frozenset[int] = frozenset(),
     ) -> None:
         self.function = function
         self.source = source
         self.uses_ctx = uses_ctx  # False: the function is called with None for ctx
         # True: called with the response's JSON (a dict response as is, no `Response` built).
         self.takes_data = takes_data
+        # The checkers whose full pass names the trace's format (`traced_pass`).
+        self.traced = traced
+
+    def passes(self, checkers: Sequence[Checker], trace_format: str | None) -> list[Any]:
+        """Every checker's full pass, for a response of this trace format (None: no trace)."""
+        traced = self.traced
+        return [
+            traced_pass(checker.key, trace_format)
+            if trace_format is not None and index in traced
+            else passed(checker.key)
+            for index, checker in enumerate(checkers)
+        ]
 
 
 def build_fast(checkers: Sequence[Checker]) -> Fast | None:
@@ -317,10 +365,17 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
     gen = FastGen()
     results: list[str] = []
     shared: list[str] = []
+    traced: set[int] = set()
     for index, checker in enumerate(checkers):
         emit = getattr(checker, "emit", None)
         gen.begin(index)
         if emit is not None and emit(gen):
+            if gen.flag in gen.traced:
+                traced.add(index)
+                by_format = gen.const(functools.partial(traced_pass, checker.key))
+                results.append(f"{by_format}(tr.format) if {gen.flag} else None")
+                shared.append(gen.flag)
+                continue
             result = f"{gen.const(passed(checker.key))} if {gen.flag} else None"
             empty = gen.vacuous.get(gen.flag)
             if empty is not None:
@@ -340,4 +395,4 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
     namespace = dict(gen.namespace)
     # Only generated names and operators are in the text; user values are in `namespace`.
     exec(compile(source, "<assertly fast path>", "exec"), namespace)
-    return Fast(namespace["_fast"], source, gen.uses_ctx, gen.takes_data)
+    return Fast(namespace["_fast"], source, gen.uses_ctx, gen.takes_data, frozenset(traced))

@@ -163,8 +163,13 @@ def _loads(text: str) -> Any:
     try:
         return loads(text)
     except ValueError as error:  # the common case for prose: no re-raise, no message built
-        if not nested_too_deep(error):
-            return NOT_JSON
+        return _not_loaded(text, error)
+
+
+def _not_loaded(text: str, error: ValueError) -> Any:
+    """`_loads` after `loads` refused ``text``: `NOT_JSON`, or JSON nested beyond orjson."""
+    if not nested_too_deep(error):
+        return NOT_JSON
     try:
         return loads_nested(text)
     except JsonTooDeep:
@@ -226,6 +231,12 @@ class Response:
         # The tool calls in the response, read once by the first trajectory assertion that asks
         # (`_trajectory.trace_of` fills it; this module knows nothing of tool calls).
         self.trace_cache: Any = None
+        if type(value) is str:  # the common case first
+            self.is_text = True
+            self._text: str = value
+            self._whole: Any = _UNSET
+            self._json: Any = _UNSET
+            return
         if isinstance(value, bytes | bytearray | memoryview):
             raw = bytes(value)
             try:
@@ -235,9 +246,9 @@ class Response:
                 self.decode_errors = True
         if isinstance(value, str):
             self.is_text = True
-            self._text: str = value
-            self._whole: Any = _UNSET
-            self._json: Any = _UNSET
+            self._text = value
+            self._whole = _UNSET
+            self._json = _UNSET
         else:
             self.is_text = False
             self._text = _UNSET
@@ -274,11 +285,15 @@ class Response:
         whole = self._whole
         if whole is _UNSET:
             text = self._text
+            if text.startswith("\ufeff"):
+                text = text[1:]  # a byte order mark is an encoding artefact, not JSON
             try:
-                # A byte order mark is an encoding artefact, not part of the JSON.
-                whole = _loads(text[1:] if text.startswith("\ufeff") else text)
-            except JsonTooDeep:
-                whole, self.too_deep = NOT_JSON, True
+                whole = loads(text)  # `_loads`, its common case first (a call less)
+            except ValueError as error:
+                try:
+                    whole = _not_loaded(text, error)
+                except JsonTooDeep:
+                    whole, self.too_deep = NOT_JSON, True
             self._whole = whole
         return whole
 

@@ -138,6 +138,23 @@ def passed(name: str, score: float = 1.0) -> AssertionResult:
     return AssertionResult(name, PASSED, score)
 
 
+_TRACED_PASSES: dict[tuple[str, str], AssertionResult] = {}
+
+
+def traced_pass(name: str, trace_format: str) -> AssertionResult:
+    """A full pass of a trajectory assertion, saying which format its calls were read from.
+
+    Shared per name and format, as `passed` is per name (the generated fast path returns
+    them, and prebuilt results hold them).
+    """
+    shared = _TRACED_PASSES.get((name, trace_format))
+    if shared is None:
+        shared = _TRACED_PASSES[(name, trace_format)] = AssertionResult(
+            name, PASSED, 1.0, details={"trace_format": trace_format}
+        )
+    return shared
+
+
 def failed(
     name: str,
     message: str,

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base import Checker
-from ._result import PASSED, AssertionResult, errored, failed
+from ._result import PASSED, AssertionResult, errored, failed, traced_pass
 from ._trajectory import ToolCall, Trace, render_arguments, render_calls, trace_of
 from ._values import dumps, json_equal
 
 if TYPE_CHECKING:
     from ._context import CheckContext
+    from ._fast import FastGen
     from ._response import Response
 
 __all__ = [
@@ -37,12 +38,30 @@ _KEPT_CALLS = 50  # calls kept in a result's `actual`
 class CallPattern:
     """A call to match: a tool name, and optionally arguments (a subset, or exactly)."""
 
-    __slots__ = ("args", "exact", "name")
+    __slots__ = ("_described", "args", "exact", "name", "strings")
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, exact: bool = False) -> None:
         self.name = name
         self.args = args
         self.exact = exact
+        self._described: str | None = None  # `describe`, written once (messages repeat it)
+        # Subset arguments that are all strings (the common `{query: "x"}`), as pairs: the
+        # whole test is then a string under each key, equal to the value.
+        self.strings: tuple[tuple[str, str], ...] | None = None
+        if args is not None and not exact and all(type(v) is str for v in args.values()):
+            self.strings = tuple(args.items())
+
+    def matches_at(self, trace: Trace, index: int) -> bool:
+        """Whether call ``index`` of ``trace`` matches (its arguments read only if named so)."""
+        if trace.names[index] != self.name:
+            return False
+        want = self.args
+        if want is None:
+            return True
+        arguments = trace.arguments(index)
+        if arguments is None:
+            return False  # unreadable arguments match no arguments
+        return json_equal(want, arguments) if self.exact else _subset(want, arguments)
 
     def matches(self, call: ToolCall) -> bool:
         """Whether ``call`` is this tool with matching arguments."""
@@ -57,6 +76,12 @@ class CallPattern:
 
     def describe(self) -> str:
         """``search``, ``search(query="x", ...)`` or ``search(query="x")`` (exactly)."""
+        described = self._described
+        if described is None:
+            described = self._described = self._describe()
+        return described
+
+    def _describe(self) -> str:
         if self.args is None:
             return self.name
         shown = render_arguments(self.args)
@@ -168,19 +193,10 @@ def calls_noun(n: int) -> str:
     return "1 call" if n == 1 else f"{n} calls"
 
 
-_PASSES: dict[tuple[str, str], AssertionResult] = {}
-
-
 def passed_from(key: str, trace: Trace, score: float = 1.0) -> AssertionResult:
     """A pass that says which format the trace came from (full passes shared per format)."""
     if score == 1.0:
-        shared = _PASSES.get((key, trace.format))
-        if shared is None:
-            details = {"trace_format": trace.format}
-            shared = _PASSES[(key, trace.format)] = AssertionResult(
-                key, PASSED, 1.0, details=details
-            )
-        return shared
+        return traced_pass(key, trace.format)
     return AssertionResult(key, PASSED, score, details={"trace_format": trace.format})
 
 
@@ -209,6 +225,22 @@ class TraceChecker(Checker):
         """Judge the trace; without ``explain``, a failure needs no message (see `verdict`)."""
         raise NotImplementedError
 
+    def passes(self, trace: Trace) -> bool:
+        """Whether `judge` gives the full pass (score 1), from the calls' names where it can.
+
+        The generated fast path calls it (see `emit`); subclasses answer without building
+        results or messages, and read a call's arguments only for a call of a named tool.
+        """
+        return self.judge(trace, False) is traced_pass(self.key, trace.format)
+
+    def emit(self, gen: FastGen) -> bool:
+        """In the generated fast path: the trace, read once per response, must pass `passes`.
+
+        A response without a trace leaves the fast path (its error is the detailed path's).
+        """
+        gen.require(f"{gen.const(self.passes)}({gen.trace()})")
+        return True
+
     def expected(self) -> Any:
         """What the assertion expects, as results show it."""
         return None
@@ -229,6 +261,14 @@ class TraceChecker(Checker):
         )
 
 
+def _bounds_test(gen: FastGen, count: str, low: int | None, high: int | None) -> str:
+    """A test that ``count`` (an expression) is within [low, high] (None: no bound)."""
+    parts = [f"{gen.const(low)} <= {count}"] if low else []
+    if high is not None:
+        parts.append(f"{count} <= {gen.const(high)}")
+    return " and ".join(parts) or "True"
+
+
 class ToolCalled(TraceChecker):
     """The number of calls matching a pattern is within [low, high]."""
 
@@ -247,6 +287,51 @@ class ToolCalled(TraceChecker):
 
     def expected(self) -> Any:
         return {"call": self.pattern.to_json(), "min": self.low, "max": self.high}
+
+    def passes(self, trace: Trace) -> bool:
+        pattern, names, low, high = self.pattern, trace.names, self.low, self.high
+        if pattern.args is None:
+            count = names.count(pattern.name)
+        else:
+            count = 0
+            name, want, exact, strings = pattern.name, pattern.args, pattern.exact, pattern.strings
+            for index, called in enumerate(names):
+                if called != name:
+                    continue
+                arguments = trace.arguments(index)
+                if arguments is None:
+                    continue  # unreadable arguments match no arguments
+                if strings is not None:
+                    matched = True
+                    for key, value in strings:
+                        actual = arguments.get(key)
+                        if type(actual) is not str or actual != value:
+                            matched = False
+                            break
+                else:
+                    matched = json_equal(want, arguments) if exact else _subset(want, arguments)
+                if matched:
+                    count += 1
+                    if high is None and count >= low:
+                        return True
+        return count >= low and (high is None or count <= high)
+
+    def _test(self, gen: FastGen) -> str:
+        trace = gen.trace()
+        if self.pattern.args is not None:
+            return f"{gen.const(self.passes)}({trace})"
+        # A name alone: the count, written into the function (no call).
+        count = f"{trace}.names.count({gen.const(self.pattern.name)})"
+        return _bounds_test(gen, count, self.low, self.high)
+
+    def emit(self, gen: FastGen) -> bool:
+        gen.require(self._test(gen))
+        return True
+
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-tool-called``: a failure (score 0) negated is the full pass."""
+        gen.require(f"not ({self._test(gen)})")
+        return True
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
@@ -330,6 +415,25 @@ class ToolCount(TraceChecker):
     def expected(self) -> Any:
         return {"min": self.low, "max": self.high, "name": self.name}
 
+    def passes(self, trace: Trace) -> bool:
+        names = trace.names
+        count = len(names) if self.name is None else names.count(self.name)
+        return (self.low is None or count >= self.low) and (self.high is None or count <= self.high)
+
+    def _test(self, gen: FastGen) -> str:
+        names = f"{gen.trace()}.names"
+        count = f"len({names})" if self.name is None else f"{names}.count({gen.const(self.name)})"
+        return _bounds_test(gen, count, self.low, self.high)
+
+    def emit(self, gen: FastGen) -> bool:
+        gen.require(self._test(gen))
+        return True
+
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-tool-call-count``: a failure (score 0) negated is the full pass."""
+        gen.require(f"not ({self._test(gen)})")
+        return True
+
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
         if name is None:
@@ -361,6 +465,12 @@ class NamesCalled(TraceChecker):
 
     def expected(self) -> Any:
         return list(self.names)
+
+    def passes(self, trace: Trace) -> bool:
+        names = trace.names
+        if self.called:
+            return all(name in names for name in self.names)
+        return not any(name in names for name in self.names)
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         first: dict[str, int] = {}

@@ -24,7 +24,7 @@ _JUDGES = {mode: f"_{mode}" for mode in MODES}
 class ToolSequence(TraceChecker):
     """The calls against a list of patterns, by mode; the score is the fraction matched."""
 
-    __slots__ = ("mode", "patterns", "threshold")
+    __slots__ = ("_expected_text", "mode", "patterns", "threshold")
 
     def __init__(
         self, key: str, patterns: Sequence[CallPattern], mode: str, threshold: float | None
@@ -33,6 +33,7 @@ class ToolSequence(TraceChecker):
         self.patterns = tuple(patterns)
         self.mode = mode
         self.threshold = threshold
+        self._expected_text: str | None = None  # `_expectation`, written once
 
     def _listed(self, separator: str) -> str:
         return separator.join(pattern.describe() for pattern in self.patterns)
@@ -52,6 +53,27 @@ class ToolSequence(TraceChecker):
     def expected(self) -> Any:
         return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
 
+    def passes(self, trace: Trace) -> bool:
+        mode, patterns, names = self.mode, self.patterns, trace.names
+        if mode == "in_order":
+            # Each listed call at the first matching call after the previous one's: found by
+            # name in C, arguments read only for calls of the tool.
+            position = 0
+            for pattern in patterns:
+                while True:
+                    try:
+                        position = names.index(pattern.name, position) + 1
+                    except ValueError:
+                        return False
+                    if pattern.args is None or pattern.matches_at(trace, position - 1):
+                        break
+            return True
+        if mode == "exact":
+            return len(names) == len(patterns) and all(
+                pattern.matches_at(trace, index) for index, pattern in enumerate(patterns)
+            )
+        return super().passes(trace)  # the matching of the unordered modes
+
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         judge = getattr(self, _JUDGES[self.mode])
         score, problem, mark = judge(trace.calls, explain)
@@ -67,6 +89,12 @@ class ToolSequence(TraceChecker):
         return self.fail(trace, f"{self._expectation()}; {problem}", mark, score)
 
     def _expectation(self) -> str:
+        text = self._expected_text
+        if text is None:
+            text = self._expected_text = self._write_expectation()
+        return text
+
+    def _write_expectation(self) -> str:
         mode = self.mode
         if mode == "in_order":
             return f"Expected calls in this order: {self._listed(' → ')}"

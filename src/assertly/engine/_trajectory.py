@@ -20,7 +20,9 @@ does not parse into an object are kept as unreadable: a match on arguments fails
 match on the name alone still works.
 
 Extraction is done once per response (cached on the `Response`) or once per call context
-(metadata), however many trajectory assertions read it.
+(metadata), however many trajectory assertions read it. A trace holds the calls' names and
+their raw arguments; `ToolCall` objects, and the parse of arguments given as JSON text, are
+made only for the calls an assertion looks into (a call of the tool it names, or a message).
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
+
 from ._response import NOT_JSON, _loads
-from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, dumps, json_type
+from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, dumps, json_type, loads
 
 if TYPE_CHECKING:
     from ._context import CheckContext
@@ -107,50 +111,113 @@ class ToolCall:
 
     def to_json(self) -> dict[str, Any]:
         """The call as results and reports show it."""
-        if self.problem is not None:
-            return {"name": self.name, "arguments_error": self.problem}
-        return {"name": self.name, "arguments": self.arguments}
+        arguments = self.arguments
+        if arguments is None:
+            return {"name": self.name, "arguments_error": self._problem}
+        return {"name": self.name, "arguments": arguments}
 
     def __repr__(self) -> str:
         return f"ToolCall({render_call(self)})"
 
 
 class Trace:
-    """The tool calls of one response, in order, and the format they were read from."""
+    """The tool calls of one response, in order, and the format they were read from.
 
-    __slots__ = ("calls", "format")
+    Attributes:
+        names: The called tools' names, in order (read-only: the trace is shared by every
+            assertion on the response).
+        format: The format the calls were read from (``openai-chat`` …).
+    """
 
-    def __init__(self, calls: tuple[ToolCall, ...], format: str) -> None:
-        self.calls = calls
+    __slots__ = ("_calls", "_made", "_read", "format", "free", "names", "raw")
+
+    def __init__(
+        self, names: list[str], raw: list[Any], format: str, free: tuple[int, ...] = ()
+    ) -> None:
+        self.names = names
+        self.raw = raw  # each call's arguments as given (an object, JSON text, None …)
+        self.free = free  # indexes of calls whose arguments are free text (custom tools)
         self.format = format
+        self._made: list[ToolCall | None] | None = None
+        self._calls: tuple[ToolCall, ...] | None = None
+        # Arguments read from text so far: index -> (the object or None, the problem or None).
+        self._read: dict[int, tuple[dict[str, Any] | None, str | None]] | None = None
 
     @property
     def label(self) -> str:
         """The format as people read it (``OpenAI Chat Completions``)."""
         return FORMAT_LABELS.get(self.format, self.format)
 
-    def names(self) -> list[str]:
-        """The called tools' names, in order."""
-        return [call.name for call in self.calls]
+    def arguments(self, index: int) -> dict[str, Any] | None:
+        """Call ``index``'s arguments as an object (read on first use), None if unreadable."""
+        raw = self.raw[index]
+        if type(raw) is dict:
+            return raw
+        read = self._read
+        if read is None:
+            read = self._read = {}
+        found = read.get(index)
+        if found is None:
+            if type(raw) is str and not self.free:
+                # The common case, JSON text holding an object, read here at once.
+                try:
+                    value = loads(raw)
+                except ValueError:
+                    value = None
+                if type(value) is dict:
+                    read[index] = (value, None)
+                    return value
+            found = read[index] = _read_arguments(raw, index in self.free)
+        return found[0]
+
+    def call(self, index: int) -> ToolCall:
+        """Call ``index`` (made on first use; its arguments are parsed on their first use)."""
+        made = self._made
+        if made is None:
+            made = self._made = [None] * len(self.names)
+        call = made[index]
+        if call is None:
+            call = made[index] = ToolCall(self.names[index], self.raw[index], index in self.free)
+            read = self._read
+            if read is not None and index in read:  # already read by `arguments`
+                call._arguments, call._problem = read[index]
+        return call
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Every call, in order."""
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = tuple([self.call(index) for index in range(len(self.names))])
+        return calls
+
+    def add(self, name: str, raw: Any, free_text: bool = False) -> None:
+        """Append a call (readers build the trace this way)."""
+        if free_text:
+            self.free = (*self.free, len(self.names))
+        self.names.append(name)
+        self.raw.append(raw)
 
     def __len__(self) -> int:
-        return len(self.calls)
+        return len(self.names)
 
     def __repr__(self) -> str:
-        return f"Trace({self.format}, {len(self.calls)} calls)"
+        return f"Trace({self.format}, {len(self.names)} calls)"
 
 
 class _Unreadable(Exception):
     """A call-shaped item that cannot be read: the trace is an error, not empty."""
 
 
-def trace_of(response: Response, ctx: CheckContext) -> Trace | str:
+def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
     """The trace to judge: the call's metadata when it has one, else the response's.
+
+    ``ctx`` may be None (a check without context: the generated fast path does not build one).
 
     Returns:
         The trace, or why there is none (a sentence for an ``error`` result).
     """
-    if ctx.tool_calls is not None:
+    if ctx is not None and ctx.tool_calls is not None:
         trace = ctx.trace_cache
         if trace is None:
             trace = ctx.trace_cache = read_calls(ctx.tool_calls)
@@ -165,12 +232,15 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
     if type(value) is not list:
         return f"the call's reported {where} is {_article(value)}, not a list of tool calls"
+    found = Trace([], [], "")
     try:
-        return Trace(tuple([_generic(item, where, i) for i, item in enumerate(value)]), format)
+        _generic_list(value, where, found)
     except _Unreadable as error:
         return f"the tool-call trace ({FORMAT_LABELS[format]}) cannot be read: {error}"
     except RecursionError:
         return f"the tool-call trace ({FORMAT_LABELS[format]}) is nested too deeply to read"
+    found.format = format
+    return found
 
 
 def read_trace(response: Response) -> Trace | str:
@@ -180,88 +250,94 @@ def read_trace(response: Response) -> Trace | str:
         if response.too_deep:
             return TOO_DEEP_MESSAGE
         return NO_TRACE
-    found: tuple[list[ToolCall], str] | None
+    found = Trace([], [], "")
+    format: str | None
     try:
         if type(data) is dict:
-            found = _from_object(data)
+            format = _from_object(data, found)
         elif type(data) is list:
-            found = _from_list(data)
+            format = _from_list(data, found)
         else:
-            found = None
+            format = None
     except _Unreadable as error:
         return f"the tool-call trace cannot be read: {error}"
     except RecursionError:
         return "the tool-call trace is nested too deeply to read"
-    if found is None:
+    if format is None:
         return NO_TRACE
-    calls, format = found
-    return Trace(tuple(calls), format)
+    found.format = format
+    return found
 
 
-# Locations (``choices[0].message.tool_calls[2]``) are only spelt out for an error message:
-# functions take the location of the list and the item's index.
+# Each reader appends the calls it finds to a `Trace` and returns the format (None: not a
+# trace). Locations (``choices[0].message.tool_calls[2]``) are only spelt out for an error
+# message: functions take the location of the list and the item's index.
 
 
-def _from_object(data: dict[str, Any]) -> tuple[list[ToolCall], str] | None:
+def _from_object(data: dict[str, Any], found: Trace) -> str | None:
     choices = data.get("choices")
     if type(choices) is list:
         if not choices:
-            return [], "openai-chat"
+            return "openai-chat"
         first = choices[0]
         message = first.get("message") if type(first) is dict else None
         if type(message) is not dict:
             raise _Unreadable("choices[0] has no message object")
-        return _openai_message(message, "choices[0].message"), "openai-chat"
+        _openai_message(message, "choices[0].message", found)
+        return "openai-chat"
     output = data.get("output")
     if type(output) is list and (
         data.get("object") == "response" or (output and _all_typed(output))
     ):
-        return _responses_items(output, "output"), "openai-responses"
+        _responses_items(output, "output", found)
+        return "openai-responses"
     if "role" in data and ("tool_calls" in data or "function_call" in data):
-        return _openai_message(data, ""), "openai-chat"  # one assistant message
+        _openai_message(data, "", found)  # one assistant message
+        return "openai-chat"
     content = data.get("content")
     if type(content) is list and (data.get("type") == "message" or "role" in data):
-        return _anthropic_blocks(content, "content"), "anthropic"
+        _anthropic_blocks(content, "content", found)
+        return "anthropic"
     if "tool_calls" in data:
         calls = data["tool_calls"]
         if calls is None:
-            return [], "tool_calls"
+            return "tool_calls"
         if type(calls) is not list:
             raise _Unreadable(f"tool_calls is {_article(calls)}, not a list")
-        return [_generic(item, "tool_calls", i) for i, item in enumerate(calls)], "tool_calls"
+        _generic_list(calls, "tool_calls", found)
+        return "tool_calls"
     messages = data.get("messages")
     if type(messages) is list and messages and _all_messages(messages):
-        return _from_list(messages, "messages")
+        return _from_list(messages, found, "messages")
     return None
 
 
-def _from_list(items: list[Any], where: str = "") -> tuple[list[ToolCall], str] | None:
+def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
     """A transcript: messages, Responses items or Anthropic content blocks, in order."""
     if not items or not all(type(item) is dict for item in items):
         return None
     if not all("role" in item or type(item.get("type")) is str for item in items):
         return None
-    calls: list[ToolCall] = []
     format = ""
     for index, item in enumerate(items):
         kind = item.get("type")
         if kind in _RESPONSES_CALLS:
-            calls.append(_responses_call(item, where, index))
+            _responses_call(item, where, index, found)
             format = format or "openai-responses"
         elif kind in _ANTHROPIC_CALLS:
-            calls.append(_named(item, "input", where, index))
+            _named(item, "input", where, index, found)
             format = format or "anthropic"
         elif "role" in item:
             content = item.get("content")
             if type(content) is list and any(
                 type(block) is dict and block.get("type") in _ANTHROPIC_CALLS for block in content
             ):
-                calls.extend(_anthropic_blocks(content, f"{where}[{index}].content"))
+                _anthropic_blocks(content, f"{where}[{index}].content", found)
                 format = format or "anthropic"
             elif item.get("tool_calls") or item.get("function_call"):
-                calls.extend(_openai_message(item, f"{where}[{index}]"))
+                _openai_message(item, f"{where}[{index}]", found)
                 format = format or "openai-chat"
-    return calls, format or "messages"
+    return format or "messages"
 
 
 def _all_typed(items: list[Any]) -> bool:
@@ -272,48 +348,41 @@ def _all_messages(items: list[Any]) -> bool:
     return all(type(item) is dict and ("role" in item or "type" in item) for item in items)
 
 
-def _openai_message(message: dict[str, Any], where: str) -> list[ToolCall]:
-    calls: list[ToolCall] = []
+def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if type(tool_calls) is not list:
             raise _Unreadable(f"{_at(where, 'tool_calls')} is {_article(tool_calls)}, not a list")
-        try:
-            calls = [_openai_call(item) for item in tool_calls]
-        except _Nameless:
-            # Read again, slowly, only to say where.
-            at = _at(where, "tool_calls")
-            calls = [_generic(item, at, index) for index, item in enumerate(tool_calls)]
+        names, raw = found.names, found.raw
+        start = len(names)
+        for item in tool_calls:
+            # The common shape, {type: function, function: {name, arguments}}, read inline.
+            function = item.get("function") if type(item) is dict else None
+            name = function.get("name") if type(function) is dict else None
+            if type(name) is not str:
+                # Any other shape: read the list again with the general reader, which knows
+                # the other forms and says where a call is unreadable.
+                del names[start:], raw[start:]
+                at = _at(where, "tool_calls")
+                for index, other in enumerate(tool_calls):
+                    _generic(other, at, index, found)
+                break
+            names.append(name)
+            raw.append(function.get("arguments"))  # type: ignore[union-attr]
     legacy = message.get("function_call")  # the pre-tools form: one call per message
     if legacy is not None:
         at = _at(where, "function_call")
         if type(legacy) is not dict:
             raise _Unreadable(f"{at} is {_article(legacy)}, not an object")
-        calls.append(_named(legacy, "arguments", at, None))
-    return calls
+        _named(legacy, "arguments", at, None, found)
 
 
 def _at(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-class _Nameless(Exception):
-    """A call without a readable name, found on the fast path (its place is not known)."""
-
-
-def _openai_call(item: Any) -> ToolCall:
-    """``{type: function, function: {name, arguments}}``, fast; anything else via `_generic`."""
-    if type(item) is dict:
-        function = item.get("function")
-        if type(function) is dict:
-            name = function.get("name")
-            if type(name) is str:
-                return ToolCall(name, function.get("arguments"))
-    raise _Nameless
-
-
-def _responses_items(items: list[Any], where: str) -> list[ToolCall]:
-    calls: list[ToolCall] = []
+def _responses_items(items: list[Any], where: str, found: Trace) -> None:
+    names, raw = found.names, found.raw
     for index, item in enumerate(items):
         if type(item) is not dict:
             continue
@@ -322,33 +391,52 @@ def _responses_items(items: list[Any], where: str) -> list[ToolCall]:
             name = item.get("name")
             if type(name) is not str:
                 raise _Unreadable(_nameless(name, f"{where}[{index}]"))
-            calls.append(ToolCall(name, item.get("arguments")))
+            names.append(name)
+            raw.append(item.get("arguments"))
         elif kind == "custom_tool_call":
-            calls.append(_responses_call(item, where, index))
-    return calls
+            _responses_call(item, where, index, found)
 
 
-def _responses_call(item: dict[str, Any], where: str, index: int) -> ToolCall:
+def _responses_call(item: dict[str, Any], where: str, index: int, found: Trace) -> None:
     # custom_tool_call carries free text in `input`; function_call and mcp_call JSON text in
     # `arguments`.
     if item.get("type") == "custom_tool_call":
-        return _named(item, "input", where, index, free_text=True)
-    return _named(item, "arguments", where, index)
+        _named(item, "input", where, index, found, free_text=True)
+    else:
+        _named(item, "arguments", where, index, found)
 
 
-def _anthropic_blocks(blocks: list[Any], where: str) -> list[ToolCall]:
+def _anthropic_blocks(blocks: list[Any], where: str, found: Trace) -> None:
     kinds = _ANTHROPIC_CALLS
-    calls: list[ToolCall] = []
+    names, raw = found.names, found.raw
     for index, block in enumerate(blocks):
         if type(block) is dict and block.get("type") in kinds:
             name = block.get("name")
             if type(name) is not str:
                 raise _Unreadable(_nameless(name, f"{where}[{index}]"))
-            calls.append(ToolCall(name, block.get("input")))
-    return calls
+            names.append(name)
+            raw.append(block.get("input"))
 
 
-def _generic(item: Any, where: str, index: int) -> ToolCall:
+def _generic_list(items: list[Any], where: str, found: Trace) -> None:
+    """`_generic` for each item; the common ``{name, arguments}`` read inline."""
+    names, raw = found.names, found.raw
+    for index, item in enumerate(items):
+        if type(item) is dict:
+            name = item.get("name")
+            if type(name) is str:
+                arguments = item.get("arguments")
+                if arguments is None:
+                    arguments = item.get("args")
+                    if arguments is None:
+                        arguments = item.get("input")
+                names.append(name)
+                raw.append(arguments)
+                continue
+        _generic(item, where, index, found)
+
+
+def _generic(item: Any, where: str, index: int, found: Trace) -> None:
     """``{name, arguments | args | input}``, or OpenAI's ``{function: {name, arguments}}``."""
     if type(item) is not dict:
         raise _Unreadable(f"{where}[{index}] is {_article(item)}, not a tool call object")
@@ -359,10 +447,12 @@ def _generic(item: Any, where: str, index: int) -> ToolCall:
             name = function.get("name")
             if type(name) is not str:
                 raise _Unreadable(_nameless(name, f"{where}[{index}].function"))
-            return ToolCall(name, function.get("arguments"))
+            found.add(name, function.get("arguments"))
+            return
         custom = item.get("custom")  # OpenAI's custom tools: {type: custom, custom: {name, input}}
         if type(custom) is dict:
-            return _named(custom, "input", f"{where}[{index}].custom", None, free_text=True)
+            _named(custom, "input", f"{where}[{index}].custom", None, found, free_text=True)
+            return
     if type(name) is not str:
         raise _Unreadable(_nameless(name, f"{where}[{index}]"))
     arguments = item.get("arguments")
@@ -370,17 +460,23 @@ def _generic(item: Any, where: str, index: int) -> ToolCall:
         arguments = item.get("args")
         if arguments is None:
             arguments = item.get("input")
-    return ToolCall(name, arguments)
+    found.add(name, arguments)
 
 
 def _named(
-    item: dict[str, Any], key: str, where: str, index: int | None, *, free_text: bool = False
-) -> ToolCall:
+    item: dict[str, Any],
+    key: str,
+    where: str,
+    index: int | None,
+    found: Trace,
+    *,
+    free_text: bool = False,
+) -> None:
     """A call whose name is ``item["name"]`` and arguments ``item[key]``."""
     name = item.get("name")
     if type(name) is not str:
         raise _Unreadable(_nameless(name, where if index is None else f"{where}[{index}]"))
-    return ToolCall(name, item.get(key), free_text)
+    found.add(name, item.get(key), free_text)
 
 
 def _nameless(name: Any, where: str) -> str:
@@ -396,10 +492,18 @@ def _read_arguments(raw: Any, free_text: bool) -> tuple[dict[str, Any] | None, s
         return None, f"the arguments are {_article(raw)}, not an object"
     if free_text:
         return {"input": raw}, None
-    if not raw.strip():
-        return {}, None  # some models send "" for a call without arguments
     try:
-        value = _loads(raw)
+        value = loads(raw)  # the common case: an object, read at once
+    except ValueError:
+        if not raw.strip():
+            return {}, None  # some models send "" for a call without arguments
+        value = NOT_JSON  # or nested deeper than the fast reader goes: read below
+    else:
+        if type(value) is dict:
+            return value, None
+    try:
+        if value is NOT_JSON:
+            value = _loads(raw)
     except JsonTooDeep:
         return None, "the arguments are JSON nested too deeply to read"
     except RecursionError:
@@ -429,16 +533,25 @@ def _clip(text: str, limit: int) -> str:
 
 def render_arguments(arguments: Mapping[str, Any]) -> str:
     """``query="x", limit=5``: each value as compact JSON, long ones clipped."""
-    return ", ".join(
-        f"{key}={_clip(dumps(value), _ARGUMENT_CLIP)}" for key, value in arguments.items()
-    )
+    parts = []
+    for key, value in arguments.items():
+        try:
+            text = orjson.dumps(value).decode()  # `dumps`, its common case inlined
+        except (TypeError, orjson.JSONEncodeError):
+            text = dumps(value)  # big integers, lone surrogates, non-string keys …
+        if len(text) > _ARGUMENT_CLIP:
+            text = text[: _ARGUMENT_CLIP - 1] + "…"
+        parts.append(f"{key}={text}")
+    return ", ".join(parts)
 
 
 def render_call(call: ToolCall) -> str:
     """``search(query="x", limit=5)``, or ``search(<arguments unreadable>)``."""
-    if call.arguments is None:
+    arguments = call.arguments
+    if arguments is None:
         return f"{call.name}(<unreadable arguments>)"
-    return _clip(f"{call.name}({render_arguments(call.arguments)})", _CALL_CLIP)
+    text = f"{call.name}({render_arguments(arguments)})"
+    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
 
 
 def render_calls(trace: Trace, mark: int | None = None) -> str:
@@ -447,7 +560,7 @@ def render_calls(trace: Trace, mark: int | None = None) -> str:
     ``mark`` (an index) is flagged with ``<<`` as the point of divergence. Long traces show
     the first calls, the marked one and a count of the rest.
     """
-    count = len(trace.calls)
+    count = len(trace.names)
     noun = "call" if count == 1 else "calls"
     head = f"{count} {noun} ({trace.label})"
     if not count:
@@ -457,10 +570,11 @@ def render_calls(trace: Trace, mark: int | None = None) -> str:
     if mark is not None and mark >= _SHOWN_CALLS and mark < count:
         indexes.append(mark)
     previous = -1
+    calls = trace.calls
     for index in indexes:
         if index != previous + 1:
             shown.append("…")
-        text = f"{index + 1}. {render_call(trace.calls[index])}"
+        text = f"{index + 1}. {render_call(calls[index])}"
         shown.append(text + " <<" if index == mark else text)
         previous = index
     if previous < count - 1:

@@ -1,0 +1,266 @@
+"""The generated fast path agrees with the detailed path on trajectory assertions.
+
+Trajectory checkers write their test into the fast function (`TraceChecker.emit`, and
+`emit_negated` for ``not-tool-called`` / ``not-tool-call-count``), and a response whose every
+assertion passes gets the result prebuilt for its trace format. For expectations of both
+dialects mixing trajectory assertions (names, arguments as subsets or exactly, counts, every
+sequence mode, thresholds, negations) with a text assertion, and tool calls drawn to pass or
+nearly pass them in every format assertly reads (arguments as objects, as JSON text, as
+broken text, big integers), with and without context, the two paths must give the same
+outcome, score and ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import assertly
+from assertly import Expectation
+from trajectory_support import FORMATS
+
+EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
+PROFILE = settings(
+    max_examples=EXAMPLES * 2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+SEEN: Counter[str] = Counter()
+
+TOOLS = st.sampled_from(["search", "fetch", "answer", "delete"])
+BIG = 123456789012345678901234567890
+ARG_VALUES = st.sampled_from(["x", "refund policy", 5, 5.0, True, None, BIG, BIG + 1, [1, 2]])
+KEYS = st.sampled_from(["query", "limit", "id"])
+# Strings only (matched without `_subset`), or any values; calls draw from the same vocabulary.
+ARGS = st.one_of(
+    st.dictionaries(KEYS, st.sampled_from(["x", "refund policy"]), min_size=1, max_size=2),
+    st.dictionaries(KEYS, ARG_VALUES, max_size=2),
+)
+CALL = st.one_of(
+    TOOLS,
+    st.fixed_dictionaries(
+        {"name": TOOLS, "args": ARGS},
+        optional={"args_match": st.sampled_from(["subset", "exact"])},
+    ),
+)
+
+TYPED_CHOICES: list[st.SearchStrategy[dict[str, Any]]] = [
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["tool-called", "not-tool-called"]), "value": TOOLS}
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["tool-called", "not-tool-called"]),
+            "value": st.fixed_dictionaries(
+                {"name": TOOLS},
+                optional={
+                    "args": ARGS,
+                    "min": st.integers(0, 2),
+                    "max": st.integers(2, 3),
+                },
+            ),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool-sequence"),
+            "value": st.lists(CALL, min_size=1, max_size=3),
+            "config": st.fixed_dictionaries(
+                {"mode": st.sampled_from(["in_order", "exact", "unordered", "subset", "superset"])}
+            ),
+        },
+        optional={"threshold": st.sampled_from([0.5, 1.0])},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["tool-call-count", "not-tool-call-count"]),
+            "value": st.sampled_from(
+                [{"max": 2}, {"min": 1}, {"min": 1, "max": 3, "name": "search"}, {"max": 0}]
+            ),
+        }
+    ),
+    st.fixed_dictionaries({"type": st.just("contains"), "value": st.sampled_from(["e", "zz"])}),
+]
+
+
+@st.composite
+def typed_lists(draw: st.DrawFn) -> list[dict[str, Any]]:
+    chosen = draw(st.lists(st.sampled_from(TYPED_CHOICES), min_size=1, max_size=4))
+    items = [dict(draw(choice)) for choice in chosen]
+    for item in items:
+        if draw(st.booleans()) and item["type"] == "tool-sequence" and "threshold" in item:
+            item["weight"] = 2.0
+    return items
+
+
+EXPECT_CHOICES: dict[str, st.SearchStrategy[Any]] = {
+    "tools_called": st.lists(TOOLS, min_size=1, max_size=2),
+    "tools_not_called": st.lists(TOOLS, min_size=1, max_size=2),
+    "tool_sequence": st.lists(TOOLS, min_size=1, max_size=3),
+    "max_tool_calls": st.integers(0, 4),
+    "contains": st.sampled_from(["e", "zz"]),
+}
+
+
+@st.composite
+def expect_dicts(draw: st.DrawFn) -> dict[str, Any]:
+    keys = draw(st.lists(st.sampled_from(sorted(EXPECT_CHOICES)), min_size=1, max_size=4))
+    return {key: draw(EXPECT_CHOICES[key]) for key in dict.fromkeys(keys)}
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> list[tuple[str, dict[str, Any]]]:
+    # Mostly a plausible run (search first, answer last), so that assertions often pass.
+    made = [("search", draw(ARGS))]
+    made += draw(st.lists(st.tuples(TOOLS, ARGS), max_size=3))
+    if draw(st.booleans()):
+        made.append(("answer", draw(ARGS)))
+    if draw(st.integers(0, 9)) == 0:
+        made = []
+    return made
+
+
+@st.composite
+def responses(draw: st.DrawFn) -> tuple[Any, Any]:
+    made = draw(calls())
+    output, context = FORMATS[draw(st.sampled_from(sorted(FORMATS)))](made)
+    if draw(st.integers(0, 14)) == 0 and isinstance(output, str) and output.startswith("{"):
+        # Arguments that are not an object: broken JSON text inside a Chat Completions call.
+        output = output.replace('"arguments": "{', '"arguments": "{oops', 1)
+    if draw(st.integers(0, 19)) == 0:
+        output = "no tool calls here"  # no trace: an error, on either path
+    return output, context
+
+
+def _same(expectation: Expectation, output: Any, context: Any) -> None:
+    fast = expectation.check(copy.deepcopy(output), context=copy.deepcopy(context))
+    detailed = expectation._check_detailed(copy.deepcopy(output), context=copy.deepcopy(context))
+    assert fast.outcome is detailed.outcome
+    assert fast.score == detailed.score
+    assert fast.to_dict() == detailed.to_dict()
+    assert fast.as_record() == detailed.to_dict()
+    prebuilt = any(fast is result for result in expectation._all_pass.values())
+    SEEN["fast pass" if prebuilt else "passed" if fast.passed else "detailed"] += 1
+
+
+@PROFILE
+@given(typed_lists(), responses(), st.sampled_from([None, 0.5]))
+def test_typed_trajectory_fast_path_agrees(
+    items: list[dict[str, Any]], response: tuple[Any, Any], threshold: float | None
+) -> None:
+    output, context = response
+    _same(assertly.compile(items, threshold=threshold), output, context)
+
+
+@PROFILE
+@given(expect_dicts(), responses())
+def test_expect_trajectory_fast_path_agrees(
+    spec: dict[str, Any], response: tuple[Any, Any]
+) -> None:
+    output, context = response
+    _same(assertly.compile(spec), output, context)
+
+
+def test_both_paths_were_exercised() -> None:
+    if SEEN["detailed"] + SEEN["fast pass"] < 50:
+        pytest.skip("run with the property tests")
+    assert SEEN["fast pass"] >= 10, SEEN
+    assert SEEN["detailed"] >= 10, SEEN
+
+
+def test_a_passing_trace_gets_the_result_prebuilt_for_its_format(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    expectation = assertly.compile(
+        [
+            {"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}},
+            {"type": "not-tool-called", "value": "delete"},
+            {"type": "tool-sequence", "value": ["search", "answer"]},
+            {"type": "tool-call-count", "value": {"max": 3}},
+        ]
+    )
+    made = [("search", {"q": "x", "n": 1}), ("answer", {})]
+    chat, _ = FORMATS["openai-chat"](made)
+    first = expectation.check(chat)
+    assert first.passed
+
+    def detailed(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the detailed path ran for a passing response")
+
+    monkeypatch.setattr(Expectation, "_judge", detailed)
+    assert expectation.check(chat) is first  # one result per trace format
+    assert [r.details for r in first.results] == [{"trace_format": "openai-chat"}] * 4
+    prose, context = FORMATS["metadata"](made)
+    reported = expectation.check(prose, context=context)
+    assert reported is not first
+    assert reported.results[0].details == {"trace_format": "metadata"}
+    assert "tr.format" in expectation.source
+
+
+def test_arguments_are_read_only_for_calls_of_the_named_tool() -> None:
+    from assertly.engine._response import Response
+    from assertly.engine._trajectory import read_trace
+
+    output, _ = FORMATS["openai-chat"]([("search", {"q": "x"}), ("fetch", {"url": "u"})])
+    trace = read_trace(Response(output))
+    assert not isinstance(trace, str)
+    expectation = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "fetch", "args": {}}}]
+    )
+    checker = expectation._checkers[0]
+    assert checker.passes(trace)  # type: ignore[attr-defined]
+    assert trace._read is not None and list(trace._read) == [1]  # fetch's arguments only
+    assert trace._made is None  # no ToolCall objects on the way
+    assert trace.calls[1].arguments == {"url": "u"}
+    assert trace.call(0).arguments == {"q": "x"}
+
+
+def test_big_integer_arguments_are_exact_in_json_text() -> None:
+    expectation = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "search", "args": {"id": BIG}}}]
+    )
+    exact, _ = FORMATS["openai-chat"]([("search", {"id": BIG})])
+    off_by_one, _ = FORMATS["openai-chat"]([("search", {"id": BIG + 1})])
+    assert expectation.check(exact).passed
+    assert not expectation.check(off_by_one).passed
+    assert json.loads(exact)  # the reply itself is valid JSON
+
+
+# Drawn cases reach some corners rarely; these are checked in every format, every time.
+CORNER_PATTERNS: list[Any] = [
+    {"name": "search", "args": {"query": "x"}},  # strings only: matched without `_subset`
+    {"name": "search", "args": {"query": "x", "limit": 5}},
+    {"name": "search", "args": {"query": "x"}, "args_match": "exact"},
+    {"name": "search", "args": {}},
+    {"name": "search", "args": {"id": BIG}},
+    {"name": "search", "args": {"query": "x"}, "max": 1},
+]
+CORNER_CALLS: list[list[tuple[str, dict[str, Any]]]] = [
+    [("search", {"query": "x"})],
+    [("search", {"query": "y"})],
+    [("search", {"limit": 5})],
+    [("search", {"query": 5})],
+    [("search", {"query": ["x"]})],
+    [("search", {"query": "x", "limit": 5.0})],
+    [("search", {"query": "x"}), ("search", {"query": "x", "id": BIG})],
+    [("search", {"id": BIG + 1}), ("fetch", {"query": "x"})],
+    [("fetch", {"query": "x"})],
+]
+
+
+@pytest.mark.parametrize("form", sorted(FORMATS))
+@pytest.mark.parametrize("negate", [False, True])
+def test_argument_corners_agree(form: str, negate: bool) -> None:
+    for pattern in CORNER_PATTERNS:
+        kind = "not-tool-called" if negate else "tool-called"
+        expectation = assertly.compile([{"type": kind, "value": pattern}])
+        for made in CORNER_CALLS:
+            output, context = FORMATS[form](made)
+            _same(expectation, output, context)
