@@ -10,7 +10,6 @@ test files hold no file references, so none can reach outside the project.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -29,6 +28,18 @@ ARGV_AGENT = (
     "print(json.dumps({'argv': sys.argv[1:], 'env': sorted(os.environ),\n"
     "                  'secret': os.environ.get('MY_SECRET_TOKEN')}))\n"
 )
+
+
+def _first_record(project: Path) -> dict[str, Any]:
+    """The first stored trial record, read back as the store reads it (it is deflated)."""
+    from assertly.store import RunStore
+
+    store = RunStore(project / STORE, must_exist=True, read_only=True)
+    try:
+        key, record = store._db.execute("SELECT test_key, record FROM trials").fetchone()
+        return dict(store._record(record, key))
+    finally:
+        store.close()
 
 
 def _report(project: Path, name: str = "r.json") -> dict[str, Any]:
@@ -113,9 +124,7 @@ def test_commands_run_without_a_shell(project: Path) -> None:
     assert result.code == 1, result.output
     response = _report(project)["a"]["trials"][0]["failures"][0]
     assert not any((project / f"pwned{n}").exists() for n in (1, 2, 3))
-    argv = json.loads(
-        sqlite3.connect(project / STORE).execute("SELECT record FROM trials").fetchone()[0]
-    )["steps"][0]["response"]
+    argv = _first_record(project)["steps"][0]["response"]
     assert json.loads(argv)["argv"] == [
         ";",
         "touch",
@@ -143,11 +152,7 @@ def test_commands_get_a_minimal_environment_unless_configured(
     )
     plain = invoke("run", "t.tests.yaml", "--target", f"cmd:{sys.executable} agent.py", "--plain")
     assert plain.code == 0, plain.output  # the agent never saw the variable
-    env = json.loads(
-        json.loads(
-            sqlite3.connect(project / STORE).execute("SELECT record FROM trials").fetchone()[0]
-        )["steps"][0]["response"]
-    )["env"]
+    env = json.loads(_first_record(project)["steps"][0]["response"])["env"]
     assert "MY_SECRET_TOKEN" not in env and "UNRELATED_SETTING" not in env
     assert set(env) <= {
         "PATH",

@@ -230,6 +230,19 @@ class Project:
         with sqlite3.connect(self.root / store) as db:
             return list(db.execute(query, params))
 
+    def records(
+        self, where: str = "1 = 1", *params: Any, store: str = ".assertly/runs.sqlite"
+    ) -> list[dict[str, Any]]:
+        """The stored trial records (read back as the store reads them: inflated, expanded)."""
+        from assertly.store import RunStore
+
+        opened = RunStore(self.root / store, must_exist=True, read_only=True)
+        try:
+            rows = opened._db.execute(f"SELECT test_key, record FROM trials WHERE {where}", params)
+            return [opened._record(record, key) for key, record in rows]
+        finally:
+            opened.close()
+
 
 # --- a real HTTP server ----------------------------------------------------------------------
 

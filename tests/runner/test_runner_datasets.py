@@ -42,8 +42,8 @@ def test_recorded_lines_are_judged_without_a_target(project: Project) -> None:
     good = result.tests["good"]
     assert good["file"] == os.path.join("data", "cases.jsonl")
     assert good["line"] == 1
-    [(record,)] = project.sql("SELECT record FROM trials WHERE test_key LIKE '%cases.jsonl:1'")
-    step = json.loads(record)["steps"][0]
+    [record] = project.records("test_key LIKE '%cases.jsonl:1'")
+    step = record["steps"][0]
     assert (step["model"], step["latency_ms"]) == ("m1", 12.0)
     assert "FAILED recorded::bad  (data/cases.jsonl:2)" in result.stdout
 

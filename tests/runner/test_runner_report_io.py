@@ -81,8 +81,8 @@ def test_a_huge_output_is_cut_and_marked(project: Project) -> None:
     assert isinstance(json_trial["output"], str) and len(json_trial["output"]) == OUTPUT_LIMIT
     assert json_trial["output"].startswith('{"status": "success", "results": [{"file": "f00000.md"')
     # The store keeps the whole response: recheck judges all of it.
-    stored = project.sql("SELECT record FROM trials WHERE test_key LIKE '%::text'")
-    assert big in stored[0][0]
+    stored = project.records("test_key LIKE '%::text'")
+    assert big in stored[0]["steps"][0]["response"]
     _validate(result.report)
 
 

@@ -15,7 +15,11 @@ Differences that are implementation, not behaviour:
   parsed in SQL (PostgreSQL's ``jsonb`` refuses the ``\u0000`` an agent may answer);
 * keys sort by code point (``COLLATE "C"``), as Python and SQLite sort them, so comparisons
   stream both runs in the same order;
-* batched trials (recorded responses) are written with one pipelined ``executemany`` per batch.
+* batched trials (recorded responses) are written with one pipelined ``executemany`` per batch;
+* trial records and tests' metadata are stored in the same compact JSON as in SQLite (store
+  schema 2, `_codec`), but not deflated: PostgreSQL compresses long values itself (TOAST),
+  and SQL can still search the text. A database of schema 1 is read as it is, and becomes
+  schema 2 when a run writes to it (its old rows read back as they were written).
 
 The password of the URL is a secret: it never appears in a message, and the runner redacts
 it from everything it stores.
@@ -34,12 +38,13 @@ from typing import Any
 
 from .._exceptions import StoreError
 from .._secrets import url_password
+from ._codec import encode_meta, encode_record
 from ._judge_cache import JUDGE_SCHEMA_POSTGRES
-from ._sqlite import BATCH_TRIALS, RunStore, _loads, _redacted, grouped_tests
+from ._sqlite import BATCH_TRIALS, RunStore, _redacted, grouped_tests
 
 __all__ = ["PostgresRunStore", "is_postgres_url", "masked_url"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS assertly_store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -206,6 +211,14 @@ class PostgresRunStore(RunStore):
                     f"{version}; this one reads up to {SCHEMA_VERSION}): upgrade assertly, or "
                     "give another --store"
                 )
+            if version < SCHEMA_VERSION and not read_only:
+                # Compact records from now on (older ones read as they are): an older
+                # assertly must refuse this database rather than misread them.
+                self._pg.execute(
+                    "UPDATE assertly_store SET value = %s WHERE key = 'schema_version' "
+                    "AND value::integer < %s",
+                    (str(SCHEMA_VERSION), SCHEMA_VERSION),
+                )
             if read_only:
                 self._pg.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
             found = self._pg.execute("SELECT to_regclass('judge_spend')").fetchone()
@@ -371,7 +384,7 @@ class PostgresRunStore(RunStore):
                 position,
                 meta.get("pass_threshold"),
                 meta.get("definition"),
-                _redacted(meta, self.redact),
+                _redacted(encode_meta(meta), self.redact),
             )
             for position, meta in enumerate(metas, start=start)
         ]
@@ -395,7 +408,7 @@ class PostgresRunStore(RunStore):
             test_key,
             trial,
             record["status"],
-            _redacted(record, self.redact),
+            _redacted(encode_record(record), self.redact),
             time.time(),
             record.get("score"),
         )
@@ -470,14 +483,12 @@ class PostgresRunStore(RunStore):
             "WHERE t.run_id = %s ORDER BY t.position, r.trial",
             (run_id,),
         )
-        yield from grouped_tests(rows, records, keep)
+        yield from grouped_tests(rows, records, keep, self)
 
     def test_counts(
         self, run_id: str, *, scores: bool = False
     ) -> Iterator[tuple[str, dict[str, Any], int, int, int, int, float | None]]:
         """Each test in key order with its trials counted (see `RunStore.test_counts`)."""
-        import orjson
-
         score = "AVG(r.score)" if scores else "NULL"  # one of two fixed texts
         rows = self._stream(
             "SELECT t.test_key, t.meta, "
@@ -490,7 +501,7 @@ class PostgresRunStore(RunStore):
             (run_id,),
         )
         for key, meta, passed, failed, errored, skipped, mean in rows:
-            yield key, orjson.loads(meta), passed, failed, errored, skipped, mean
+            yield key, self._meta(meta, key), passed, failed, errored, skipped, mean
 
     def trials(self, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
         """Every stored trial record: ``{test_key: {trial: record}}``."""
@@ -498,7 +509,7 @@ class PostgresRunStore(RunStore):
         for test_key, trial, record in self._stream(
             "SELECT test_key, trial, record FROM trials WHERE run_id = %s", (run_id,)
         ):
-            found.setdefault(test_key, {})[trial] = _loads(record)
+            found.setdefault(test_key, {})[trial] = self._record(record, test_key)
         return found
 
     def _has_score_column(self) -> bool:

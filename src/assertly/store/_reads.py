@@ -9,21 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from .._exceptions import StoreError
-from .._json import loads
+from ._codec import decode_meta, decode_record, inflate, loads_text
 
 __all__ = ["StoreReads", "loads_record"]
 
 
 def loads_record(text: str) -> Any:
     """A stored record: exact (big integers stay integers), lone surrogates allowed."""
-    import json
-
-    # orjson refuses escaped lone surrogates, which the stdlib fallback of `to_json_bytes`
-    # writes when an agent returns them.
-    try:
-        return loads(text)
-    except ValueError:
-        return json.loads(text)
+    return loads_text(text)
 
 
 class StoreReads:
@@ -40,6 +33,30 @@ class StoreReads:
 
     def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         raise NotImplementedError
+
+    def _dictionary(self, number: int) -> bytes:
+        """A deflate dictionary of the store by its number (`_codec`)."""
+        raise ValueError(f"the store has no dictionary {number}")
+
+    def _record(self, value: str | bytes, test_key: str) -> Any:
+        """A stored trial record as the runner saved it (deflated, compact or whole JSON).
+
+        Raises:
+            StoreError: It cannot be read (damaged).
+        """
+        try:
+            if isinstance(value, bytes | bytearray | memoryview):
+                return decode_record(loads_text(inflate(bytes(value), self._dictionary)), test_key)
+            return decode_record(loads_record(value), test_key)
+        except ValueError as error:
+            raise StoreError(
+                f"cannot read the run store {self.shown}: the record of a trial of {test_key} "
+                f"is damaged ({error})"
+            ) from None
+
+    def _meta(self, value: str, test_key: str) -> Any:
+        """A test's stored metadata as the runner saved it."""
+        return decode_meta(loads_record(value), test_key)
 
     def resolve_run_id(self, run_id: str) -> str:
         """A run named as users name it, checked to exist.
@@ -98,8 +115,10 @@ class StoreReads:
 
     def tests(self, run_id: str) -> list[dict[str, Any]]:
         """Test metadata in run order."""
-        rows = self._all("SELECT meta FROM tests WHERE run_id = ? ORDER BY position", (run_id,))
-        return [loads_record(row[0]) for row in rows]
+        rows = self._all(
+            "SELECT test_key, meta FROM tests WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+        return [self._meta(meta, key) for key, meta in rows]
 
     def count_tests(self, run_id: str) -> int:
         """How many tests the run is made of."""
@@ -112,7 +131,7 @@ class StoreReads:
             "AND status IN ('failed', 'error') ORDER BY trial LIMIT 1",
             (run_id, test_key),
         )
-        return None if row is None else dict(loads_record(row[0]))
+        return None if row is None else dict(self._record(row[0], test_key))
 
     def evals(self, run_id: str) -> list[dict[str, Any]]:
         """Every stored eval suite record."""

@@ -4,6 +4,11 @@ The store's schema version is kept in SQLite's ``PRAGMA user_version``. Stores w
 it was kept read 0 and hold the tables of version 1. A store with a higher version was written
 by a newer assertly, and is refused rather than misread. Raise `SCHEMA_VERSION` with every
 schema change that older readers cannot read.
+
+Version 2 stores trial records compact and deflated, and tests' metadata compact (`_codec`).
+A store of version 0 or 1 is read as it is; opened for writing, it becomes version 2 (its
+tables are kept, a ``dictionaries`` table is added) and its old rows stay as they were written:
+they read back as before, side by side with the new ones. No data is rewritten.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from .._exceptions import StoreError
 
 __all__ = ["SCHEMA_VERSION", "check_schema"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # The columns each table must have (a file with tables of these names but not these columns
 # belongs to another program). Columns added since (trials.score) are added on opening.
 _COLUMNS = {

@@ -2,7 +2,8 @@
 
 Every finished trial is committed to SQLite at once (WAL mode), so a crash, a kill or Ctrl-C
 loses nothing already judged, and readers (``assertly report``) can open the database while a
-run is writing to it.
+run is writing to it. Trial records are stored compact and deflated (`_codec`, store schema
+2); records of older stores read as they were written.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ from .._exceptions import StoreError
 from .._json import to_json_bytes
 from .._secrets import json_is_clean, redact_value
 from ._claims import RunClaims
+from ._codec import (
+    DICTIONARY_AFTER,
+    SAMPLE_RECORDS,
+    Deflater,
+    encode_meta,
+    encode_record,
+    sample_dictionary,
+)
 from ._judge_cache import JUDGE_SCHEMA, JudgeCache
 from ._reads import StoreReads, loads_record
 from ._schema import SCHEMA_VERSION, check_schema
@@ -74,6 +83,11 @@ CREATE TABLE IF NOT EXISTS baseline (
     run_id     TEXT NOT NULL,
     blessed_at TEXT NOT NULL
 );
+-- Preset dictionaries of the deflated trial records (`_codec`): each names its number.
+CREATE TABLE IF NOT EXISTS dictionaries (
+    id   INTEGER PRIMARY KEY,
+    data BLOB NOT NULL
+);
 """
     + JUDGE_SCHEMA
 )
@@ -99,12 +113,14 @@ def grouped_tests(
     rows: Iterable[Any],
     records: bool,
     keep: Callable[[list[str], str | None], bool] | None,
+    store: StoreReads,
 ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
     """`RunStore.iter_tests` from its rows, in run order and trial order.
 
     Each row: ``(test_key, pass_threshold, trial, status, record, meta)``; a test that never
-    ran has one row whose trial is NULL.
+    ran has one row whose trial is NULL. ``store`` reads the stored records and metadata.
     """
+    read, read_meta = store._record, store._meta
     for test_key, group in groupby(rows, key=itemgetter(0)):
         found = list(group)
         threshold = found[0][1]
@@ -112,7 +128,10 @@ def grouped_tests(
         if keep is not None and not keep([status for _, status, _ in trials], threshold):
             continue
         if records:
-            yield _loads(found[0][5]), {trial: _loads(record) for trial, _, record in trials}
+            yield (
+                read_meta(found[0][5], test_key),
+                {trial: read(record, test_key) for trial, _, record in trials},
+            )
         else:
             meta = {"key": test_key, "pass_threshold": threshold}
             yield meta, {trial: status for trial, status, _ in trials}
@@ -123,24 +142,25 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
 
 
-def _dumps(value: Any) -> str:
-    return to_json_bytes(value, keep_surrogates=True).decode()
-
-
 def _redacted(value: Any, secrets: set[str]) -> str:
-    """``value`` as stored JSON text, every spelling of every secret redacted.
+    """``value`` as stored JSON text, every spelling of every secret redacted."""
+    return _redacted_bytes(value, secrets).decode()
+
+
+def _redacted_bytes(value: Any, secrets: set[str]) -> bytes:
+    """``value`` as stored JSON text (UTF-8), every spelling of every secret redacted.
 
     Serialised once when no secret can be in it (the common case), walked only when one may.
     """
     if not secrets:
-        return _dumps(value)
+        return to_json_bytes(value, keep_surrogates=True)
     try:  # orjson's own text (the stdlib's fallback escapes differently: walked instead)
         data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError):
-        return _dumps(redact_value(value, secrets))
+        return to_json_bytes(redact_value(value, secrets), keep_surrogates=True)
     if json_is_clean(data, secrets):
-        return data.decode()  # what `_dumps` writes when orjson can
-    return _dumps(redact_value(value, secrets))
+        return data  # what `to_json_bytes` writes when orjson can
+    return to_json_bytes(redact_value(value, secrets), keep_surrogates=True)
 
 
 _loads = loads_record  # the name the store's modules (and the viewer) read records by
@@ -202,6 +222,10 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         # built, which is after the store was opened.
         self.redact = redact if redact is not None else set()
         self._pending = 0  # batched trials written but not committed
+        self._deflater: Deflater | None = None  # made on the first trial saved
+        self._samples: list[bytes] | None = []  # the first records saved, for a dictionary
+        self._saved = 0
+        self._dictionaries: dict[int, bytes] = {}  # read back, by number
         if read_only:
             try:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
@@ -320,7 +344,7 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
                 "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
                 "VALUES (?, ?, ?, ?)",
                 [
-                    (run_id, meta["key"], position, _redacted(meta, self.redact))
+                    (run_id, meta["key"], position, _redacted(encode_meta(meta), self.redact))
                     for position, meta in enumerate(metas, start=start)
                 ],
             )
@@ -346,12 +370,13 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
                 a commit per trial would take longer than the judging. A crash loses at most
                 those uncommitted verdicts, which a resumed run judges again.
         """
+        text = _redacted_bytes(encode_record(record), self.redact)
         row = (
             run_id,
             test_key,
             trial,
             record["status"],
-            _redacted(record, self.redact),
+            self._deflate(text),
             time.time(),
             record.get("score"),
         )
@@ -374,6 +399,68 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         self._pending += 1
         if self._pending >= BATCH_TRIALS:
             self.flush()
+
+    def _deflate(self, text: bytes) -> bytes:
+        """A trial's compact text as stored: deflated with this writer's dictionary.
+
+        A writer starts with the store's latest dictionary (none in a new store). Once it has
+        saved `DICTIONARY_AFTER` records it adds one sampled from its first records, which
+        then deflates the rest of its run: a short run adds no dictionary of its own.
+        """
+        deflater = self._deflater
+        if deflater is None:
+            try:
+                found = self._db.execute(
+                    "SELECT id, data FROM dictionaries ORDER BY id DESC LIMIT 1"
+                ).fetchone()
+            except sqlite3.Error as error:
+                raise self._read_failed(error) from None
+            deflater = self._deflater = Deflater(*found) if found else Deflater()
+        samples = self._samples
+        if samples is not None:
+            if len(samples) < SAMPLE_RECORDS:
+                samples.append(text)
+            self._saved += 1
+            if self._saved >= DICTIONARY_AFTER:
+                self._samples = None
+                deflater = self._deflater = self._add_dictionary(sample_dictionary(samples))
+        return deflater.deflate(text)
+
+    def _add_dictionary(self, data: bytes) -> Deflater:
+        """Store a new dictionary (committed at once, before any record that uses it)."""
+        self.flush()
+        try:
+            cursor = self._db.execute("INSERT INTO dictionaries (data) VALUES (?)", (data,))
+        except sqlite3.Error as error:
+            raise self._write_failed(error) from None
+        number = int(cursor.lastrowid or 0)
+        self._dictionaries[number] = data
+        return Deflater(number, data)
+
+    def _dictionary(self, number: int) -> bytes:
+        found = self._dictionaries.get(number)
+        if found is None:
+            row = self._db.execute(
+                "SELECT data FROM dictionaries WHERE id = ?", (number,)
+            ).fetchone()
+            if row is None:
+                raise ValueError(f"its dictionary {number} is missing")
+            found = self._dictionaries[number] = bytes(row[0])
+        return found
+
+    def record_text(self, value: str | bytes | None) -> str | None:
+        """A stored record's JSON text (deflated or not): what SQL searches read.
+
+        Registered as the SQL function ``assertly_text`` by the viewer.
+        """
+        if not isinstance(value, bytes):
+            return value
+        from ._codec import inflate
+
+        try:
+            return inflate(value, self._dictionary).decode("utf-8", "replace")
+        except ValueError:
+            return ""
 
     def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:
         """Commit one eval suite's verdict."""
@@ -415,11 +502,28 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
 
     @_reading
     def stored_bytes(self, run_id: str) -> int:
-        """The size of a run's trial records as stored."""
-        row = self._db.execute(
-            "SELECT TOTAL(LENGTH(CAST(record AS BLOB))) FROM trials WHERE run_id = ?", (run_id,)
+        """The size of a run's trial records as JSON text (what reading them all parses).
+
+        Deflated records count at the ratio of a sample of them (inflating all would cost
+        what this spares its callers).
+        """
+        total, deflated = self._db.execute(
+            "SELECT TOTAL(LENGTH(CAST(record AS BLOB))), "
+            "TOTAL(CASE WHEN typeof(record) = 'blob' THEN LENGTH(record) END) "
+            "FROM trials WHERE run_id = ?",
+            (run_id,),
         ).fetchone()
-        return int(row[0])
+        if not deflated:
+            return int(total)
+        sample = [
+            bytes(blob)
+            for (blob,) in self._db.execute(
+                "SELECT record FROM trials WHERE run_id = ? AND typeof(record) = 'blob' LIMIT 64",
+                (run_id,),
+            )
+        ]
+        ratio = sum(len(self.record_text(blob) or "") for blob in sample) / sum(map(len, sample))
+        return int(total - deflated + deflated * ratio)
 
     def iter_tests(
         self,
@@ -464,7 +568,7 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
             "WHERE t.run_id = ? ORDER BY t.position, r.trial",
             (run_id,),
         )
-        yield from grouped_tests(cursor, records, keep)
+        yield from grouped_tests(cursor, records, keep, self)
 
     def test_counts(
         self, run_id: str, *, scores: bool = False
@@ -492,11 +596,9 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         score = "NULL"  # one of three fixed texts
         if scores:
             # A store made before the score column: those trials' scores are in their records.
-            score = (
-                "AVG(COALESCE(r.score, json_extract(r.record, '$.score')))"
-                if self._has_score_column()
-                else "AVG(json_extract(r.record, '$.score'))"
-            )
+            # (Schema 2's deflated records are BLOBs; their score is always in the column.)
+            old = "CASE WHEN typeof(r.record) = 'text' THEN json_extract(r.record, '$.score') END"
+            score = f"AVG(COALESCE(r.score, {old}))" if self._has_score_column() else f"AVG({old})"
         cursor = self._db.execute(
             "SELECT t.test_key, t.meta, "
             "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
@@ -506,9 +608,9 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
             "WHERE t.run_id = ? GROUP BY t.test_key ORDER BY t.test_key",
             (run_id,),
         )
-        loads_meta = orjson.loads
+        read_meta = self._meta
         for key, meta, passed, failed, errored, skipped, mean in cursor:
-            yield key, loads_meta(meta), passed, failed, errored, skipped, mean
+            yield key, read_meta(meta, key), passed, failed, errored, skipped, mean
 
     @_reading
     def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
@@ -531,5 +633,5 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         for test_key, trial, record in self._db.execute(
             "SELECT test_key, trial, record FROM trials WHERE run_id = ?", (run_id,)
         ):
-            found.setdefault(test_key, {})[trial] = _loads(record)
+            found.setdefault(test_key, {})[trial] = self._record(record, test_key)
         return found

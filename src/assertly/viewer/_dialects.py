@@ -34,6 +34,7 @@ class Dialect:
             HAVING) rather than on the grouped rows (SQLite, which streams them in run order).
         suite: A test's suite; tag: whether the test has the tag ``?``; contains: whether a
             text column holds ``?`` (ASCII letters in either case).
+        record: A trial's record (``x``) as text, for `contains` (SQLite deflates records).
     """
 
     tie: str
@@ -42,6 +43,7 @@ class Dialect:
     suite: str
     tag: str
     contains: str
+    record: str
 
     def counts_sql(self) -> str:
         """Tests by verdict over the whole run."""
@@ -84,6 +86,7 @@ SQLITE = Dialect(
     suite="json_extract(t.meta, '$.suite')",
     tag="EXISTS (SELECT 1 FROM json_each(t.meta, '$.tags') WHERE value = ?)",
     contains="instr(lower({column}), ?) > 0",
+    record="assertly_text(x.record)",
 )
 POSTGRES = Dialect(
     tie="seq",
@@ -109,6 +112,7 @@ POSTGRES = Dialect(
     tag="EXISTS (SELECT 1 FROM json_array_elements_text(t.meta::json -> 'tags') AS g(v) "
     "WHERE g.v = ?)",
     contains="strpos(lower({column}), ?) > 0",
+    record="x.record",
 )
 
 
@@ -123,14 +127,15 @@ def _where_of(dialect: Dialect, filters: Filters) -> tuple[str, list[str]]:
         clauses.append(f"AND {dialect.tag}")
         params.append(filters.tag)
     if filters.q:
-        # The text as stored (JSON): names, ids, file, input, and each trial's output and
-        # messages. ASCII letters match in either case.
+        # The text as stored (JSON): key, names, ids, file, input, and each trial's output
+        # and messages. ASCII letters match in either case.
         needle = filters.q.lower()
+        key = dialect.contains.format(column="t.test_key")
         meta = dialect.contains.format(column="t.meta")
-        record = dialect.contains.format(column="x.record")
+        record = dialect.contains.format(column=dialect.record)
         clauses.append(
-            f"AND ({meta} OR EXISTS (SELECT 1 FROM trials x "
+            f"AND ({key} OR {meta} OR EXISTS (SELECT 1 FROM trials x "
             f"WHERE x.run_id = t.run_id AND x.test_key = t.test_key AND {record}))"
         )
-        params += [needle, needle]
+        params += [needle, needle, needle]
     return " ".join(clauses), params

@@ -197,6 +197,8 @@ class RunQueries:
         if self.sql is _SQLITE:
             # The store's own connection: the viewer only adds a read-only SQL function to it.
             store._db.create_function("assertly_status", 5, _counts_status, deterministic=True)
+            # The text of a deflated trial record, for the search (`Dialect.record`).
+            store._db.create_function("assertly_text", 1, store.record_text, deterministic=True)
         return store
 
     def _query(self, work: Callable[[RunStore, Any], Any]) -> Any:
@@ -347,7 +349,7 @@ class RunQueries:
         page's ``pending`` (with no trials), not errors.
         """
 
-        def work(_store: RunStore, db: Any) -> TestPage:
+        def work(store: RunStore, db: Any) -> TestPage:
             where, params = self.sql.where(filters)
             if filters.statuses:
                 marks = ", ".join("?" for _ in filters.statuses)
@@ -363,7 +365,7 @@ class RunQueries:
             keys = [row[0] for row in db.execute(sql, args)]
             more = len(keys) > limit
             keys = keys[:limit]
-            tests, unjudged = _records(db, run_id, keys, threshold)
+            tests, unjudged = _records(store, db, run_id, keys, threshold)
             return TestPage(
                 tests=tests,
                 pending=unjudged if running else set(),
@@ -378,12 +380,11 @@ class RunQueries:
 
 
 def _records(
-    db: sqlite3.Connection, run_id: str, keys: list[str], threshold: str
+    store: RunStore, db: sqlite3.Connection, run_id: str, keys: list[str], threshold: str
 ) -> tuple[list[TestRecord], set[str]]:
     """The records of ``keys`` (one page), in the order given; the keys with no trial."""
     if not keys:
         return [], set()
-    from ..store._sqlite import _loads
 
     marks = ", ".join("?" for _ in keys)
     metas: dict[str, dict[str, Any]] = {}
@@ -392,12 +393,12 @@ def _records(
         f"SELECT test_key, meta FROM tests WHERE run_id = ? AND test_key IN ({marks})",
         (run_id, *keys),
     ):
-        metas[key] = _loads(meta)
+        metas[key] = store._meta(meta, key)
     for key, trial, record in db.execute(
         f"SELECT test_key, trial, record FROM trials WHERE run_id = ? AND test_key IN ({marks})",
         (run_id, *keys),
     ):
-        trials[key][trial] = _loads(record)
+        trials[key][trial] = store._record(record, key)
     records = [
         _test_record(metas[key], trials[key], cast(PassThreshold, threshold))
         for key in keys

@@ -1,0 +1,369 @@
+"""How the run store writes a trial record and a test's metadata compactly, and reads them back.
+
+Store schema 2. What a record holds is unchanged; what is written for it is smaller:
+
+* **compact JSON** (both stores): a trial record is a JSON array of its fields in a fixed
+  order, without ``test_key`` (the row's own column); a step is an array too, its trailing
+  empty fields left out; a passing check result with nothing to say (score 1, no message,
+  path, expected or actual) is only its assertion's name (``["name", details]`` with
+  details); the trial's ``failures`` are left out when they are exactly the failing results
+  of its steps (rebuilt on reading). A test's metadata is a JSON object without ``key`` (the
+  row's column) and without its empty fields, so SQL still reads ``suite``, ``tags`` and
+  ``pass_threshold`` from it.
+* **deflate with a dictionary** (SQLite): the compact text is deflated (zlib, raw stream)
+  with a preset dictionary: a sample of the records a writer saved first, kept once in the
+  ``dictionaries`` table. The records of one run repeat each other's keys, assertion names
+  and response shapes, which a record alone cannot exploit: with the sample, a ~2.6 kB
+  record is stored in ~100 bytes. PostgreSQL keeps the compact text (its own TOAST
+  compression applies) so that SQL can still search it.
+
+Every form reads back to exactly the record that was saved. Anything the compact forms do not
+describe exactly (a field added by a later version, a result with children) is written as it
+is, and old stores' records (schema 1: whole JSON objects with ``test_key``) read as before.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from .._json import loads
+
+__all__ = [
+    "DICTIONARY_AFTER",
+    "SAMPLE_RECORDS",
+    "Deflater",
+    "decode_meta",
+    "decode_record",
+    "encode_meta",
+    "encode_record",
+    "inflate",
+    "sample_dictionary",
+]
+
+# The fields of the compact forms, in their fixed order (format 1). Never derived from the
+# record classes: a field added to them later is not in these lists, and a record that has it
+# is written whole rather than misread.
+_TRIAL = ("trial", "status", "duration_ms", "steps", "failures", "error", "reason", "score")
+_STEP = (
+    "name",
+    "status",
+    "response",
+    "checks",
+    "error",
+    "latency_ms",
+    "cost_usd",
+    "model",
+    "score",
+    "tokens",
+    "tool_calls",
+    "judge_cost_usd",
+    "judge_tokens",
+)
+_RESULT = ("assertion", "outcome", "passed", "score", "message", "path", "expected", "actual")
+_RESULT_DETAILS = (*_RESULT, "details")
+_FAILURE = ("step", "assertion", "outcome", "message", "path", "expected", "actual")
+_META = (
+    "definition",
+    "key",
+    "id",
+    "name",
+    "suite",
+    "file",
+    "line",
+    "tags",
+    "priority",
+    "description",
+    "agent",
+    "pass_threshold",
+    "input",
+    "multi_step",
+)
+_META_KEYS = frozenset(_META)
+_FAILURE_FROM = frozenset(_FAILURE[1:])
+_PASS_TAIL = ("passed", True, 1.0, "", None, None, None)  # outcome .. actual of a quiet pass
+
+
+# --- trial records ---------------------------------------------------------------------------
+
+
+def encode_record(record: dict[str, Any]) -> Any:
+    """The compact form of a trial record (JSON-ready); the record itself when it has none."""
+    if tuple(record) != ("test_key", *_TRIAL):
+        return record
+    steps = record["steps"]
+    if not isinstance(steps, list):
+        return record
+    encoded_steps = [_encode_step(step) for step in steps]
+    failures = record["failures"]
+    if isinstance(failures, list) and failures == _failures(steps):
+        failures = None  # rebuilt from the steps on reading
+    elif failures is None:
+        return record  # None would read back as "rebuild": keep the record whole
+    return [
+        record["trial"],
+        record["status"],
+        record["duration_ms"],
+        encoded_steps,
+        failures,
+        record["error"],
+        record["reason"],
+        record["score"],
+    ]
+
+
+def decode_record(data: Any, test_key: str) -> Any:
+    """A trial record from what `encode_record` gave (or a whole record, as it is)."""
+    if not isinstance(data, list):
+        return data
+    trial, status, duration_ms, steps, failures, error, reason, score = data
+    steps = [_decode_step(step) for step in steps]
+    return {
+        "test_key": test_key,
+        "trial": trial,
+        "status": status,
+        "duration_ms": duration_ms,
+        "steps": steps,
+        "failures": _failures(steps) if failures is None else failures,
+        "error": error,
+        "reason": reason,
+        "score": score,
+    }
+
+
+def _encode_step(step: Any) -> Any:
+    if not isinstance(step, dict) or tuple(step) != _STEP:
+        return step  # a dict: read back as it is
+    checks = step["checks"]
+    if isinstance(checks, list) and all(_plain_check(check) for check in checks):
+        checks = [
+            {**check, "results": [_encode_result(item) for item in check["results"]]}
+            for check in checks
+        ]
+    else:
+        checks = {"whole": checks}  # results kept as they are (read back unchanged)
+    values = [step[name] for name in _STEP]
+    values[3] = checks
+    while values and values[-1] is None:
+        values.pop()
+    return values
+
+
+def _decode_step(step: Any) -> Any:
+    if isinstance(step, dict):
+        return step
+    values = list(step) + [None] * (len(_STEP) - len(step))
+    checks = values[3]
+    if isinstance(checks, dict):
+        values[3] = checks["whole"]
+    else:
+        values[3] = [
+            {**check, "results": [_decode_result(item) for item in check["results"]]}
+            for check in checks
+        ]
+    return dict(zip(_STEP, values, strict=True))
+
+
+def _plain_check(check: Any) -> bool:
+    return (
+        isinstance(check, dict)
+        and isinstance(check.get("results"), list)
+        and all(isinstance(item, dict) for item in check["results"])
+    )
+
+
+def _encode_result(item: dict[str, Any]) -> Any:
+    """A quiet pass as its name (and details); any other result as it is (an object)."""
+    keys = tuple(item)
+    if keys not in (_RESULT, _RESULT_DETAILS):
+        return item
+    quiet = (
+        isinstance(item["assertion"], str)
+        and item["outcome"] == "passed"
+        and item["passed"] is True
+        and type(item["score"]) is float
+        and item["score"] == 1.0
+        and item["message"] == ""
+        and item["path"] is None
+        and item["expected"] is None
+        and item["actual"] is None
+    )
+    if not quiet:
+        return item
+    if "details" in item:
+        return [item["assertion"], item["details"]]
+    return item["assertion"]
+
+
+def _decode_result(item: Any) -> Any:
+    if isinstance(item, str):
+        quiet = _QUIET.get(item)
+        if quiet is None:
+            quiet = dict(zip(_RESULT, (item, *_PASS_TAIL), strict=True))
+            if len(_QUIET) < 4096:  # assertion names: a few dozen in practice
+                _QUIET[item] = quiet
+        return quiet.copy()  # a fresh dict per record: readers may change theirs
+    if isinstance(item, list):
+        return dict(zip(_RESULT_DETAILS, (item[0], *_PASS_TAIL, item[1]), strict=True))
+    return item
+
+
+# A quiet pass of each assertion name read so far (copied per record).
+_QUIET: dict[str, dict[str, Any]] = {}
+
+
+def _failures(steps: list[Any]) -> list[dict[str, Any]]:
+    """The failing results of every step, as the runner lists them in a trial's ``failures``.
+
+    Anything else than what the runner writes gives a list no real ``failures`` equals.
+    """
+    unmatched = [{"unmatched": True}]
+    found: list[dict[str, Any]] = []
+    for step in steps:
+        if not isinstance(step, dict) or not isinstance(step.get("checks"), list):
+            return unmatched
+        for check in step["checks"]:
+            if not isinstance(check, dict) or not isinstance(check.get("results"), list):
+                return unmatched
+            for item in check["results"]:
+                if not isinstance(item, dict):
+                    return unmatched
+                passed = item.get("passed")
+                if passed is True:
+                    continue
+                if passed is not False or not item.keys() >= _FAILURE_FROM:
+                    return unmatched
+                failure = {"step": step.get("name")}
+                for name in _FAILURE[1:]:
+                    failure[name] = item[name]
+                found.append(failure)
+    return found
+
+
+# --- test metadata ---------------------------------------------------------------------------
+
+
+def encode_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A test's metadata without ``key`` and its empty (None) fields, when it has known fields."""
+    if (
+        not isinstance(meta.get("key"), str)
+        or not meta.keys() <= _META_KEYS
+        or list(meta) != _ordered(meta)
+        or ("multi_step" in meta and meta["multi_step"] is None)
+    ):
+        return meta
+    return {name: value for name, value in meta.items() if name != "key" and value is not None}
+
+
+def decode_meta(data: dict[str, Any], test_key: str) -> dict[str, Any]:
+    """The metadata `encode_meta` was given (metadata with a ``key`` is returned as it is)."""
+    if "key" in data:
+        return data
+    meta: dict[str, Any] = {}
+    for name in _META:
+        if name == "key":
+            meta["key"] = test_key
+        elif name in data:
+            meta[name] = data[name]
+        elif name != "multi_step":
+            meta[name] = None
+    return meta
+
+
+def _ordered(meta: dict[str, Any]) -> list[str]:
+    """The metadata's keys in the canonical order; its own order must be this to compact it."""
+    return [name for name in _META if name in meta]
+
+
+# --- deflate -------------------------------------------------------------------------------
+
+_FORMAT = 1  # the first byte of a deflated record
+# A writer samples the records it saves first and makes them a dictionary once it has saved
+# this many (a short run reuses the store's latest dictionary instead of adding its own).
+DICTIONARY_AFTER = 1_000
+SAMPLE_RECORDS = 64
+_DICTIONARY_BYTES = 32 * 1024  # deflate's window: a longer dictionary is not used
+
+
+def sample_dictionary(samples: list[bytes]) -> bytes:
+    """A preset dictionary from the first records a writer saved (the last 32 kB of them)."""
+    return b"".join(samples[:SAMPLE_RECORDS])[-_DICTIONARY_BYTES:]
+
+
+class Deflater:
+    """Deflates records with one preset dictionary (``number`` 0: none).
+
+    The compressor is primed with the dictionary once and copied per record: priming costs
+    far more than compressing a record.
+    """
+
+    def __init__(self, number: int = 0, dictionary: bytes = b"") -> None:
+        self.number = number
+        self._header = bytes([_FORMAT]) + _varint(number)
+        if dictionary:
+            self._base = zlib.compressobj(
+                6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, dictionary
+            )
+        else:
+            self._base = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
+
+    def deflate(self, text: bytes) -> bytes:
+        """``text`` as a stored record: a format byte, the dictionary's number, deflate."""
+        compressor = self._base.copy()
+        return self._header + compressor.compress(text) + compressor.flush()
+
+
+def inflate(blob: bytes, dictionary: Callable[[int], bytes]) -> bytes:
+    """The text of a deflated record; ``dictionary`` gives a dictionary by its number.
+
+    Raises:
+        ValueError: Not a record this assertly wrote (another format, damaged data).
+    """
+    if not blob or blob[0] != _FORMAT:
+        raise ValueError(f"a stored record in an unknown format ({blob[:1]!r})")
+    number, start = _read_varint(blob, 1)
+    try:
+        if number == 0:
+            return zlib.decompress(blob[start:], -15)
+        inflater = zlib.decompressobj(-15, dictionary(number))
+        return inflater.decompress(blob[start:]) + inflater.flush()
+    except zlib.error as error:
+        raise ValueError(f"a damaged stored record: {error}") from None
+
+
+def loads_text(text: bytes | str) -> Any:
+    """Compact JSON text as Python values (exact, lone surrogates allowed)."""
+    import json
+
+    try:
+        return loads(text)
+    except ValueError:
+        # orjson refuses escaped lone surrogates, which the stdlib fallback writes.
+        return json.loads(text)
+
+
+def _varint(number: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = number & 0x7F
+        number >>= 7
+        if number:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _read_varint(data: bytes, start: int) -> tuple[int, int]:
+    number = shift = 0
+    index = start
+    while True:
+        if index >= len(data):
+            raise ValueError("a damaged stored record (its header is cut)")
+        byte = data[index]
+        number |= (byte & 0x7F) << shift
+        index += 1
+        if not byte & 0x80:
+            return number, index
+        shift += 7

@@ -1,0 +1,247 @@
+"""The store's compact, deflated records (schema 2) read back exactly; older stores still read."""
+
+from __future__ import annotations
+
+import copy
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assertly import StoreError
+from assertly.store import RunStore
+from assertly.store._codec import (
+    DICTIONARY_AFTER,
+    decode_meta,
+    decode_record,
+    encode_meta,
+    encode_record,
+)
+
+
+def _result(name: str, outcome: str = "passed", **extra: Any) -> dict[str, Any]:
+    passed = outcome in ("passed", "skipped")
+    data: dict[str, Any] = {
+        "assertion": name,
+        "outcome": outcome,
+        "passed": passed,
+        "score": 1.0 if passed else 0.0,
+        "message": "" if passed else f"{name} failed",
+        "path": None,
+        "expected": None if passed else "x",
+        "actual": None if passed else "y",
+    }
+    data.update(extra)
+    return data
+
+
+def _trial(key: str = "f::s::t", *, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    results = results or [
+        _result("contains"),
+        _result("levenshtein", details={"distance": 1}),
+        _result("equals", "failed"),
+    ]
+    step = {
+        "name": "t",
+        "status": "failed",
+        "response": '{"status": "error"}',
+        "checks": [{"passed": False, "score": 0.5, "results": results, "outcome": "failed"}],
+        "error": None,
+        "latency_ms": 12.5,
+        "cost_usd": None,
+        "model": "m",
+        "score": 0.5,
+        "tokens": None,
+        "tool_calls": None,
+        "judge_cost_usd": None,
+        "judge_tokens": None,
+    }
+    failures = [
+        {
+            "step": "t",
+            **{k: item[k] for k in ("assertion", "outcome", "message", "path", "expected")},
+            "actual": item["actual"],
+        }
+        for item in results
+        if not item["passed"]
+    ]
+    return {
+        "test_key": key,
+        "trial": 1,
+        "status": "failed",
+        "duration_ms": 3.25,
+        "steps": [step],
+        "failures": failures,
+        "error": None,
+        "reason": None,
+        "score": 0.5,
+    }
+
+
+def _round_trip(record: dict[str, Any]) -> Any:
+    return decode_record(copy.deepcopy(encode_record(record)), record["test_key"])
+
+
+def test_a_runner_record_is_written_compactly_and_reads_back_exactly() -> None:
+    record = _trial()
+    encoded = encode_record(record)
+    assert isinstance(encoded, list)  # compact: no keys, no test_key
+    results = encoded[3][0][3][0]["results"]
+    assert results[:2] == ["contains", ["levenshtein", {"distance": 1}]]  # quiet passes
+    assert isinstance(results[2], dict)  # a failure is kept whole
+    assert encoded[4] is None  # failures rebuilt from the steps
+    decoded = _round_trip(record)
+    assert decoded == record
+    assert list(decoded) == list(record)
+    assert list(decoded["steps"][0]) == list(record["steps"][0])
+    assert [list(r) for r in decoded["steps"][0]["checks"][0]["results"]] == [
+        list(r) for r in record["steps"][0]["checks"][0]["results"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # A pass that says something, an integer score, `passed` as 1, a skip: kept whole.
+        lambda r: r["steps"][0]["checks"][0]["results"].append(_result("x", message="why")),
+        lambda r: r["steps"][0]["checks"][0]["results"].append(_result("x", score=1)),
+        lambda r: r["steps"][0]["checks"][0]["results"].append(_result("x", passed=1)),
+        lambda r: r["steps"][0]["checks"][0]["results"].append(_result("x", "skipped")),
+        lambda r: r["steps"][0]["checks"][0]["results"].append(
+            _result("all", children=[_result("x")])
+        ),
+        # Failures that are not the steps' failing results; none at all.
+        lambda r: r.update(failures=[]),
+        lambda r: r["failures"].append({"step": "other"}),
+        lambda r: r.update(failures=None),
+        # A field a later version adds, at the trial and at the step; a step of another shape.
+        lambda r: r.update(extra=1),
+        lambda r: r["steps"][0].update(extra=1),
+        lambda r: r["steps"].append({"name": "old step", "status": "passed"}),
+        lambda r: r["steps"][0].update(checks=None),
+        lambda r: r["steps"][0]["checks"].append("odd"),
+        # A step whose trailing fields are set, and one with every field None but its name.
+        lambda r: r["steps"][0].update(judge_tokens=5, tool_calls=[{"name": "f"}]),
+        lambda r: r["steps"][0].update(
+            {k: None for k in r["steps"][0] if k not in ("name", "checks")}
+        ),
+    ],
+)
+def test_records_the_compact_form_does_not_describe_read_back_exactly(change: Any) -> None:
+    record = _trial()
+    change(record)
+    decoded = _round_trip(record)
+    assert decoded == record
+    assert repr(decoded) == repr(record)  # same values, same types, same key order
+
+
+def test_metadata_drops_its_key_and_empty_fields_and_reads_back() -> None:
+    meta = {
+        "definition": "abc",
+        "key": "f::s::t",
+        "id": "t",
+        "name": "t",
+        "suite": "s",
+        "file": "f",
+        "line": 3,
+        "tags": [],
+        "priority": None,
+        "description": None,
+        "agent": "bot",
+        "pass_threshold": "all",
+        "input": None,
+    }
+    compact = encode_meta(meta)
+    assert "key" not in compact and "priority" not in compact and compact["suite"] == "s"
+    assert repr(decode_meta(copy.deepcopy(compact), "f::s::t")) == repr(meta)
+    multi = {**meta, "input": [{"step": "a", "input": 1}], "multi_step": True}
+    assert repr(decode_meta(encode_meta(multi), "f::s::t")) == repr(multi)
+    odd = {**meta, "later_field": 1}
+    assert encode_meta(odd) is odd  # kept whole, read back as it is
+    assert decode_meta(odd, "ignored") is odd
+
+
+def test_the_store_deflates_records_with_a_dictionary_and_reads_them(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite")
+    store.start_run("r", "2026-01-01T00:00:00Z", {})
+    count = DICTIONARY_AFTER + 50
+    metas = [{"key": f"f::s::t{n}", "id": f"t{n}", "pass_threshold": "all"} for n in range(count)]
+    store.save_tests("r", metas)
+    records = [_trial(f"f::s::t{n}") for n in range(count)]
+    for n, record in enumerate(records):
+        record["steps"][0]["response"] = f'{{"status": "error", "n": {n}}}'
+        store.save_trial("r", record["test_key"], 1, record, batch=True)
+    store.flush()
+    kinds = store._db.execute("SELECT typeof(record), COUNT(*) FROM trials GROUP BY 1").fetchall()
+    assert kinds == [("blob", count)]
+    assert store._db.execute("SELECT COUNT(*) FROM dictionaries").fetchone() == (1,)
+    sizes = [len(r) for (r,) in store._db.execute("SELECT record FROM trials ORDER BY rowid")]
+    assert max(sizes[-20:]) < 150  # with the dictionary: a ~1 kB record in ~100 bytes
+    store.close()
+
+    again = RunStore(tmp_path / "runs.sqlite", must_exist=True, read_only=True)
+    read = [trials[1] for _, trials in again.iter_tests("r")]
+    assert read == records
+    assert again.trials("r")["f::s::t7"][1] == records[7]
+    assert again.first_not_passed("r", "f::s::t1") == records[1]
+    assert again.stored_bytes("r") > sum(sizes) * 3  # counted as the JSON it reads as
+    assert again.record_text(
+        again._db.execute("SELECT record FROM trials LIMIT 1").fetchone()[0]
+    ).startswith("[1,")
+    again.close()
+
+
+def test_a_schema_1_store_reads_as_it_is_and_takes_compact_records_after(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    old = _trial("f::s::old")
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT,
+            options TEXT NOT NULL, duration_ms REAL);
+        CREATE TABLE tests (run_id TEXT NOT NULL, test_key TEXT NOT NULL,
+            position INTEGER NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (run_id, test_key));
+        CREATE TABLE trials (run_id TEXT NOT NULL, test_key TEXT NOT NULL,
+            trial INTEGER NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL,
+            saved_at REAL NOT NULL, PRIMARY KEY (run_id, test_key, trial));
+        CREATE TABLE evals (run_id TEXT NOT NULL, file TEXT NOT NULL, record TEXT NOT NULL,
+            PRIMARY KEY (run_id, file));
+        PRAGMA user_version = 1;
+        """
+    )
+    import json
+
+    db.execute("INSERT INTO runs VALUES ('r', '2026-01-01T00:00:00Z', NULL, '{}', NULL)")
+    meta = {"key": "f::s::old", "id": "old", "suite": "s", "pass_threshold": "all"}
+    db.execute("INSERT INTO tests VALUES ('r', 'f::s::old', 0, ?)", (json.dumps(meta),))
+    db.execute(
+        "INSERT INTO trials VALUES ('r', 'f::s::old', 1, 'failed', ?, 0)", (json.dumps(old),)
+    )
+    db.commit()
+    db.close()
+
+    reader = RunStore(path, must_exist=True, read_only=True)
+    assert [(m, t) for m, t in reader.iter_tests("r")] == [(meta, {1: old})]
+    reader.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (1,)
+
+    writer = RunStore(path)  # opened to write: schema 2 from now on
+    new = _trial("f::s::new")
+    writer.save_tests("r", [{"key": "f::s::new", "id": "new", "pass_threshold": "all"}], start=1)
+    writer.save_trial("r", "f::s::new", 1, new)
+    assert [t for _, t in writer.iter_tests("r")] == [{1: old}, {1: new}]
+    assert [row[-1] for row in writer.test_counts("r", scores=True)] == [0.5, 0.5]
+    writer.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (2,)
+
+
+def test_a_damaged_record_is_a_clear_store_error(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite")
+    store.start_run("r", "2026-01-01T00:00:00Z", {})
+    store.save_tests("r", [{"key": "k", "id": "k"}])
+    store.save_trial("r", "k", 1, _trial("k"))
+    store._db.execute("UPDATE trials SET record = X'01007A7A7A'")
+    with pytest.raises(StoreError, match="the record of a trial of k is damaged"):
+        store.trials("r")
+    store.close()
