@@ -394,8 +394,17 @@ def test_a_store_from_before_the_score_column_is_compared_too(tmp_path: Path) ->
     store_run(tmp_path, "base", {"f::s::a": ["passed"]})
     store_run(tmp_path, "cand", {"f::s::a": ["failed"]})
     path = tmp_path / STORE
-    with sqlite3.connect(path) as db:  # as an older assertly wrote it: scores only in records
+    # As an older assertly wrote it: whole JSON records (schema 1), scores only in them.
+    store = RunStore(path, must_exist=True, read_only=True)
+    rows = [
+        (json.dumps(store._record(record, key)), rowid)
+        for rowid, key, record in store._db.execute("SELECT rowid, test_key, record FROM trials")
+    ]
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.executemany("UPDATE trials SET record = ? WHERE rowid = ?", rows)
         db.execute("ALTER TABLE trials DROP COLUMN score")
+        db.execute("PRAGMA user_version = 1")
     item = next(diff(tmp_path).tests())  # read-only: the records' scores are read
     assert (item.change, item.score_delta) == ("regressed", -1.0)
     RunStore(path).close()  # opened for writing: the column is added

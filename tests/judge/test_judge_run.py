@@ -16,6 +16,7 @@ from fake_openai import FakeOpenAI, Raw, completion, verdict
 
 from assertly.cli import main
 from assertly.reports._report_schema import report_schema
+from store_support import stored_records_text
 
 AGENT = "import json, sys; q = json.load(sys.stdin); print(json.dumps({'answer': q['say']}))"
 
@@ -116,6 +117,7 @@ def test_a_run_judges_caches_and_reports_the_judges_cost(
 
     # The secret is nowhere in the store.
     data = (project / ".assertly" / "runs.sqlite").read_bytes()
+    data += stored_records_text(project / ".assertly" / "runs.sqlite")
     for suffix in ("-wal", "-shm"):
         extra = project / ".assertly" / f"runs.sqlite{suffix}"
         if extra.exists():

@@ -29,6 +29,8 @@ import pytest
 import yaml
 from reliability_support import ASSERTLY, write_tests
 
+from store_support import stored_records_text
+
 # Quote, backslash, slash, non-ASCII in and beyond the BMP: every escape JSON has.
 HEADER_SECRET = 'sk-"hdr\\/x-1'  # a header value travels as Latin-1: ASCII
 ENV_SECRET = 'tok-env-ü\\"😀-2'
@@ -78,7 +80,7 @@ def echo(values: list[str]) -> str:
 def assert_nowhere(project: Path, console: str) -> None:
     places: dict[str, bytes] = {"console": console.encode("utf-8", "backslashreplace")}
     for path in [*(project / ".assertly").iterdir(), *project.glob("r.*")]:
-        places[path.name] = path.read_bytes()
+        places[path.name] = path.read_bytes() + stored_records_text(path)
     assert "runs.sqlite" in places and "r.html" in places
     for secret in SECRETS:
         for spelling in spellings(secret):

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from runner_support import HttpAgent, Project
 
+from store_support import stored_records_text
+
 ray = pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
 
 # A Python agent, run inside the Ray worker: input "die" ends the worker's process every time,
@@ -224,7 +226,8 @@ def test_an_http_agent_with_a_secret_header_set_after_the_cluster_started(
     assert failure["actual"] == "Bearer [REDACTED]"
     assert token not in json.dumps(result.report) + result.stdout
     for path in (project.root / ".assertly").iterdir():
-        assert token.encode() not in path.read_bytes(), f"secret leaked into {path.name}"
+        data = path.read_bytes() + stored_records_text(path)
+        assert token.encode() not in data, f"secret leaked into {path.name}"
 
 
 def test_ray_address_needs_the_ray_backend(project: Project) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -210,7 +211,6 @@ def test_a_schema_1_store_reads_as_it_is_and_takes_compact_records_after(tmp_pat
         PRAGMA user_version = 1;
         """
     )
-    import json
 
     db.execute("INSERT INTO runs VALUES ('r', '2026-01-01T00:00:00Z', NULL, '{}', NULL)")
     meta = {"key": "f::s::old", "id": "old", "suite": "s", "pass_threshold": "all"}
@@ -245,3 +245,47 @@ def test_a_damaged_record_is_a_clear_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="the record of a trial of k is damaged"):
         store.trials("r")
     store.close()
+
+
+def test_postgres_keeps_the_compact_text_and_reads_schema_1_rows(postgres_database: str) -> None:
+    """Same compact records in PostgreSQL (not deflated: SQL searches them); old rows read."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (.[dev] has it)")
+    store = RunStore(postgres_database)
+    store.start_run("r", "2026-01-01T00:00:00Z", {})
+    store.save_tests("r", [{"key": "f::s::new", "id": "new", "suite": "s"}])
+    new = _trial("f::s::new")
+    store.save_trial("r", "f::s::new", 1, new)
+    store.close()
+    with psycopg.connect(postgres_database, autocommit=True) as db:
+        text, meta = db.execute(
+            "SELECT r.record, t.meta FROM trials r JOIN tests t USING (run_id, test_key)"
+        ).fetchone()
+        assert text.startswith("[1,") and '"contains"' in text and "f::s::new" not in text
+        assert meta == '{"id":"new","suite":"s"}'
+        assert db.execute("SELECT value FROM assertly_store").fetchone() == ("2",)
+        # A row as schema 1 wrote it (whole JSON with its key) next to the new one.
+        old = _trial("f::s::old")
+        db.execute(
+            "INSERT INTO tests (run_id, test_key, position, meta) VALUES ('r', 'f::s::old', 1, %s)",
+            (json.dumps({"key": "f::s::old", "id": "old"}),),
+        )
+        db.execute(
+            "INSERT INTO trials (run_id, test_key, trial, status, record, saved_at, score) "
+            "VALUES ('r', 'f::s::old', 1, 'failed', %s, 0, 0.5)",
+            (json.dumps(old),),
+        )
+    reader = RunStore(postgres_database, must_exist=True, read_only=True)
+    tests = list(reader.iter_tests("r"))
+    assert [trials for _, trials in tests] == [{1: new}, {1: old}]
+    assert tests[0][0]["key"] == "f::s::new" and tests[1][0] == {"key": "f::s::old", "id": "old"}
+    assert reader.first_not_passed("r", "f::s::new") == new
+    reader.close()
+
+
+def test_a_newer_postgres_schema_is_refused(postgres_database: str) -> None:
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (.[dev] has it)")
+    RunStore(postgres_database).close()
+    with psycopg.connect(postgres_database, autocommit=True) as db:
+        db.execute("UPDATE assertly_store SET value = '3' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match=r"written by a newer assertly \(store schema 3"):
+        RunStore(postgres_database)

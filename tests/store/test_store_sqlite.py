@@ -13,6 +13,7 @@ import pytest
 from assertly import StoreError
 from assertly.runner import TrialRecord, build_run
 from assertly.store import RunStore, new_run_id
+from store_support import stored_records_text
 
 
 def _record(key: str, trial: int, status: str = "passed", **extra: object) -> dict[str, object]:
@@ -107,7 +108,8 @@ def test_secrets_are_redacted_even_when_registered_after_opening(tmp_path: Path)
         store.save_eval("r", "flow.yaml", {"file": "flow.yaml", "note": "tok-123"})
     finally:
         store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    raw = b"".join(p.read_bytes() + stored_records_text(p) for p in tmp_path.iterdir())
+    assert b"Bearer [REDACTED]" in raw  # the records are read too (they are deflated)
     assert b"tok-123" not in raw
     assert b"te\\\\secret" not in raw and b'quo\\"te' not in raw
     reopened = RunStore(tmp_path / "runs.sqlite")
