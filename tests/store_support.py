@@ -1,6 +1,6 @@
 """Reading what a SQLite run store holds, for tests that look for text in it.
 
-Trial records are deflated in the file (store schema 2), so a secret that leaked into one
+Trial records are compressed in the file (store schema 2), so a secret that leaked into one
 would not show in the file's bytes: tests that scan a store for text scan these too.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def stored_records_text(path: Path) -> bytes:
-    """Every trial record of the SQLite store ``path`` as the JSON text it inflates to."""
+    """Every trial record of the SQLite store ``path`` as the JSON text it decompresses to."""
     from assertly import StoreError
     from assertly.store import RunStore
 

@@ -33,7 +33,7 @@ ARGV_AGENT = (
 
 
 def _first_record(project: Path) -> dict[str, Any]:
-    """The first stored trial record, read back as the store reads it (it is deflated)."""
+    """The first stored trial record, read back as the store reads it (it is compressed)."""
     from assertly.store import RunStore
 
     store = RunStore(project / STORE, must_exist=True, read_only=True)

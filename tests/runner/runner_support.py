@@ -233,7 +233,7 @@ class Project:
     def records(
         self, where: str = "1 = 1", *params: Any, store: str = ".assertly/runs.sqlite"
     ) -> list[dict[str, Any]]:
-        """The stored trial records (read back as the store reads them: inflated, expanded)."""
+        """The stored trial records (read back as the store reads them: decompressed, expanded)."""
         from assertly.store import RunStore
 
         opened = RunStore(self.root / store, must_exist=True, read_only=True)

@@ -161,7 +161,7 @@ def test_header_secrets_never_reach_the_report_or_the_store(
     for path in (project.root / ".assertly").iterdir():
         data = path.read_bytes() + stored_records_text(path)
         assert TOKEN.encode() not in data, f"secret leaked into {path.name}"
-    # The records as stored (deflated in the file) read back: no secret in any of them.
+    # The records as stored (compressed in the file) read back: no secret in any of them.
     stored = [json.dumps(record) for record in project.records()]
     assert stored and all(TOKEN not in text for text in stored)
     assert any("[REDACTED]" in text for text in stored)

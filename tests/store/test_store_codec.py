@@ -1,4 +1,4 @@
-"""The store's compact, deflated records (schema 2) read back exactly; older stores still read."""
+"""The store's compact, compressed records (schema 2) read back exactly; older stores still read."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def test_metadata_drops_its_key_and_empty_fields_and_reads_back() -> None:
     assert decode_meta(odd, "ignored") is odd
 
 
-def test_the_store_deflates_records_with_a_dictionary_and_reads_them(tmp_path: Path) -> None:
+def test_the_store_compresses_records_with_a_dictionary_and_reads_them(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     store.start_run("r", "2026-01-01T00:00:00Z", {})
     count = DICTIONARY_AFTER + 50
@@ -248,7 +248,7 @@ def test_a_damaged_record_is_a_clear_store_error(tmp_path: Path) -> None:
 
 
 def test_postgres_keeps_the_compact_text_and_reads_schema_1_rows(postgres_database: str) -> None:
-    """Same compact records in PostgreSQL (not deflated: SQL searches them); old rows read."""
+    """Same compact records in PostgreSQL (not compressed: SQL searches them); old rows read."""
     psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (.[dev] has it)")
     store = RunStore(postgres_database)
     store.start_run("r", "2026-01-01T00:00:00Z", {})

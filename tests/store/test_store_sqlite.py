@@ -109,7 +109,7 @@ def test_secrets_are_redacted_even_when_registered_after_opening(tmp_path: Path)
     finally:
         store.close()
     raw = b"".join(p.read_bytes() + stored_records_text(p) for p in tmp_path.iterdir())
-    assert b"Bearer [REDACTED]" in raw  # the records are read too (they are deflated)
+    assert b"Bearer [REDACTED]" in raw  # the records are read too (they are compressed)
     assert b"tok-123" not in raw
     assert b"te\\\\secret" not in raw and b'quo\\"te' not in raw
     reopened = RunStore(tmp_path / "runs.sqlite")

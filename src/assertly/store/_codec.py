@@ -10,11 +10,11 @@ Store schema 2. What a record holds is unchanged; what is written for it is smal
   of its steps (rebuilt on reading). A test's metadata is a JSON object without ``key`` (the
   row's column) and without its empty fields, so SQL still reads ``suite``, ``tags`` and
   ``pass_threshold`` from it.
-* **deflate with a dictionary** (SQLite): the compact text is deflated (zlib, raw stream)
-  with a preset dictionary: a sample of the records a writer saved first, kept once in the
-  ``dictionaries`` table. The records of one run repeat each other's keys, assertion names
-  and response shapes, which a record alone cannot exploit: with the sample, a ~2.6 kB
-  record is stored in ~100 bytes. PostgreSQL keeps the compact text (its own TOAST
+* **zstd with a dictionary** (SQLite): the compact text is compressed (zstd, level 3) with a
+  dictionary trained on the first records a writer saved, kept once in the ``dictionaries``
+  table. The records of one run repeat each other's keys, assertion names and response
+  shapes, which a record alone cannot exploit: with the dictionary, a ~2.6 kB record is
+  stored in ~100 bytes, in ~2 µs. PostgreSQL keeps the compact text (its own TOAST
   compression applies) so that SQL can still search it.
 
 Every form reads back to exactly the record that was saved. Anything the compact forms do not
@@ -24,7 +24,6 @@ is, and old stores' records (schema 1: whole JSON objects with ``test_key``) rea
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -33,13 +32,14 @@ from .._json import loads
 __all__ = [
     "DICTIONARY_AFTER",
     "SAMPLE_RECORDS",
-    "Deflater",
+    "Compressor",
+    "Decompressors",
     "decode_meta",
     "decode_record",
     "encode_meta",
     "encode_record",
-    "inflate",
-    "sample_dictionary",
+    "loads_text",
+    "train_dictionary",
 ]
 
 # The fields of the compact forms, in their fixed order (format 1). Never derived from the
@@ -137,10 +137,7 @@ def _encode_step(step: Any) -> Any:
         return step  # a dict: read back as it is
     checks = step["checks"]
     if isinstance(checks, list) and all(_plain_check(check) for check in checks):
-        checks = [
-            {**check, "results": [_encode_result(item) for item in check["results"]]}
-            for check in checks
-        ]
+        checks = [_encode_check(check) for check in checks]
     else:
         checks = {"whole": checks}  # results kept as they are (read back unchanged)
     values = [step[name] for name in _STEP]
@@ -163,6 +160,24 @@ def _decode_step(step: Any) -> Any:
             for check in checks
         ]
     return dict(zip(_STEP, values, strict=True))
+
+
+# The compact form of the check records seen last, by identity: an expectation's all-pass
+# record is one shared, read-only object (`CheckResult.as_record`), compacted once. Each entry
+# holds the object itself, so its id cannot be reused while it is here.
+_CHECKS: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
+def _encode_check(check: dict[str, Any]) -> dict[str, Any]:
+    seen = _CHECKS.get(id(check))
+    if seen is not None and seen[0] is check:
+        return seen[1]
+    encoded = {**check, "results": [_encode_result(item) for item in check["results"]]}
+    if check.get("passed") is True:  # only passes are shared; a failure is new every time
+        if len(_CHECKS) >= 256:
+            _CHECKS.clear()
+        _CHECKS[id(check)] = (check, encoded)
+    return encoded
 
 
 def _plain_check(check: Any) -> bool:
@@ -276,60 +291,104 @@ def _ordered(meta: dict[str, Any]) -> list[str]:
     return [name for name in _META if name in meta]
 
 
-# --- deflate -------------------------------------------------------------------------------
+# --- compression ---------------------------------------------------------------------------
 
-_FORMAT = 1  # the first byte of a deflated record
-# A writer samples the records it saves first and makes them a dictionary once it has saved
-# this many (a short run reuses the store's latest dictionary instead of adding its own).
+_FORMAT = 1  # the first byte of a compressed record: a zstd frame follows the dictionary number
+_LEVEL = 3
+# A writer samples the records it saves first and trains a dictionary on them once it has
+# saved this many (a short run reuses the store's latest dictionary instead of adding its own).
 DICTIONARY_AFTER = 1_000
-SAMPLE_RECORDS = 64
-_DICTIONARY_BYTES = 32 * 1024  # deflate's window: a longer dictionary is not used
+SAMPLE_RECORDS = 256
+_DICTIONARY_BYTES = 16 * 1024
 
 
-def sample_dictionary(samples: list[bytes]) -> bytes:
-    """A preset dictionary from the first records a writer saved (the last 32 kB of them)."""
-    return b"".join(samples[:SAMPLE_RECORDS])[-_DICTIONARY_BYTES:]
+def train_dictionary(samples: list[bytes]) -> bytes:
+    """A zstd dictionary trained on the first records a writer saved.
+
+    Samples too few or too alike to train on give the samples themselves (the last 16 kB), as
+    a raw-content dictionary: still what the next records most resemble.
+    """
+    import zstandard
+
+    try:
+        return bytes(zstandard.train_dictionary(_DICTIONARY_BYTES, samples).as_bytes())
+    except zstandard.ZstdError:
+        return b"".join(samples)[-_DICTIONARY_BYTES:]
 
 
-class Deflater:
-    """Deflates records with one preset dictionary (``number`` 0: none).
+def _dictionary_data(data: bytes) -> Any:
+    import zstandard
 
-    The compressor is primed with the dictionary once and copied per record: priming costs
-    far more than compressing a record.
+    # A trained dictionary starts with zstd's magic number; anything else is raw content.
+    return zstandard.ZstdCompressionDict(data)
+
+
+class Compressor:
+    """Compresses records with one dictionary (``number`` 0: none), zstd at level 3.
+
+    A record compressed alone has little to work with: its repetition is across records
+    (keys, assertion names, response shapes), which the dictionary holds.
     """
 
     def __init__(self, number: int = 0, dictionary: bytes = b"") -> None:
+        import zstandard
+
         self.number = number
         self._header = bytes([_FORMAT]) + _varint(number)
+        options: dict[str, Any] = {"write_checksum": False, "write_dict_id": False}
         if dictionary:
-            self._base = zlib.compressobj(
-                6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, dictionary
-            )
-        else:
-            self._base = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
+            data = _dictionary_data(dictionary)
+            data.precompute_compress(level=_LEVEL)
+            options["dict_data"] = data
+        self._compressor = zstandard.ZstdCompressor(level=_LEVEL, **options)
 
-    def deflate(self, text: bytes) -> bytes:
-        """``text`` as a stored record: a format byte, the dictionary's number, deflate."""
-        compressor = self._base.copy()
-        return self._header + compressor.compress(text) + compressor.flush()
+    def compress(self, text: bytes) -> bytes:
+        """``text`` as a stored record: a format byte, the dictionary's number, a zstd frame."""
+        return self._header + self._compressor.compress(text)
 
 
-def inflate(blob: bytes, dictionary: Callable[[int], bytes]) -> bytes:
-    """The text of a deflated record; ``dictionary`` gives a dictionary by its number.
+class Decompressors:
+    """Reads compressed records: one decompressor per dictionary, made on first use.
 
-    Raises:
-        ValueError: Not a record this assertly wrote (another format, damaged data).
+    Args:
+        load: A dictionary's bytes by its number (raises ValueError when there is none).
     """
-    if not blob or blob[0] != _FORMAT:
-        raise ValueError(f"a stored record in an unknown format ({blob[:1]!r})")
-    number, start = _read_varint(blob, 1)
-    try:
-        if number == 0:
-            return zlib.decompress(blob[start:], -15)
-        inflater = zlib.decompressobj(-15, dictionary(number))
-        return inflater.decompress(blob[start:]) + inflater.flush()
-    except zlib.error as error:
-        raise ValueError(f"a damaged stored record: {error}") from None
+
+    def __init__(self, load: Callable[[int], bytes]) -> None:
+        self._load = load
+        self._made: dict[int, Any] = {}
+
+    def add(self, number: int, dictionary: bytes) -> None:
+        """A dictionary known already (the writer's own)."""
+        self._made[number] = self._make(dictionary)
+
+    @staticmethod
+    def _make(dictionary: bytes) -> Any:
+        import zstandard
+
+        if not dictionary:
+            return zstandard.ZstdDecompressor()
+        return zstandard.ZstdDecompressor(dict_data=_dictionary_data(dictionary))
+
+    def decompress(self, blob: bytes) -> bytes:
+        """The text of a compressed record.
+
+        Raises:
+            ValueError: Not a record this assertly wrote (another format, damaged data).
+        """
+        import zstandard
+
+        if not blob or blob[0] != _FORMAT:
+            raise ValueError(f"a stored record in an unknown format ({blob[:1]!r})")
+        number, start = _read_varint(blob, 1)
+        decompressor = self._made.get(number)
+        if decompressor is None:
+            dictionary = self._load(number) if number else b""
+            decompressor = self._made[number] = self._make(dictionary)
+        try:
+            return bytes(decompressor.decompress(blob[start:]))
+        except zstandard.ZstdError as error:
+            raise ValueError(f"a damaged stored record: {error}") from None
 
 
 def loads_text(text: bytes | str) -> Any:

@@ -17,7 +17,7 @@ Differences that are implementation, not behaviour:
   stream both runs in the same order;
 * batched trials (recorded responses) are written with one pipelined ``executemany`` per batch;
 * trial records and tests' metadata are stored in the same compact JSON as in SQLite (store
-  schema 2, `_codec`), but not deflated: PostgreSQL compresses long values itself (TOAST),
+  schema 2, `_codec`), but not compressed: PostgreSQL compresses long values itself (TOAST),
   and SQL can still search the text. A database of schema 1 is read as it is, and becomes
   schema 2 when a run writes to it (its old rows read back as they were written).
 

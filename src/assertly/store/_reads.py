@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._exceptions import StoreError
-from ._codec import decode_meta, decode_record, inflate, loads_text
+from ._codec import decode_meta, decode_record, loads_text
 
 __all__ = ["StoreReads", "loads_record"]
 
@@ -34,19 +34,19 @@ class StoreReads:
     def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         raise NotImplementedError
 
-    def _dictionary(self, number: int) -> bytes:
-        """A deflate dictionary of the store by its number (`_codec`)."""
-        raise ValueError(f"the store has no dictionary {number}")
+    def _decompress(self, blob: bytes) -> bytes:
+        """A compressed record's text (`_codec`; only SQLite compresses)."""
+        raise ValueError("a compressed record in a store that has none")
 
     def _record(self, value: str | bytes, test_key: str) -> Any:
-        """A stored trial record as the runner saved it (deflated, compact or whole JSON).
+        """A stored trial record as the runner saved it (compressed, compact or whole JSON).
 
         Raises:
             StoreError: It cannot be read (damaged).
         """
         try:
             if isinstance(value, bytes | bytearray | memoryview):
-                return decode_record(loads_text(inflate(bytes(value), self._dictionary)), test_key)
+                return decode_record(loads_text(self._decompress(bytes(value))), test_key)
             return decode_record(loads_record(value), test_key)
         except ValueError as error:
             raise StoreError(

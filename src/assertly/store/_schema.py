@@ -5,7 +5,7 @@ it was kept read 0 and hold the tables of version 1. A store with a higher versi
 by a newer assertly, and is refused rather than misread. Raise `SCHEMA_VERSION` with every
 schema change that older readers cannot read.
 
-Version 2 stores trial records compact and deflated, and tests' metadata compact (`_codec`).
+Version 2 stores trial records compact and compressed, and tests' metadata compact (`_codec`).
 A store of version 0 or 1 is read as it is; opened for writing, it becomes version 2 (its
 tables are kept, a ``dictionaries`` table is added) and its old rows stay as they were written:
 they read back as before, side by side with the new ones. No data is rewritten.

@@ -2,8 +2,8 @@
 
 Every finished trial is committed to SQLite at once (WAL mode), so a crash, a kill or Ctrl-C
 loses nothing already judged, and readers (``assertly report``) can open the database while a
-run is writing to it. Trial records are stored compact and deflated (`_codec`, store schema
-2); records of older stores read as they were written.
+run is writing to it. Trial records are stored compact and compressed (`_codec`, store
+schema 2); records of older stores read as they were written.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from ._claims import RunClaims
 from ._codec import (
     DICTIONARY_AFTER,
     SAMPLE_RECORDS,
-    Deflater,
+    Compressor,
+    Decompressors,
     encode_meta,
     encode_record,
-    sample_dictionary,
+    train_dictionary,
 )
 from ._judge_cache import JUDGE_SCHEMA, JudgeCache
 from ._reads import StoreReads, loads_record
@@ -83,7 +84,7 @@ CREATE TABLE IF NOT EXISTS baseline (
     run_id     TEXT NOT NULL,
     blessed_at TEXT NOT NULL
 );
--- Preset dictionaries of the deflated trial records (`_codec`): each names its number.
+-- The dictionaries of the compressed trial records (`_codec`), by number.
 CREATE TABLE IF NOT EXISTS dictionaries (
     id   INTEGER PRIMARY KEY,
     data BLOB NOT NULL
@@ -222,10 +223,10 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         # built, which is after the store was opened.
         self.redact = redact if redact is not None else set()
         self._pending = 0  # batched trials written but not committed
-        self._deflater: Deflater | None = None  # made on the first trial saved
+        self._compressor: Compressor | None = None  # made on the first trial saved
         self._samples: list[bytes] | None = []  # the first records saved, for a dictionary
         self._saved = 0
-        self._dictionaries: dict[int, bytes] = {}  # read back, by number
+        self._decompressors = Decompressors(self._dictionary)
         if read_only:
             try:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
@@ -376,7 +377,7 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
             test_key,
             trial,
             record["status"],
-            self._deflate(text),
+            self._compress(text),
             time.time(),
             record.get("score"),
         )
@@ -400,22 +401,22 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         if self._pending >= BATCH_TRIALS:
             self.flush()
 
-    def _deflate(self, text: bytes) -> bytes:
-        """A trial's compact text as stored: deflated with this writer's dictionary.
+    def _compress(self, text: bytes) -> bytes:
+        """A trial's compact text as stored: compressed with this writer's dictionary.
 
         A writer starts with the store's latest dictionary (none in a new store). Once it has
-        saved `DICTIONARY_AFTER` records it adds one sampled from its first records, which
-        then deflates the rest of its run: a short run adds no dictionary of its own.
+        saved `DICTIONARY_AFTER` records it adds one trained on its first records, which then
+        compresses the rest of its run: a short run adds no dictionary of its own.
         """
-        deflater = self._deflater
-        if deflater is None:
+        compressor = self._compressor
+        if compressor is None:
             try:
                 found = self._db.execute(
                     "SELECT id, data FROM dictionaries ORDER BY id DESC LIMIT 1"
                 ).fetchone()
             except sqlite3.Error as error:
                 raise self._read_failed(error) from None
-            deflater = self._deflater = Deflater(*found) if found else Deflater()
+            compressor = self._compressor = Compressor(*found) if found else Compressor()
         samples = self._samples
         if samples is not None:
             if len(samples) < SAMPLE_RECORDS:
@@ -423,10 +424,10 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
             self._saved += 1
             if self._saved >= DICTIONARY_AFTER:
                 self._samples = None
-                deflater = self._deflater = self._add_dictionary(sample_dictionary(samples))
-        return deflater.deflate(text)
+                compressor = self._compressor = self._add_dictionary(train_dictionary(samples))
+        return compressor.compress(text)
 
-    def _add_dictionary(self, data: bytes) -> Deflater:
+    def _add_dictionary(self, data: bytes) -> Compressor:
         """Store a new dictionary (committed at once, before any record that uses it)."""
         self.flush()
         try:
@@ -434,31 +435,27 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         except sqlite3.Error as error:
             raise self._write_failed(error) from None
         number = int(cursor.lastrowid or 0)
-        self._dictionaries[number] = data
-        return Deflater(number, data)
+        self._decompressors.add(number, data)
+        return Compressor(number, data)
 
     def _dictionary(self, number: int) -> bytes:
-        found = self._dictionaries.get(number)
-        if found is None:
-            row = self._db.execute(
-                "SELECT data FROM dictionaries WHERE id = ?", (number,)
-            ).fetchone()
-            if row is None:
-                raise ValueError(f"its dictionary {number} is missing")
-            found = self._dictionaries[number] = bytes(row[0])
-        return found
+        row = self._db.execute("SELECT data FROM dictionaries WHERE id = ?", (number,)).fetchone()
+        if row is None:
+            raise ValueError(f"its dictionary {number} is missing")
+        return bytes(row[0])
+
+    def _decompress(self, blob: bytes) -> bytes:
+        return self._decompressors.decompress(blob)
 
     def record_text(self, value: str | bytes | None) -> str | None:
-        """A stored record's JSON text (deflated or not): what SQL searches read.
+        """A stored record's JSON text (compressed or not): what SQL searches read.
 
         Registered as the SQL function ``assertly_text`` by the viewer.
         """
         if not isinstance(value, bytes):
             return value
-        from ._codec import inflate
-
         try:
-            return inflate(value, self._dictionary).decode("utf-8", "replace")
+            return self._decompress(value).decode("utf-8", "replace")
         except ValueError:
             return ""
 
@@ -504,16 +501,16 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
     def stored_bytes(self, run_id: str) -> int:
         """The size of a run's trial records as JSON text (what reading them all parses).
 
-        Deflated records count at the ratio of a sample of them (inflating all would cost
-        what this spares its callers).
+        Compressed records count at the ratio of a sample of them (decompressing all would
+        cost what this spares its callers).
         """
-        total, deflated = self._db.execute(
+        total, packed = self._db.execute(
             "SELECT TOTAL(LENGTH(CAST(record AS BLOB))), "
             "TOTAL(CASE WHEN typeof(record) = 'blob' THEN LENGTH(record) END) "
             "FROM trials WHERE run_id = ?",
             (run_id,),
         ).fetchone()
-        if not deflated:
+        if not packed:
             return int(total)
         sample = [
             bytes(blob)
@@ -523,7 +520,7 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
             )
         ]
         ratio = sum(len(self.record_text(blob) or "") for blob in sample) / sum(map(len, sample))
-        return int(total - deflated + deflated * ratio)
+        return int(total - packed + packed * ratio)
 
     def iter_tests(
         self,
@@ -596,7 +593,7 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         score = "NULL"  # one of three fixed texts
         if scores:
             # A store made before the score column: those trials' scores are in their records.
-            # (Schema 2's deflated records are BLOBs; their score is always in the column.)
+            # (Schema 2's compressed records are BLOBs; their score is always in the column.)
             old = "CASE WHEN typeof(r.record) = 'text' THEN json_extract(r.record, '$.score') END"
             score = f"AVG(COALESCE(r.score, {old}))" if self._has_score_column() else f"AVG({old})"
         cursor = self._db.execute(

@@ -34,7 +34,7 @@ class Dialect:
             HAVING) rather than on the grouped rows (SQLite, which streams them in run order).
         suite: A test's suite; tag: whether the test has the tag ``?``; contains: whether a
             text column holds ``?`` (ASCII letters in either case).
-        record: A trial's record (``x``) as text, for `contains` (SQLite deflates records).
+        record: A trial's record (``x``) as text, for `contains` (SQLite compresses records).
     """
 
     tie: str
