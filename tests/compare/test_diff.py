@@ -397,12 +397,16 @@ def test_a_store_from_before_the_score_column_is_compared_too(tmp_path: Path) ->
     # As an older assertly wrote it: whole JSON records (schema 1), scores only in them.
     store = RunStore(path, must_exist=True, read_only=True)
     rows = [
-        (json.dumps(store._record(record, key)), rowid)
-        for rowid, key, record in store._db.execute("SELECT rowid, test_key, record FROM trials")
+        (json.dumps(store._record(record, key)), run, key, trial)
+        for run, key, trial, record in store._db.execute(
+            "SELECT run_id, test_key, trial, record FROM trials"
+        )
     ]
     store.close()
     with sqlite3.connect(path) as db:
-        db.executemany("UPDATE trials SET record = ? WHERE rowid = ?", rows)
+        db.executemany(
+            "UPDATE trials SET record = ? WHERE run_id = ? AND test_key = ? AND trial = ?", rows
+        )
         db.execute("ALTER TABLE trials DROP COLUMN score")
         db.execute("PRAGMA user_version = 1")
     item = next(diff(tmp_path).tests())  # read-only: the records' scores are read

@@ -63,6 +63,7 @@ _STEP = (
 )
 _RESULT = ("assertion", "outcome", "passed", "score", "message", "path", "expected", "actual")
 _RESULT_DETAILS = (*_RESULT, "details")
+_TRIAL_KEYS = ("test_key", *_TRIAL)
 _FAILURE = ("step", "assertion", "outcome", "message", "path", "expected", "actual")
 _META = (
     "definition",
@@ -80,8 +81,10 @@ _META = (
     "input",
     "multi_step",
 )
-_META_KEYS = frozenset(_META)
-_FAILURE_FROM = frozenset(_FAILURE[1:])
+# The shapes of metadata the runner writes (`test_meta`): every field, multi_step or not.
+_META_SHAPES = frozenset({_META[:-1], _META})
+_FAILURE_FIELDS = _FAILURE[1:]
+_FAILURE_FROM = frozenset(_FAILURE_FIELDS)
 _PASS_TAIL = ("passed", True, 1.0, "", None, None, None)  # outcome .. actual of a quiet pass
 
 
@@ -90,14 +93,14 @@ _PASS_TAIL = ("passed", True, 1.0, "", None, None, None)  # outcome .. actual of
 
 def encode_record(record: dict[str, Any]) -> Any:
     """The compact form of a trial record (JSON-ready); the record itself when it has none."""
-    if tuple(record) != ("test_key", *_TRIAL):
+    if tuple(record) != _TRIAL_KEYS:
         return record
     steps = record["steps"]
     if not isinstance(steps, list):
         return record
     encoded_steps = [_encode_step(step) for step in steps]
     failures = record["failures"]
-    if isinstance(failures, list) and failures == _failures(steps):
+    if isinstance(failures, list) and _failures_match(steps, failures):
         failures = None  # rebuilt from the steps on reading
     elif failures is None:
         return record  # None would read back as "rebuild": keep the record whole
@@ -191,24 +194,23 @@ def _plain_check(check: Any) -> bool:
 def _encode_result(item: dict[str, Any]) -> Any:
     """A quiet pass as its name (and details); any other result as it is (an object)."""
     keys = tuple(item)
-    if keys not in (_RESULT, _RESULT_DETAILS):
+    if keys == _RESULT:
+        values = tuple(item.values())
+        details = None
+    elif keys == _RESULT_DETAILS:
+        *head, details = item.values()
+        values = tuple(head)
+    else:
         return item
-    quiet = (
-        isinstance(item["assertion"], str)
-        and item["outcome"] == "passed"
-        and item["passed"] is True
-        and type(item["score"]) is float
-        and item["score"] == 1.0
-        and item["message"] == ""
-        and item["path"] is None
-        and item["expected"] is None
-        and item["actual"] is None
-    )
-    if not quiet:
+    # Equal to a quiet pass's values, and of its types (True is 1, 1.0 is 1 to ==).
+    if (
+        values[1:] != _PASS_TAIL
+        or values[2] is not True
+        or type(values[3]) is not float
+        or type(values[0]) is not str
+    ):
         return item
-    if "details" in item:
-        return [item["assertion"], item["details"]]
-    return item["assertion"]
+    return values[0] if details is None and keys == _RESULT else [values[0], details]
 
 
 def _decode_result(item: Any) -> Any:
@@ -226,6 +228,47 @@ def _decode_result(item: Any) -> Any:
 
 # A quiet pass of each assertion name read so far (copied per record).
 _QUIET: dict[str, dict[str, Any]] = {}
+
+
+def _failures_match(steps: list[Any], failures: list[Any]) -> bool:
+    """Whether ``failures`` are exactly what `_failures` rebuilds from ``steps``.
+
+    Compared in place (no list is built): this runs for every trial saved.
+    """
+    found = 0
+    count = len(failures)
+    for step in steps:
+        if type(step) is not dict or type(step.get("checks")) is not list:
+            return False
+        name = step.get("name")
+        for check in step["checks"]:
+            if type(check) is not dict or type(check.get("results")) is not list:
+                return False
+            for item in check["results"]:
+                if type(item) is not dict:
+                    return False
+                passed = item.get("passed")
+                if passed is True:
+                    continue
+                if passed is not False or found >= count:
+                    return False
+                failure = failures[found]
+                found += 1
+                if (
+                    type(failure) is not dict
+                    or tuple(failure) != _FAILURE
+                    or failure["step"] != name
+                    or type(failure["step"]) is not type(name)
+                ):
+                    return False
+                for field_name in _FAILURE_FIELDS:
+                    ours, theirs = failure[field_name], item.get(field_name, _MISSING)
+                    if ours is not theirs and (type(ours) is not type(theirs) or ours != theirs):
+                        return False
+    return found == count
+
+
+_MISSING = object()
 
 
 def _failures(steps: list[Any]) -> list[dict[str, Any]]:
@@ -260,15 +303,27 @@ def _failures(steps: list[Any]) -> list[dict[str, Any]]:
 
 
 def encode_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """A test's metadata without ``key`` and its empty (None) fields, when it has known fields."""
+    """A test's metadata, compact; metadata of another shape is returned as it is.
+
+    Compact: without ``key``, its None fields, a ``name`` equal to its ``id``, empty ``tags``.
+    """
     if (
-        not isinstance(meta.get("key"), str)
-        or not meta.keys() <= _META_KEYS
-        or list(meta) != _ordered(meta)
-        or ("multi_step" in meta and meta["multi_step"] is None)
+        tuple(meta) not in _META_SHAPES
+        or not isinstance(meta["key"], str)
+        or not isinstance(meta["id"], str)
+        or meta["name"] is None
+        or meta["tags"] is None
+        or meta.get("multi_step", True) is None
     ):
         return meta
-    return {name: value for name, value in meta.items() if name != "key" and value is not None}
+    compact = {}
+    for name, value in meta.items():
+        if value is None or name == "key":
+            continue
+        if (name == "name" and value == meta["id"]) or (name == "tags" and value == []):
+            continue
+        compact[name] = value
+    return compact
 
 
 def decode_meta(data: dict[str, Any], test_key: str) -> dict[str, Any]:
@@ -277,18 +332,17 @@ def decode_meta(data: dict[str, Any], test_key: str) -> dict[str, Any]:
         return data
     meta: dict[str, Any] = {}
     for name in _META:
-        if name == "key":
-            meta["key"] = test_key
-        elif name in data:
+        if name in data:
             meta[name] = data[name]
+        elif name == "key":
+            meta["key"] = test_key
+        elif name == "name":
+            meta["name"] = data.get("id")
+        elif name == "tags":
+            meta["tags"] = []
         elif name != "multi_step":
             meta[name] = None
     return meta
-
-
-def _ordered(meta: dict[str, Any]) -> list[str]:
-    """The metadata's keys in the canonical order; its own order must be this to compact it."""
-    return [name for name in _META if name in meta]
 
 
 # --- compression ---------------------------------------------------------------------------
@@ -297,8 +351,8 @@ _FORMAT = 1  # the first byte of a compressed record: a zstd frame follows the d
 _LEVEL = 3
 # A writer samples the records it saves first and trains a dictionary on them once it has
 # saved this many (a short run reuses the store's latest dictionary instead of adding its own).
-DICTIONARY_AFTER = 1_000
 SAMPLE_RECORDS = 256
+DICTIONARY_AFTER = SAMPLE_RECORDS  # a 16 kB dictionary saves ~300 bytes a record
 _DICTIONARY_BYTES = 16 * 1024
 
 

@@ -63,10 +63,10 @@ CREATE TABLE IF NOT EXISTS trials (
     trial    INTEGER NOT NULL,
     status   TEXT NOT NULL,
     score    REAL,  -- before the record: read without reading the record's overflow pages
-    record   TEXT NOT NULL,
+    record   TEXT NOT NULL,  -- schema 2: a compressed BLOB (`_codec`)
     saved_at REAL NOT NULL,
     PRIMARY KEY (run_id, test_key, trial)
-);
+) WITHOUT ROWID;  -- schema 2: rows kept in the key's order, so the key is stored once, not twice
 CREATE TABLE IF NOT EXISTS evals (
     run_id   TEXT NOT NULL,
     file     TEXT NOT NULL,
