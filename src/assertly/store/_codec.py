@@ -374,7 +374,8 @@ def train_dictionary(samples: list[bytes]) -> bytes:
     import zstandard
 
     try:
-        return bytes(zstandard.train_dictionary(_DICTIONARY_BYTES, samples).as_bytes())
+        buffers: list[bytes | bytearray | memoryview] = list(samples)
+        return bytes(zstandard.train_dictionary(_DICTIONARY_BYTES, buffers).as_bytes())
     except zstandard.ZstdError:
         return b"".join(samples)[-_DICTIONARY_BYTES:]
 
