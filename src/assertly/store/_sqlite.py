@@ -25,16 +25,9 @@ from .._exceptions import StoreError
 from .._json import to_json_bytes
 from .._secrets import json_is_clean, redact_value
 from ._claims import RunClaims
-from ._codec import (
-    DICTIONARY_AFTER,
-    SAMPLE_RECORDS,
-    Compressor,
-    Decompressors,
-    encode_meta,
-    encode_record,
-    train_dictionary,
-)
+from ._codec import encode_meta, encode_record
 from ._judge_cache import JUDGE_SCHEMA, JudgeCache
+from ._packing import PackedRecords
 from ._reads import StoreReads, loads_record
 from ._schema import SCHEMA_VERSION, check_schema
 
@@ -176,7 +169,7 @@ BATCH_TRIALS = 256
 _POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-class RunStore(StoreReads, RunClaims, JudgeCache):
+class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
     """A SQLite file holding every run of a project.
 
     ``RunStore("postgresql://…")`` opens a PostgreSQL store instead (`PostgresRunStore`, the
@@ -223,10 +216,7 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         # built, which is after the store was opened.
         self.redact = redact if redact is not None else set()
         self._pending = 0  # batched trials written but not committed
-        self._compressor: Compressor | None = None  # made on the first trial saved
-        self._samples: list[bytes] | None = []  # the first records saved, for a dictionary
-        self._saved = 0
-        self._decompressors = Decompressors(self._dictionary)
+        self._start_packing()
         if read_only:
             try:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
@@ -401,64 +391,6 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         if self._pending >= BATCH_TRIALS:
             self.flush()
 
-    def _compress(self, text: bytes) -> bytes:
-        """A trial's compact text as stored: compressed with this writer's dictionary.
-
-        A writer starts with the store's latest dictionary (none in a new store). Once it has
-        saved `DICTIONARY_AFTER` records it adds one trained on its first records, which then
-        compresses the rest of its run: a short run adds no dictionary of its own.
-        """
-        compressor = self._compressor
-        if compressor is None:
-            try:
-                found = self._db.execute(
-                    "SELECT id, data FROM dictionaries ORDER BY id DESC LIMIT 1"
-                ).fetchone()
-            except sqlite3.Error as error:
-                raise self._read_failed(error) from None
-            compressor = self._compressor = Compressor(*found) if found else Compressor()
-        samples = self._samples
-        if samples is not None:
-            if len(samples) < SAMPLE_RECORDS:
-                samples.append(text)
-            self._saved += 1
-            if self._saved >= DICTIONARY_AFTER:
-                self._samples = None
-                compressor = self._compressor = self._add_dictionary(train_dictionary(samples))
-        return compressor.compress(text)
-
-    def _add_dictionary(self, data: bytes) -> Compressor:
-        """Store a new dictionary (committed at once, before any record that uses it)."""
-        self.flush()
-        try:
-            cursor = self._db.execute("INSERT INTO dictionaries (data) VALUES (?)", (data,))
-        except sqlite3.Error as error:
-            raise self._write_failed(error) from None
-        number = int(cursor.lastrowid or 0)
-        self._decompressors.add(number, data)
-        return Compressor(number, data)
-
-    def _dictionary(self, number: int) -> bytes:
-        row = self._db.execute("SELECT data FROM dictionaries WHERE id = ?", (number,)).fetchone()
-        if row is None:
-            raise ValueError(f"its dictionary {number} is missing")
-        return bytes(row[0])
-
-    def _decompress(self, blob: bytes) -> bytes:
-        return self._decompressors.decompress(blob)
-
-    def record_text(self, value: str | bytes | None) -> str | None:
-        """A stored record's JSON text (compressed or not): what SQL searches read.
-
-        Registered as the SQL function ``assertly_text`` by the viewer.
-        """
-        if not isinstance(value, bytes):
-            return value
-        try:
-            return self._decompress(value).decode("utf-8", "replace")
-        except ValueError:
-            return ""
-
     def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:
         """Commit one eval suite's verdict."""
         with self._write() as db:
@@ -499,28 +431,8 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
 
     @_reading
     def stored_bytes(self, run_id: str) -> int:
-        """The size of a run's trial records as JSON text (what reading them all parses).
-
-        Compressed records count at the ratio of a sample of them (decompressing all would
-        cost what this spares its callers).
-        """
-        total, packed = self._db.execute(
-            "SELECT TOTAL(LENGTH(CAST(record AS BLOB))), "
-            "TOTAL(CASE WHEN typeof(record) = 'blob' THEN LENGTH(record) END) "
-            "FROM trials WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        if not packed:
-            return int(total)
-        sample = [
-            bytes(blob)
-            for (blob,) in self._db.execute(
-                "SELECT record FROM trials WHERE run_id = ? AND typeof(record) = 'blob' LIMIT 64",
-                (run_id,),
-            )
-        ]
-        ratio = sum(len(self.record_text(blob) or "") for blob in sample) / sum(map(len, sample))
-        return int(total - packed + packed * ratio)
+        """The size of a run's trial records as JSON text (what reading them all parses)."""
+        return self._text_bytes(run_id)
 
     def iter_tests(
         self,
