@@ -233,12 +233,16 @@ class TraceChecker(Checker):
         """
         return self.judge(trace, False) is traced_pass(self.key, trace.format)
 
+    def _test(self, gen: FastGen) -> str:
+        """The fast path's test of the trace: `passes` unless a subclass writes it inline."""
+        return f"{gen.const(self.passes)}({gen.trace()})"
+
     def emit(self, gen: FastGen) -> bool:
-        """In the generated fast path: the trace, read once per response, must pass `passes`.
+        """In the generated fast path: the trace, read once per response, must pass `_test`.
 
         A response without a trace leaves the fast path (its error is the detailed path's).
         """
-        gen.require(f"{gen.const(self.passes)}({gen.trace()})")
+        gen.require(self._test(gen))
         return True
 
     def expected(self) -> Any:
@@ -269,7 +273,18 @@ def _bounds_test(gen: FastGen, count: str, low: int | None, high: int | None) ->
     return " and ".join(parts) or "True"
 
 
-class ToolCalled(TraceChecker):
+class _PassOrFail(TraceChecker):
+    """A trace checker whose failure always scores 0: negated, its failure is the full pass."""
+
+    __slots__ = ()
+
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-tool-called``, ``not-tool-call-count``: the test must fail."""
+        gen.require(f"not ({self._test(gen)})")
+        return True
+
+
+class ToolCalled(_PassOrFail):
     """The number of calls matching a pattern is within [low, high]."""
 
     __slots__ = ("high", "low", "pattern")
@@ -324,15 +339,6 @@ class ToolCalled(TraceChecker):
         count = f"{trace}.names.count({gen.const(self.pattern.name)})"
         return _bounds_test(gen, count, self.low, self.high)
 
-    def emit(self, gen: FastGen) -> bool:
-        gen.require(self._test(gen))
-        return True
-
-    def emit_negated(self, gen: FastGen) -> bool:
-        """``not-tool-called``: a failure (score 0) negated is the full pass."""
-        gen.require(f"not ({self._test(gen)})")
-        return True
-
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
         name = pattern.name
@@ -383,7 +389,7 @@ class ToolCalled(TraceChecker):
         return self.fail(trace, message, mark)
 
 
-class ToolCount(TraceChecker):
+class ToolCount(_PassOrFail):
     """The number of tool calls (of one tool, or of all) is within [low, high]."""
 
     __slots__ = ("high", "low", "name")
@@ -424,15 +430,6 @@ class ToolCount(TraceChecker):
         names = f"{gen.trace()}.names"
         count = f"len({names})" if self.name is None else f"{names}.count({gen.const(self.name)})"
         return _bounds_test(gen, count, self.low, self.high)
-
-    def emit(self, gen: FastGen) -> bool:
-        gen.require(self._test(gen))
-        return True
-
-    def emit_negated(self, gen: FastGen) -> bool:
-        """``not-tool-call-count``: a failure (score 0) negated is the full pass."""
-        gen.require(f"not ({self._test(gen)})")
-        return True
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
