@@ -1,0 +1,25 @@
+"""The house rules a newcomer relies on: no module of the package grows past 600 lines.
+
+A module that long does more than one job (DEVELOPERS.md, "Style"); split it by job, as
+runner/_run.py, loading/_tests.py and the stores were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import assertly
+
+MAX_LINES = 600
+
+
+def test_no_module_is_longer_than_600_lines() -> None:
+    package = Path(assertly.__file__).parent
+    modules = sorted(package.rglob("*.py"))
+    assert len(modules) > 100  # the whole package was found
+    too_long = {
+        str(path.relative_to(package)): lines
+        for path in modules
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert too_long == {}, f"modules over {MAX_LINES} lines: {too_long}"
