@@ -1,6 +1,6 @@
 """The house rules a newcomer relies on: no module of the package grows past 600 lines.
 
-A module that long does more than one job (DEVELOPERS.md, "Style"); split it by job, as
+A module that long does more than one job; split it by job, as
 runner/_run.py, loading/_tests.py and the stores were.
 """
 
