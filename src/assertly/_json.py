@@ -84,8 +84,8 @@ def _has_long_digit_run(text: str | bytes) -> bool:
 
 
 def _as_bytes(text: str | bytes) -> bytes:
-    if type(text) is not str:
-        return text  # type: ignore[return-value]  # bytes
+    if isinstance(text, bytes):
+        return text  # (a str subclass, numpy.str_ from a py: target, is encoded below)
     try:
         return text.encode()  # UTF-8's fast path
     except UnicodeEncodeError:  # a lone surrogate (from a JSON escape): never a digit

@@ -95,3 +95,16 @@ def test_text_with_a_lone_surrogate_is_still_checked_for_big_integers() -> None:
     for padding in (0, 300):  # the short test and the sampled one
         text = f'["\ud800{"x" * padding}", {number}]'
         assert loads(text)[1] == int(number)
+
+
+def test_a_str_subclass_with_a_big_integer_is_read_exactly() -> None:
+    """A response that is a str subclass (``numpy.str_`` from a py: target) reads like a str."""
+    from assertly._json import loads as exact_loads
+
+    class Text(str):
+        __slots__ = ()
+
+    big = 12345678901234567890123
+    for pad in (0, 200):  # under and over the sampled test's length
+        text = Text(json.dumps({"id": big, "pad": "x" * pad}))
+        assert exact_loads(text) == {"id": big, "pad": "x" * pad}

@@ -135,3 +135,46 @@ def test_a_model_failure_is_an_error_of_each_waiting_case(
         # Never a pass, and negation keeps it an error.
         assert [t["status"] for t in tests] == ["error"] * 5
         assert "the local embedding model failed: out of memory" in json.dumps(tests[0])
+
+
+def test_a_check_whose_texts_left_the_cache_between_the_passes_is_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The model's cache, emptied by a batch while a step waits, does not make its verdict an error.
+
+    Check 1's texts are cached at the first pass (it asks nothing); check 2's batch fills the
+    cache, which is emptied. The second pass must still judge check 1.
+    """
+    import asyncio
+
+    import assertly
+    from assertly.engine import CheckContext, _embeddings
+    from assertly.engine._judging import BOARD_KEY, JudgeBoard
+    from assertly.runner._embedding_batch import EmbeddingBatcher
+
+    nonce = uuid.uuid4().hex[:8]
+    output = f"Your order {nonce} ships within two business days."
+    first, second = f"The parcel {nonce} ships in two days.", f"Refunds {nonce} take a week."
+    expectation = assertly.compile(
+        [{"type": "similar", "value": first}, {"type": "similar", "value": second}]
+    )
+    model = embedder()
+    model.embed([output, first])
+    monkeypatch.setattr(_embeddings, "_KEEP", len(model._cache))  # the next batch empties it
+
+    async def judge_step() -> Any:  # as `ModelJudge.judge_step` does
+        board = JudgeBoard()
+        ctx = CheckContext(extra={BOARD_KEY: board})
+        expectation.check(output, context=ctx)
+        batcher = EmbeddingBatcher()
+        wanted = list(board.wanted.values())
+        answers = await asyncio.gather(*(batcher.answer(request) for request in wanted))
+        await batcher.close()
+        for request, answer in zip(wanted, answers, strict=True):
+            board.answers[request.key] = answer
+        return expectation.check(output, context=ctx)
+
+    judged = asyncio.run(judge_step())
+    assert [r.outcome for r in judged.results] == [
+        r.outcome for r in expectation.check(output).results
+    ], [r.message for r in judged.results]

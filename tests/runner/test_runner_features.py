@@ -581,3 +581,26 @@ def test_missing_target_for_agent_is_an_error(project: Project, tmp_path: Path) 
     result = project.run("run", ".")
     assert result.status("t") == "error"
     assert "no target for agent 'bot'" in result.tests["t"]["trials"][0]["error"]
+
+
+def test_a_recheck_keeps_the_error_of_a_cleanup_that_failed(hooks: Project) -> None:
+    """Its steps passed, its cleanup failed: an error, and a recheck (no hooks) keeps it."""
+    log = str(hooks.root / "calls.log")
+    hooks.tests_file(
+        "h.tests.yaml",
+        {
+            "s": [
+                {
+                    "id": "t",
+                    "cleanup": "broken",
+                    "input": {"log": log, "tag": "agent"},
+                    "expect": {"status": "success"},
+                }
+            ]
+        },
+    )
+    first = hooks.run("run", ".")
+    assert first.status("t") == "error"
+    assert first.tests["t"]["trials"][0]["error"].startswith("cleanup: ")
+    again = hooks.run("recheck", "last")
+    assert again.status("t") == "error", again.tests["t"]["trials"][0]

@@ -322,3 +322,24 @@ def test_a_newer_postgres_schema_is_refused(postgres_database: str) -> None:
         db.execute("UPDATE assertly_store SET value = '3' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match=r"written by a newer assertly \(store schema 3"):
         RunStore(postgres_database)
+
+
+@pytest.mark.parametrize(
+    ("in_step", "in_failure"),
+    [
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # equal objects, keys in another order
+        ([1], [1.0]),  # equal to ==, of other types, inside a container
+        ([1], [True]),
+        ({"n": 0}, {"n": False}),
+        (-0.0, 0.0),  # equal to ==, another sign
+    ],
+)
+def test_failures_equal_to_the_steps_but_not_the_same_read_back_as_written(
+    in_step: Any, in_failure: Any
+) -> None:
+    record = _trial()
+    record["steps"][0]["checks"][0]["results"][2]["expected"] = in_step
+    record["failures"][0]["expected"] = in_failure
+    whole = json.loads(json.dumps(record))  # what schema 1 read back
+    compact = json.loads(json.dumps(encode_record(record)))
+    assert repr(decode_record(compact, record["test_key"])) == repr(whole)

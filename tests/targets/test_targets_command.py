@@ -223,3 +223,27 @@ def test_a_call_cancelled_twice_still_kills_and_reaps_its_agent(
     assert set(left) - set(before) == set(), "the cancelled call left its agent unreaped"
     assert [record.getMessage() for record in caplog.records] == []
     assert [str(hook.exc_value) for hook in unraisable] == []
+
+
+def test_a_cancellation_in_the_turn_the_clean_up_ends_is_not_lost() -> None:
+    """Cancelled in the very loop turn its clean-up finishes, the caller is still cancelled."""
+    from assertly.targets._command import despite_cancellation
+
+    async def main() -> str:
+        loop = asyncio.get_running_loop()
+        gate: asyncio.Future[None] = loop.create_future()
+
+        async def clean_up() -> str:
+            await gate
+            return "done"
+
+        task = asyncio.ensure_future(despite_cancellation(clean_up()))
+        await asyncio.sleep(0.01)  # the task waits for its clean-up
+        gate.set_result(None)  # the clean-up ends ...
+        task.cancel()  # ... in the turn a Ctrl-C cancels the task
+        try:
+            return f"returned {await task!r}"
+        except asyncio.CancelledError:
+            return "cancelled"
+
+    assert asyncio.run(main()) == "cancelled"

@@ -151,5 +151,7 @@ async def _rejudge(
 
     new.status = "passed"
     await judge_steps(new, steps(), respond, runner._judge_step, now=now)
-    if not old.steps and old.error:
+    if old.error and new.status != "error":
+        # An error the steps did not make (a setup or cleanup hook, no target, no step at
+        # all) stands: a recheck runs no hook and calls nothing, and an error is never a pass.
         new.status, new.error = "error", old.error

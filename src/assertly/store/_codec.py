@@ -24,6 +24,7 @@ is, and old stores' records (schema 1: whole JSON objects with ``test_key``) rea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -272,12 +273,42 @@ def _failures_match(steps: list[Any], failures: list[Any]) -> bool:
                     return False
                 for field_name in _FAILURE_FIELDS:
                     ours, theirs = failure[field_name], item.get(field_name, _MISSING)
-                    if ours is not theirs and (type(ours) is not type(theirs) or ours != theirs):
+                    if ours is not theirs and not _same(ours, theirs):
                         return False
     return found == count
 
 
 _MISSING = object()
+
+
+def _same(ours: Any, theirs: Any) -> bool:
+    """Whether two values are written as the same JSON.
+
+    Equal (``==``) with the same types at every depth, objects' keys in the same order, and
+    floats of the same sign (``-0.0`` is not ``0.0``). ``==`` alone is not enough: ``[1] ==
+    [1.0]``, ``[1] == [True]``, ``{"a": 1, "b": 2} == {"b": 2, "a": 1}``; a failure rebuilt
+    from its step's result would then read back as the result, not as it was written.
+    """
+    if ours is theirs:
+        return True
+    kind = type(ours)
+    if kind is not type(theirs):
+        return False
+    if kind is dict:
+        return (
+            len(ours) == len(theirs)
+            and all(type(a) is type(b) and a == b for a, b in zip(ours, theirs, strict=True))
+            and all(_same(ours[key], theirs[key]) for key in ours)
+        )
+    if kind is list or kind is tuple:
+        return len(ours) == len(theirs) and all(
+            _same(a, b) for a, b in zip(ours, theirs, strict=True)
+        )
+    if kind is float:
+        if math.isnan(ours) and math.isnan(theirs):  # written alike
+            return True
+        return ours == theirs and math.copysign(1.0, ours) == math.copysign(1.0, theirs)
+    return bool(ours == theirs)
 
 
 def _failures(steps: list[Any]) -> list[dict[str, Any]]:

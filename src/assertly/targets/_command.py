@@ -214,8 +214,12 @@ async def despite_cancellation(work: Awaitable[T]) -> T:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            cancelled = cancelled or not task.done()
+            # Unless ``work`` itself was cancelled, this task was, even when ``work`` ended in
+            # the same turn of the loop (``task.done()`` then no longer tells them apart).
+            cancelled = cancelled or not task.cancelled()
     if cancelled:
+        if not task.cancelled():
+            task.exception()  # retrieved: re-raising the cancellation wins over it
         raise asyncio.CancelledError
     return task.result()
 

@@ -72,8 +72,11 @@ class Similar(Checker):
             # event loop, then checks again (a check without a board embeds here and now).
             answer = board.ask(JudgeRequest.embeddings(texts, _LOCAL_OPTIONS))
             if answer is None:
-                return errored(self.key, "waiting for the embeddings")
-            if answer.error is not None:
+                if not board.answers:  # the first pass: the runner embeds, then checks again
+                    return errored(self.key, "waiting for the embeddings")
+                # The second pass, though this check asked nothing at the first: its texts
+                # were cached then, and a batch emptied the cache since. Embedded here.
+            elif answer.error is not None:
                 return errored(self.key, f"embeddings: {answer.error}")
         vectors = model.embed(texts)
         scores = vectors[1:] @ vectors[0]
