@@ -151,7 +151,8 @@ async def _rejudge(
 
     new.status = "passed"
     await judge_steps(new, steps(), respond, runner._judge_step, now=now)
-    if old.error and new.status != "error":
+    judged: str = new.status  # set by judge_steps (mypy keeps the literal assigned above)
+    if old.error and judged != "error":
         # An error the steps did not make (a setup or cleanup hook, no target, no step at
         # all) stands: a recheck runs no hook and calls nothing, and an error is never a pass.
         new.status, new.error = "error", old.error
