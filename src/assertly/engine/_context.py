@@ -91,6 +91,20 @@ class CheckContext:
             (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now, self.tool_calls),
         )
 
+    def replaced(
+        self, now: str | datetime | date | None, extra: Mapping[str, Any] | None = None
+    ) -> CheckContext:
+        """A copy with ``now`` (None: unset) and, when given, ``extra`` instead of this one's."""
+        return CheckContext(
+            cost_usd=self.cost_usd,
+            latency_ms=self.latency_ms,
+            model=self.model,
+            steps=self.steps,
+            extra=self.extra if extra is None else extra,
+            now=now,
+            tool_calls=self.tool_calls,
+        )
+
     @property
     def now(self) -> datetime:
         """The reference time for date assertions (fixed on first use when not given)."""
@@ -116,18 +130,7 @@ class CheckContext:
                 shared = _SHARED[now] = cls(now=now)
             return shared
         if isinstance(context, CheckContext):
-            if now is not None:
-                copy = cls(
-                    cost_usd=context.cost_usd,
-                    latency_ms=context.latency_ms,
-                    model=context.model,
-                    steps=context.steps,
-                    extra=context.extra,
-                    now=now,
-                    tool_calls=context.tool_calls,
-                )
-                return copy
-            return context
+            return context if now is None else context.replaced(now)
         known = {"cost_usd", "latency_ms", "model", "steps", "now", "tool_calls"}
         extra = {key: value for key, value in context.items() if key not in known}
         return cls(

@@ -8,7 +8,7 @@ modes pair them by a maximum bipartite matching.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._result import AssertionResult
@@ -19,6 +19,22 @@ __all__ = ["MODES", "ToolSequence"]
 
 MODES = ("in_order", "exact", "unordered", "subset", "superset")
 _JUDGES = {mode: f"_{mode}" for mode in MODES}
+
+# What each mode asks for: as a check describes itself, and as a failure's message opens.
+_DESCRIPTIONS = {
+    "in_order": "tools are called in this order: {calls}",
+    "exact": "the tool calls are exactly {calls}",
+    "unordered": "the tool calls are exactly {calls}, in any order",
+    "subset": "every tool call is one of {calls}",
+    "superset": "{calls} are all called, in any order",
+}
+_EXPECTATIONS = {
+    "in_order": "Expected calls in this order: {calls}",
+    "exact": "Expected exactly these calls: {calls}",
+    "unordered": "Expected exactly these calls, in any order: {calls}",
+    "subset": "Expected only calls among: {calls}",
+    "superset": "Expected all of these calls, in any order: {calls}",
+}
 
 
 class ToolSequence(TraceChecker):
@@ -38,17 +54,13 @@ class ToolSequence(TraceChecker):
     def _listed(self, separator: str) -> str:
         return separator.join(pattern.describe() for pattern in self.patterns)
 
+    def _worded(self, wordings: Mapping[str, str]) -> str:
+        """The mode's wording with the listed calls: in order with arrows, else with commas."""
+        separator = " → " if self.mode in ("in_order", "exact") else ", "
+        return wordings[self.mode].format(calls=self._listed(separator))
+
     def describe(self) -> str:
-        mode = self.mode
-        if mode == "in_order":
-            return f"tools are called in this order: {self._listed(' → ')}"
-        if mode == "exact":
-            return f"the tool calls are exactly {self._listed(' → ')}"
-        if mode == "unordered":
-            return f"the tool calls are exactly {self._listed(', ')}, in any order"
-        if mode == "subset":
-            return f"every tool call is one of {self._listed(', ')}"
-        return f"{self._listed(', ')} are all called, in any order"
+        return self._worded(_DESCRIPTIONS)
 
     def expected(self) -> Any:
         return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
@@ -95,16 +107,7 @@ class ToolSequence(TraceChecker):
         return text
 
     def _write_expectation(self) -> str:
-        mode = self.mode
-        if mode == "in_order":
-            return f"Expected calls in this order: {self._listed(' → ')}"
-        if mode == "exact":
-            return f"Expected exactly these calls: {self._listed(' → ')}"
-        if mode == "unordered":
-            return f"Expected exactly these calls, in any order: {self._listed(', ')}"
-        if mode == "subset":
-            return f"Expected only calls among: {self._listed(', ')}"
-        return f"Expected all of these calls, in any order: {self._listed(', ')}"
+        return self._worded(_EXPECTATIONS)
 
     # Each mode: (score, what diverges or None, the call index to flag or None).
 

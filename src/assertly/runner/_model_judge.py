@@ -76,15 +76,7 @@ class ModelJudge:
     ) -> tuple[StepRecord, list[dict[str, Any]]]:
         """The step's record and failures, judged by ``judge`` with the judge's answers."""
         board = JudgeBoard()
-        ctx = CheckContext(
-            cost_usd=context.cost_usd,
-            latency_ms=context.latency_ms,
-            model=context.model,
-            steps=context.steps,
-            now=self._now,
-            extra={**context.extra, BOARD_KEY: board},
-            tool_calls=context.tool_calls,
-        )
+        ctx = context.replaced(self._now, extra={**context.extra, BOARD_KEY: board})
         for expectation in checks:
             expectation.check(output, context=ctx)  # collects the requests
         wanted = list(board.wanted.values())
