@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import similar_pairs_heldout as heldout
 import similar_reference as reference
 from similar_pairs import PARAPHRASES, UNRELATED
 
@@ -26,25 +27,51 @@ def similarity(a: str, b: str) -> float:
     return float(result(a, value=b).details["similarity"])
 
 
+def outcomes(pairs: list[tuple[str, str]], **spec: Any) -> list[str]:
+    """The outcome of ``similar`` (no threshold given: the default) on each pair."""
+    return [result(a, value=b, **spec).outcome for a, b in pairs]
+
+
 def test_the_labelled_pairs_at_the_default_threshold() -> None:
+    """Every paraphrase passes and every unrelated pair fails, at the default threshold."""
     assert len(PARAPHRASES) + len(UNRELATED) >= 50
-    paraphrases = [similarity(a, b) for a, b in PARAPHRASES]
-    unrelated = [similarity(a, b) for a, b in UNRELATED]
-    # Every unrelated pair fails at 0.8, and far from it.
-    assert max(unrelated) < 0.3, unrelated
-    # Paraphrases: most pass at 0.8 (measured: 21 of 25, the lowest 0.718) and all at 0.7.
-    passing = sum(1 for value in paraphrases if value >= 0.8)
-    assert passing >= 0.8 * len(PARAPHRASES), sorted(paraphrases)
-    assert min(paraphrases) >= 0.7, sorted(paraphrases)
-    outcomes = [result(a, value=b).outcome for a, b in UNRELATED]
-    assert set(outcomes) == {"failed"}
+    assert outcomes(PARAPHRASES) == ["passed"] * len(PARAPHRASES)
+    assert outcomes(UNRELATED) == ["failed"] * len(UNRELATED)
+    # With a margin: the lowest paraphrase is 0.718, the highest unrelated pair 0.053.
+    assert min(similarity(a, b) for a, b in PARAPHRASES) >= semantic.LOCAL_THRESHOLD + 0.01
+    assert max(similarity(a, b) for a, b in UNRELATED) < 0.3
+
+
+def test_the_default_threshold_holds_on_pairs_held_out_from_its_choice() -> None:
+    """The 60 pairs written after 0.7 was chosen on the 50 (docs/decisions.md).
+
+    Measured: 29 of 30 paraphrases pass (one scores 0.652), no unrelated pair does. Sentences
+    about the same thing saying a different fact mostly pass, at any usable threshold: they
+    are reported in docs/decisions.md, and asserted here only as far as they are the model's.
+    """
+    paraphrases = outcomes(heldout.PARAPHRASES)
+    assert paraphrases.count("passed") >= 29, paraphrases
+    assert outcomes(heldout.UNRELATED) == ["failed"] * len(heldout.UNRELATED)
+    other_fact = [similarity(a, b) for a, b in heldout.OTHER_FACT]
+    # Similarity is not correctness: the same subject with another fact scores like a
+    # paraphrase (mean 0.81 against 0.87), which is why `llm-rubric` exists.
+    assert sum(value >= semantic.LOCAL_THRESHOLD for value in other_fact) >= 15
+
+
+def test_the_default_threshold_is_the_providers() -> None:
+    local = assertly.compile([{"type": "similar", "value": "x"}])
+    assert "cosine >= 0.7" in " ".join(local.describe())
+    remote = assertly.compile([{"type": "similar", "value": "x", "config": {"provider": "openai"}}])
+    assert "cosine >= 0.8" in " ".join(remote.describe())
+    given = assertly.compile([{"type": "similar", "value": "x", "threshold": 0.9}])
+    assert "cosine >= 0.9" in " ".join(given.describe())
 
 
 def test_the_model_computes_what_the_float_model_computes() -> None:
     """The int8 model, its tokenizer and pooling against the float weights (similar_reference).
 
-    The four paraphrases below 0.8 are below it under the float model too: the shortfall is
-    the model's, not assertly's computation.
+    The four paraphrases below 0.8 are below it under the float model too: 0.8 was the
+    issue's default, and the reason the local model's is 0.7.
     """
     for (a, b), want in zip(PARAPHRASES, reference.PARAPHRASES, strict=True):
         assert similarity(a, b) == pytest.approx(want, abs=0.01), (a, b)
@@ -53,7 +80,7 @@ def test_the_model_computes_what_the_float_model_computes() -> None:
     for text, want in reference.WIDGET:
         assert similarity("That is a happy person", text) == pytest.approx(want, abs=0.01)
     float_passing = sum(1 for value in reference.PARAPHRASES if value >= 0.8)
-    passing = sum(1 for a, b in PARAPHRASES if result(a, value=b).outcome == "passed")
+    passing = outcomes(PARAPHRASES, threshold=0.8).count("passed")
     assert passing == float_passing == 21
 
 
@@ -71,8 +98,8 @@ def test_the_best_of_a_list_counts_and_not_similar_negates() -> None:
 def test_a_failure_says_the_similarity() -> None:
     found = result("The cat sleeps.", value="Interest rates went up.")
     assert found.outcome == "failed"
-    assert found.message.startswith("Similarity ") and "below 0.8" in found.message
-    assert 0 <= found.score < 0.8
+    assert found.message.startswith("Similarity ") and "below 0.7" in found.message
+    assert 0 <= found.score < 0.7
 
 
 def test_the_threshold_is_the_cosine() -> None:
