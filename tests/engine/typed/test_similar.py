@@ -45,17 +45,13 @@ def test_the_labelled_pairs_at_the_default_threshold() -> None:
 def test_the_default_threshold_holds_on_pairs_held_out_from_its_choice() -> None:
     """The 60 pairs written after 0.7 was chosen on the 50 (docs/decisions.md).
 
-    Measured: 29 of 30 paraphrases pass (one scores 0.652), no unrelated pair does. Sentences
-    about the same thing saying a different fact mostly pass, at any usable threshold: they
-    are reported in docs/decisions.md, and asserted here only as far as they are the model's.
+    Measured: 29 of 30 paraphrases pass (one scores 0.652), no unrelated pair does. The
+    same-subject, other-fact pairs score like paraphrases at any usable threshold (similarity
+    is not correctness): docs/decisions.md reports them; nothing here pretends otherwise.
     """
     paraphrases = outcomes(heldout.PARAPHRASES)
     assert paraphrases.count("passed") >= 29, paraphrases
     assert outcomes(heldout.UNRELATED) == ["failed"] * len(heldout.UNRELATED)
-    other_fact = [similarity(a, b) for a, b in heldout.OTHER_FACT]
-    # Similarity is not correctness: the same subject with another fact scores like a
-    # paraphrase (mean 0.81 against 0.87), which is why `llm-rubric` exists.
-    assert sum(value >= semantic.LOCAL_THRESHOLD for value in other_fact) >= 15
 
 
 def test_the_default_threshold_is_the_providers() -> None:
