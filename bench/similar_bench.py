@@ -7,7 +7,7 @@ cache after the first check), with the process pinned to one CPU:
   `compile()` in user code);
 * batched as in a run: 32 cases at a time (``-j 32``) check through the judge board, the run's
   `EmbeddingBatcher` embeds what they wait for together, and they check again;
-* model only: `Embedder.compute` on batches of 32, the floor of both.
+* model only: `Embedder.compute` (batches of `BATCH` texts), the floor of both.
 
 Install size: the files (RECORD) of the extra's distributions and of everything they pull in
 that assertly's own dependencies do not, from `importlib.metadata`.
@@ -120,6 +120,7 @@ def outputs(count: int, offset: int = 0) -> list[str]:
 
 
 REFERENCE = "Your refund arrives within a few business days."
+RUN_CONCURRENCY = 32  # cases in flight "as in a run" (`assertly run -j 32`)
 
 
 async def _as_in_a_run(expectation: Any, texts: list[str], concurrency: int) -> list[Any]:
@@ -148,7 +149,7 @@ async def _as_in_a_run(expectation: Any, texts: list[str], concurrency: int) -> 
 def measure(count: int = 600, cpu: int | None = None) -> dict[str, Any]:
     """Checks per second on one CPU: one at a time, batched as in a run, the model alone."""
     import assertly
-    from assertly.engine._embeddings import BATCH, embedder
+    from assertly.engine._embeddings import embedder
 
     pinned = hasattr(os, "sched_setaffinity")
     before = os.sched_getaffinity(0) if pinned else set()
@@ -162,7 +163,7 @@ def measure(count: int = 600, cpu: int | None = None) -> dict[str, Any]:
         load_s = time.perf_counter() - started
         # Untimed: the first run imports the runner's modules (~50 ms), which `assertly run`
         # does once at its start, not per check.
-        asyncio.run(_as_in_a_run(expectation, outputs(4, 10**6), concurrency=BATCH))
+        asyncio.run(_as_in_a_run(expectation, outputs(4, 10**6), concurrency=RUN_CONCURRENCY))
         wall: dict[str, float] = dict.fromkeys(("single", "run", "model"), 0.0)
         cpu_s: dict[str, float] = dict(wall)
         done: dict[str, int] = dict.fromkeys(wall, 0)
@@ -179,7 +180,7 @@ def measure(count: int = 600, cpu: int | None = None) -> dict[str, Any]:
                 expectation.check(text)
 
         def in_a_run(texts: list[str]) -> None:
-            results = asyncio.run(_as_in_a_run(expectation, texts, concurrency=BATCH))
+            results = asyncio.run(_as_in_a_run(expectation, texts, concurrency=RUN_CONCURRENCY))
             assert all(result.outcome in ("passed", "failed") for result in results)
 
         offset = 0

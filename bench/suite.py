@@ -1527,7 +1527,7 @@ def section_viewer(run: Run) -> None:
 def section_similar(run: Run) -> None:
     """`similar` checks per second on one core and the size of the assertly[similar] extra."""
     import similar_bench
-    from assertly.engine._embeddings import missing_extra
+    from assertly.engine._embeddings import BATCH, missing_extra
 
     if missing_extra() is not None:
         run.table.add(
@@ -1541,7 +1541,7 @@ def section_similar(run: Run) -> None:
     rows = (
         ("one at a time (check, compile())", "single", "checks", ""),
         ("batched as in a run (-j 32)", "batched", "checks", "target >= 300/s"),
-        ("the model alone, batches of 32", "model", "embeddings", ""),
+        (f"the model alone, batches of {BATCH}", "model", "embeddings", ""),
     )
     for name, kind, unit, target in rows:
         wall = found[f"{unit}_per_s_{kind}"]
