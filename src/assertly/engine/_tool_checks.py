@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._base import Checker
 from ._result import PASSED, AssertionResult, errored, failed, traced_pass
-from ._trajectory import ToolCall, Trace, render_arguments, render_calls, trace_of
+from ._trace_text import render_arguments, render_calls, shown_calls
+from ._trajectory import ToolCall, Trace, trace_of
 from ._values import dumps, json_equal
 
 if TYPE_CHECKING:
@@ -105,6 +106,31 @@ class CallPattern:
             return f"{call.problem}"
         assert self.args is not None
         return _difference(self.args, call.arguments, "", self.exact) or "the arguments differ"
+
+    def mismatch_at(self, trace: Trace, index: int) -> str:
+        """`mismatch` of call ``index`` of ``trace`` (no `ToolCall` made)."""
+        arguments = trace.arguments(index)
+        if arguments is None:
+            return f"{trace.problem(index)}"
+        assert self.args is not None
+        return _difference(self.args, arguments, "", self.exact) or "the arguments differ"
+
+    def find(self, trace: Trace, start: int = 0) -> int:
+        """The first call from ``start`` that matches, or -1 (found by name in C)."""
+        names, name = trace.names, self.name
+        if self.args is None:
+            try:
+                return names.index(name, start)
+            except ValueError:
+                return -1
+        index = start - 1
+        while True:
+            try:
+                index = names.index(name, index + 1)
+            except ValueError:
+                return -1
+            if self.matches_at(trace, index):
+                return index
 
 
 def _subset(want: Any, got: Any) -> bool:
@@ -255,13 +281,15 @@ class TraceChecker(Checker):
         """A failure showing the calls made (``mark`` flags where they diverge)."""
         if not message:  # unexplained: only its verdict and score will be read
             return failed(self.key, "", score=score, details={"trace_format": trace.format})
+        # `render_calls(trace, mark)` and each call's `to_json()`, written in one pass.
+        line, actual = shown_calls(trace, mark, _KEPT_CALLS)
         return failed(
             self.key,
-            f"{message}; got {render_calls(trace, mark)}",
+            f"{message}; got {line}",
             expected=self.expected(),
-            actual=[call.to_json() for call in trace.calls[:_KEPT_CALLS]],
+            actual=actual,
             score=score,
-            details={"trace_format": trace.format, "calls": len(trace.calls)},
+            details={"trace_format": trace.format, "calls": len(trace.names)},
         )
 
 
@@ -342,21 +370,23 @@ class ToolCalled(_PassOrFail):
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
         name = pattern.name
+        names = trace.names
         high = self.high
         if high is None:
             # No upper bound: enough matches settle it, the rest need not be read.
             needed = self.low
             if needed == 0:
                 return passed_from(self.key, trace)
-            for call in trace.calls:
-                if call.name == name and pattern.matches(call):
-                    needed -= 1
-                    if not needed:
-                        return passed_from(self.key, trace)
+            found = pattern.find(trace)
+            while found >= 0:
+                needed -= 1
+                if not needed:
+                    return passed_from(self.key, trace)
+                found = pattern.find(trace, found + 1)
         matching = [
             index
-            for index, call in enumerate(trace.calls)
-            if call.name == name and pattern.matches(call)
+            for index, called in enumerate(names)
+            if called == name and pattern.matches_at(trace, index)
         ]
         count = len(matching)
         if count >= self.low and (high is None or count <= high):
@@ -375,16 +405,14 @@ class ToolCalled(_PassOrFail):
             # Calls of the tool whose arguments differ (none matched, or too few did).
             seen = set(matching)
             near = [
-                index
-                for index, call in enumerate(trace.calls)
-                if call.name == pattern.name and index not in seen
+                index for index, called in enumerate(names) if called == name and index not in seen
             ]
             if near:
                 mark = near[0]
                 others = "1 other call" if len(near) == 1 else f"{len(near)} other calls"
                 message += (
                     f" ({others} to {pattern.name}: call {mark + 1}: "
-                    f"{pattern.mismatch(trace.calls[mark])})"
+                    f"{pattern.mismatch_at(trace, mark)})"
                 )
         return self.fail(trace, message, mark)
 
@@ -434,9 +462,9 @@ class ToolCount(_PassOrFail):
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
         if name is None:
-            indexes = list(range(len(trace.calls)))
+            indexes = list(range(len(trace.names)))
         else:
-            indexes = [index for index, call in enumerate(trace.calls) if call.name == name]
+            indexes = [index for index, called in enumerate(trace.names) if called == name]
         count = len(indexes)
         if (self.low is None or count >= self.low) and (self.high is None or count <= self.high):
             return passed_from(self.key, trace)
@@ -471,8 +499,8 @@ class NamesCalled(TraceChecker):
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         first: dict[str, int] = {}
-        for index, call in enumerate(trace.calls):
-            first.setdefault(call.name, index)
+        for index, called in enumerate(trace.names):
+            first.setdefault(called, index)
         if self.called:
             missing = [name for name in self.names if name not in first]
             if not missing:

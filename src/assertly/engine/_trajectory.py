@@ -27,13 +27,11 @@ made only for the calls an assertion looks into (a call of the tool it names, or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-import orjson
-
 from ._response import NOT_JSON, _loads
-from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, dumps, json_type, loads
+from ._trace_text import render_call, render_calls
+from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, json_type, loads
 
 if TYPE_CHECKING:
     from ._context import CheckContext
@@ -169,6 +167,12 @@ class Trace:
                     return value
             found = read[index] = _read_arguments(raw, index in self.free)
         return found[0]
+
+    def problem(self, index: int) -> str | None:
+        """Why call ``index``'s arguments could not be read (None when they were)."""
+        if self.arguments(index) is not None:
+            return None
+        return self._read[index][1]  # type: ignore[index]  # filled by `arguments`
 
     def call(self, index: int) -> ToolCall:
         """Call ``index`` (made on first use; its arguments are parsed on their first use)."""
@@ -520,63 +524,5 @@ def _article(value: Any) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
-# --- how calls read in messages ---------------------------------------------------------------
-
-_ARGUMENT_CLIP = 40
-_CALL_CLIP = 120
-_SHOWN_CALLS = 20
-
-
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def render_arguments(arguments: Mapping[str, Any]) -> str:
-    """``query="x", limit=5``: each value as compact JSON, long ones clipped."""
-    parts = []
-    for key, value in arguments.items():
-        try:
-            text = orjson.dumps(value).decode()  # `dumps`, its common case inlined
-        except (TypeError, orjson.JSONEncodeError):
-            text = dumps(value)  # big integers, lone surrogates, non-string keys …
-        if len(text) > _ARGUMENT_CLIP:
-            text = text[: _ARGUMENT_CLIP - 1] + "…"
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
-
-
-def render_call(call: ToolCall) -> str:
-    """``search(query="x", limit=5)``, or ``search(<arguments unreadable>)``."""
-    arguments = call.arguments
-    if arguments is None:
-        return f"{call.name}(<unreadable arguments>)"
-    text = f"{call.name}({render_arguments(arguments)})"
-    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
-
-
-def render_calls(trace: Trace, mark: int | None = None) -> str:
-    """The trace as one line: ``2 calls (OpenAI Chat Completions): 1. a(x=1) → 2. b()``.
-
-    ``mark`` (an index) is flagged with ``<<`` as the point of divergence. Long traces show
-    the first calls, the marked one and a count of the rest.
-    """
-    count = len(trace.names)
-    noun = "call" if count == 1 else "calls"
-    head = f"{count} {noun} ({trace.label})"
-    if not count:
-        return f"no calls ({trace.label})"
-    shown: list[str] = []
-    indexes = list(range(min(count, _SHOWN_CALLS)))
-    if mark is not None and mark >= _SHOWN_CALLS and mark < count:
-        indexes.append(mark)
-    previous = -1
-    calls = trace.calls
-    for index in indexes:
-        if index != previous + 1:
-            shown.append("…")
-        text = f"{index + 1}. {render_call(calls[index])}"
-        shown.append(text + " <<" if index == mark else text)
-        previous = index
-    if previous < count - 1:
-        shown.append(f"… ({count - previous - 1} more)")
-    return f"{head}: " + " → ".join(shown)

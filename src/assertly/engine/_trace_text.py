@@ -1,0 +1,140 @@
+"""How tool calls read in failure messages and results.
+
+`render_calls` and `ToolCall.to_json` say what a failure shows; `shown_calls` writes both for
+one failure at once, straight from the `Trace` (no `ToolCall` objects, each call's arguments
+read once). A failing trajectory assertion shows every call with its arguments, and that was
+most of its cost (#16): tests/engine/test_trace_text.py checks that `shown_calls` gives
+exactly what the plain definitions give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ._values import dumps
+
+if TYPE_CHECKING:
+    from ._trajectory import ToolCall, Trace
+
+__all__ = ["render_arguments", "render_call", "render_call_at", "render_calls", "shown_calls"]
+
+_ARGUMENT_CLIP = 40
+_CALL_CLIP = 120
+_SHOWN_CALLS = 20
+
+
+def render_arguments(arguments: Mapping[str, Any]) -> str:
+    """``query="x", limit=5``: each value as compact JSON, long ones clipped."""
+    parts = []
+    for key, value in arguments.items():
+        try:
+            text = orjson.dumps(value).decode()  # `dumps`, its common case inlined
+        except (TypeError, orjson.JSONEncodeError):
+            text = dumps(value)  # big integers, lone surrogates, non-string keys …
+        if len(text) > _ARGUMENT_CLIP:
+            text = text[: _ARGUMENT_CLIP - 1] + "…"
+        parts.append(f"{key}={text}")
+    return ", ".join(parts)
+
+
+def render_call(call: ToolCall) -> str:
+    """``search(query="x", limit=5)``, or ``search(<arguments unreadable>)``."""
+    arguments = call.arguments
+    if arguments is None:
+        return f"{call.name}(<unreadable arguments>)"
+    text = f"{call.name}({render_arguments(arguments)})"
+    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
+
+
+def render_call_at(trace: Trace, index: int) -> str:
+    """`render_call` of call ``index`` of ``trace`` (no `ToolCall` made)."""
+    return _call_text(trace.names[index], trace.arguments(index))
+
+
+def render_calls(trace: Trace, mark: int | None = None) -> str:
+    """The trace as one line: ``2 calls (OpenAI Chat Completions): 1. a(x=1) → 2. b()``.
+
+    ``mark`` (an index) is flagged with ``<<`` as the point of divergence. Long traces show
+    the first calls, the marked one and a count of the rest.
+    """
+    count = len(trace.names)
+    noun = "call" if count == 1 else "calls"
+    head = f"{count} {noun} ({trace.label})"
+    if not count:
+        return f"no calls ({trace.label})"
+    shown: list[str] = []
+    indexes = list(range(min(count, _SHOWN_CALLS)))
+    if mark is not None and mark >= _SHOWN_CALLS and mark < count:
+        indexes.append(mark)
+    previous = -1
+    calls = trace.calls
+    for index in indexes:
+        if index != previous + 1:
+            shown.append("…")
+        text = f"{index + 1}. {render_call(calls[index])}"
+        shown.append(text + " <<" if index == mark else text)
+        previous = index
+    if previous < count - 1:
+        shown.append(f"… ({count - previous - 1} more)")
+    return f"{head}: " + " → ".join(shown)
+
+
+def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[dict[str, Any]]]:
+    """``render_calls(trace, mark)`` and ``[c.to_json() for c in trace.calls[:kept]]``, at once.
+
+    The same text and values, for a fraction of the cost: names and arguments are read from
+    the trace (`Trace.arguments` parses JSON text once per call), and an argument value is
+    written to JSON once per call, not through two layers of helpers.
+    """
+    names = trace.names
+    count = len(names)
+    label = trace.label
+    arguments_of = trace.arguments
+    if count:
+        shown = min(count, _SHOWN_CALLS)
+        parts: list[str] = []
+        for index in range(shown):
+            parts.append(f"{index + 1}. {_call_text(names[index], arguments_of(index))}")
+        if mark is not None and 0 <= mark < count:
+            if mark >= _SHOWN_CALLS:
+                if mark != _SHOWN_CALLS:
+                    parts.append("…")
+                parts.append(f"{mark + 1}. {_call_text(names[mark], arguments_of(mark))}")
+                shown = mark + 1
+                parts[-1] += " <<"
+            else:
+                parts[mark] += " <<"
+        if shown < count:
+            parts.append(f"… ({count - shown} more)")
+        noun = "call" if count == 1 else "calls"
+        line = f"{count} {noun} ({label}): " + " → ".join(parts)
+    else:
+        line = f"no calls ({label})"
+    actual: list[dict[str, Any]] = []
+    for index in range(min(count, kept)):
+        arguments = arguments_of(index)
+        if arguments is None:
+            actual.append({"name": names[index], "arguments_error": trace.problem(index)})
+        else:
+            actual.append({"name": names[index], "arguments": arguments})
+    return line, actual
+
+
+def _call_text(name: str, arguments: dict[str, Any] | None) -> str:
+    """`render_call` of a call given by its name and arguments (`render_arguments` inlined)."""
+    if arguments is None:
+        return f"{name}(<unreadable arguments>)"
+    parts = []
+    for key, value in arguments.items():
+        try:
+            text = orjson.dumps(value).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            text = dumps(value)
+        if len(text) > _ARGUMENT_CLIP:
+            text = text[: _ARGUMENT_CLIP - 1] + "…"
+        parts.append(f"{key}={text}")
+    text = f"{name}({', '.join(parts)})"
+    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
