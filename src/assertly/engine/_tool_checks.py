@@ -118,10 +118,14 @@ class CallPattern:
     def find(self, trace: Trace, start: int = 0) -> int:
         """The first call from ``start`` that matches, or -1 (found by name in C)."""
         names, name = trace.names, self.name
+        # `in` first: `index` of a missing name raises, and the ValueError (its message holds
+        # the name's repr) costs more than the search; a failure is usually a missing tool.
+        if name not in names:
+            return -1
         if self.args is None:
             try:
                 return names.index(name, start)
-            except ValueError:
+            except ValueError:  # called, but only before `start`
                 return -1
         index = start - 1
         while True:

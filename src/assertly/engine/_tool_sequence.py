@@ -228,8 +228,11 @@ class ToolSequence(TraceChecker):
 
 
 def _first_named(trace: Trace, pattern: CallPattern, start: int) -> int | None:
+    names, name = trace.names, pattern.name
+    if name not in names:  # (see `CallPattern.find`: no ValueError for a missing tool)
+        return None
     try:
-        return trace.names.index(pattern.name, start)
+        return names.index(name, start)
     except ValueError:
         return None
 
