@@ -151,3 +151,26 @@ def test_many_sample_hits_before_the_run_still_find_it(gap: int) -> None:
     assert has_long_digit_run(text)
     assert not has_long_digit_run(text.replace(run, run[:-1]))
     assert loads(text.replace("x", " "))[-1] == int(run)
+
+
+@settings(max_examples=int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150")) * 4)
+@given(
+    st.integers(171, 400),
+    st.lists(st.integers(0, 399), max_size=12),
+    st.lists(st.tuples(st.integers(0, 399), st.integers(15, 22)), max_size=3),
+)
+def test_runs_next_to_stray_digits_are_found(
+    size: int, strays: list[int], runs: list[tuple[int, int]]
+) -> None:
+    """Stray digits on the sampled positions make sample hits that are not the run."""
+    from assertly._json import has_long_digit_run
+
+    chars = ["x"] * size
+    for position in strays:
+        chars[(position // 9 * 9) % size] = "5"  # on a sampled position
+    for start, length in runs:
+        chars[start % size : start % size + length] = "7" * length
+    text = "".join(chars)
+    expected = re.search(r"[0-9]{19}", text) is not None
+    assert has_long_digit_run(text) is expected
+    assert has_long_digit_run(text.encode()) is expected
