@@ -3,7 +3,7 @@
 `render_calls` and `ToolCall.to_json` say what a failure shows; `shown_calls` writes both for
 one failure at once, straight from the `Trace` (no `ToolCall` objects, each call's arguments
 read once). A failing trajectory assertion shows every call with its arguments, and that was
-most of its cost (#16): tests/engine/test_trace_text.py checks that `shown_calls` gives
+most of its cost (#16): tests/engine/test_trace_judging.py checks that `shown_calls` gives
 exactly what the plain definitions give.
 """
 
@@ -17,7 +17,7 @@ import orjson
 from ._values import dumps
 
 if TYPE_CHECKING:
-    from ._trajectory import ToolCall, Trace
+    from ._trace import ToolCall, Trace
 
 __all__ = ["render_arguments", "render_call", "render_call_at", "render_calls", "shown_calls"]
 
@@ -86,25 +86,25 @@ def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[di
     """``render_calls(trace, mark)`` and ``[c.to_json() for c in trace.calls[:kept]]``, at once.
 
     The same text and values, for a fraction of the cost: names and arguments are read from
-    the trace (`Trace.arguments` parses JSON text once per call), and an argument value is
-    written to JSON once per call, not through two layers of helpers.
+    the trace (`Trace.arguments_upto` parses the JSON text of all the calls at once), and each
+    call is written by one function, not through three layers of helpers.
     """
     names = trace.names
     count = len(names)
     label = trace.label
-    arguments_of = trace.arguments
+    shown = min(count, _SHOWN_CALLS)
+    values = trace.arguments_upto(max(shown, min(count, kept)))
     if count:
-        shown = min(count, _SHOWN_CALLS)
-        parts: list[str] = []
-        for index in range(shown):
-            parts.append(f"{index + 1}. {_call_text(names[index], arguments_of(index))}")
+        parts = [
+            f"{index + 1}. {_call_text(names[index], values[index])}" for index in range(shown)
+        ]
         if mark is not None and 0 <= mark < count:
             if mark >= _SHOWN_CALLS:
                 if mark != _SHOWN_CALLS:
                     parts.append("…")
-                parts.append(f"{mark + 1}. {_call_text(names[mark], arguments_of(mark))}")
+                arguments = values[mark] if mark < len(values) else trace.arguments(mark)
+                parts.append(f"{mark + 1}. {_call_text(names[mark], arguments)} <<")
                 shown = mark + 1
-                parts[-1] += " <<"
             else:
                 parts[mark] += " <<"
         if shown < count:
@@ -113,13 +113,12 @@ def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[di
         line = f"{count} {noun} ({label}): " + " → ".join(parts)
     else:
         line = f"no calls ({label})"
-    actual: list[dict[str, Any]] = []
-    for index in range(min(count, kept)):
-        arguments = arguments_of(index)
-        if arguments is None:
-            actual.append({"name": names[index], "arguments_error": trace.problem(index)})
-        else:
-            actual.append({"name": names[index], "arguments": arguments})
+    actual = [
+        {"name": name, "arguments": arguments}
+        if arguments is not None
+        else {"name": name, "arguments_error": trace.problem(index)}
+        for index, (name, arguments) in enumerate(zip(names[:kept], values, strict=False))
+    ]
     return line, actual
 
 
@@ -130,11 +129,16 @@ def _call_text(name: str, arguments: dict[str, Any] | None) -> str:
     parts = []
     for key, value in arguments.items():
         try:
-            text = orjson.dumps(value).decode()
+            text = _dumps(value).decode()
         except (TypeError, orjson.JSONEncodeError):
             text = dumps(value)
-        if len(text) > _ARGUMENT_CLIP:
-            text = text[: _ARGUMENT_CLIP - 1] + "…"
-        parts.append(f"{key}={text}")
+        parts.append(
+            f"{key}={text}"
+            if len(text) <= _ARGUMENT_CLIP
+            else f"{key}={text[: _ARGUMENT_CLIP - 1]}…"
+        )
     text = f"{name}({', '.join(parts)})"
     return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
+
+
+_dumps = orjson.dumps

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from ._response import NOT_JSON, _loads
+from ._response import NOT_JSON
+from ._trace import FORMAT_LABELS, ToolCall, Trace, article
 from ._trace_text import render_call, render_calls
-from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, json_type, loads
+from ._values import TOO_DEEP_MESSAGE
 
 if TYPE_CHECKING:
     from ._context import CheckContext
@@ -49,15 +50,6 @@ __all__ = [
     "trace_of",
 ]
 
-FORMAT_LABELS: Final[dict[str, str]] = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "tool_calls": "top-level tool_calls",
-    "metadata": "metadata tool_calls",
-    "messages": "message list",
-}
-
 NO_TRACE: Final = (
     "no tool-call trace found: the response is none of OpenAI Chat Completions, OpenAI "
     "Responses, Anthropic Messages or a top-level tool_calls list, and the call reported no "
@@ -66,147 +58,6 @@ NO_TRACE: Final = (
 
 _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-
-
-_UNREAD: Final[Any] = object()
-
-
-class ToolCall:
-    """One tool call.
-
-    Arguments given as JSON text are parsed on first use: assertions on names and counts never
-    pay for it.
-
-    Attributes:
-        name: The tool's name.
-    """
-
-    __slots__ = ("_arguments", "_free_text", "_problem", "_raw", "name")
-
-    def __init__(self, name: str, raw: Any, free_text: bool = False) -> None:
-        self.name = name
-        self._problem: str | None = None
-        # An object is the arguments as they are; anything else is read on first use.
-        self._arguments: Any = raw if type(raw) is dict else _UNREAD
-        self._raw = raw
-        self._free_text = free_text
-
-    @property
-    def arguments(self) -> dict[str, Any] | None:
-        """The arguments as an object, or None when they could not be read (see `problem`)."""
-        arguments = self._arguments
-        if arguments is _UNREAD:
-            arguments, self._problem = _read_arguments(self._raw, self._free_text)
-            self._arguments = arguments
-        return arguments  # type: ignore[no-any-return]
-
-    @property
-    def problem(self) -> str | None:
-        """Why the arguments could not be read (None when they were)."""
-        if self._arguments is _UNREAD:
-            _ = self.arguments
-        return self._problem
-
-    def to_json(self) -> dict[str, Any]:
-        """The call as results and reports show it."""
-        arguments = self.arguments
-        if arguments is None:
-            return {"name": self.name, "arguments_error": self._problem}
-        return {"name": self.name, "arguments": arguments}
-
-    def __repr__(self) -> str:
-        return f"ToolCall({render_call(self)})"
-
-
-class Trace:
-    """The tool calls of one response, in order, and the format they were read from.
-
-    Attributes:
-        names: The called tools' names, in order (read-only: the trace is shared by every
-            assertion on the response).
-        format: The format the calls were read from (``openai-chat`` …).
-    """
-
-    __slots__ = ("_calls", "_made", "_read", "format", "free", "names", "raw")
-
-    def __init__(
-        self, names: list[str], raw: list[Any], format: str, free: tuple[int, ...] = ()
-    ) -> None:
-        self.names = names
-        self.raw = raw  # each call's arguments as given (an object, JSON text, None …)
-        self.free = free  # indexes of calls whose arguments are free text (custom tools)
-        self.format = format
-        self._made: list[ToolCall | None] | None = None
-        self._calls: tuple[ToolCall, ...] | None = None
-        # Arguments read from text so far: index -> (the object or None, the problem or None).
-        self._read: dict[int, tuple[dict[str, Any] | None, str | None]] | None = None
-
-    @property
-    def label(self) -> str:
-        """The format as people read it (``OpenAI Chat Completions``)."""
-        return FORMAT_LABELS.get(self.format, self.format)
-
-    def arguments(self, index: int) -> dict[str, Any] | None:
-        """Call ``index``'s arguments as an object (read on first use), None if unreadable."""
-        raw = self.raw[index]
-        if type(raw) is dict:
-            return raw
-        read = self._read
-        if read is None:
-            read = self._read = {}
-        found = read.get(index)
-        if found is None:
-            if type(raw) is str and not self.free:
-                # The common case, JSON text holding an object, read here at once.
-                try:
-                    value = loads(raw)
-                except ValueError:
-                    value = None
-                if type(value) is dict:
-                    read[index] = (value, None)
-                    return value
-            found = read[index] = _read_arguments(raw, index in self.free)
-        return found[0]
-
-    def problem(self, index: int) -> str | None:
-        """Why call ``index``'s arguments could not be read (None when they were)."""
-        if self.arguments(index) is not None:
-            return None
-        return self._read[index][1]  # type: ignore[index]  # filled by `arguments`
-
-    def call(self, index: int) -> ToolCall:
-        """Call ``index`` (made on first use; its arguments are parsed on their first use)."""
-        made = self._made
-        if made is None:
-            made = self._made = [None] * len(self.names)
-        call = made[index]
-        if call is None:
-            call = made[index] = ToolCall(self.names[index], self.raw[index], index in self.free)
-            read = self._read
-            if read is not None and index in read:  # already read by `arguments`
-                call._arguments, call._problem = read[index]
-        return call
-
-    @property
-    def calls(self) -> tuple[ToolCall, ...]:
-        """Every call, in order."""
-        calls = self._calls
-        if calls is None:
-            calls = self._calls = tuple([self.call(index) for index in range(len(self.names))])
-        return calls
-
-    def add(self, name: str, raw: Any, free_text: bool = False) -> None:
-        """Append a call (readers build the trace this way)."""
-        if free_text:
-            self.free = (*self.free, len(self.names))
-        self.names.append(name)
-        self.raw.append(raw)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __repr__(self) -> str:
-        return f"Trace({self.format}, {len(self.names)} calls)"
 
 
 class _Unreadable(Exception):
@@ -235,7 +86,7 @@ def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
     if type(value) is not list:
-        return f"the call's reported {where} is {_article(value)}, not a list of tool calls"
+        return f"the call's reported {where} is {article(value)}, not a list of tool calls"
     found = Trace([], [], "")
     try:
         _generic_list(value, where, found)
@@ -249,11 +100,40 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
 
 def read_trace(response: Response) -> Trace | str:
     """The trace in a response, or why there is none (see the module docstring)."""
+    if response.is_text:
+        # A plain reply is read from orjson's value before the test for big integers: the
+        # names and the arguments' JSON text of a Chat Completions or Responses reply hold no
+        # number, so they are the same in the exact value (`Response.unchecked_json`).
+        data = response.unchecked_json()
+        if type(data) is dict:
+            quick = _quick(data)
+            if quick is not None:
+                if quick.format != "anthropic" and _all_text(quick.raw):
+                    return quick
+                if response.whole_json is data:  # the test found no big integer
+                    return quick
     data = response.whole_json
     if data is NOT_JSON:
         if response.too_deep:
             return TOO_DEEP_MESSAGE
         return NO_TRACE
+    if response.is_text and type(data) is dict:
+        quick = _quick(data)
+        if quick is not None:
+            return quick
+    return _read_value(data)
+
+
+def _all_text(raw: list[Any]) -> bool:
+    """Whether every call's arguments are JSON text (or absent): no number of the reply."""
+    for arguments in raw:  # noqa: SIM110 - a loop: `all` of a generator costs a call per item
+        if arguments is not None and type(arguments) is not str:
+            return False
+    return True
+
+
+def _read_value(data: Any) -> Trace | str:
+    """The trace in a response's JSON value, by the full readers."""
     found = Trace([], [], "")
     format: str | None
     try:
@@ -271,6 +151,66 @@ def read_trace(response: Response) -> Trace | str:
         return NO_TRACE
     found.format = format
     return found
+
+
+# The three API replies in their plain shape, read with subscripts in one function (the
+# readers below cost twice as much: a call and a `.get` per step). Only for values of
+# assertly's own JSON parser, whose objects and arrays are exactly dict and list: there, a
+# subscript raising KeyError, TypeError or IndexError means exactly that the shape is not the
+# plain one (an item that is not an object, a key missing), and the full readers then read
+# the reply from the start, with their error messages. A reply they read, these read the same
+# (tests/engine/test_trajectory_properties.py compares them on near-plain replies).
+
+
+def _quick(data: dict[str, Any]) -> Trace | None:
+    """The trace of a plain Chat Completions, Responses or Messages reply, else None."""
+    names: list[str] = []
+    raw: list[Any] = []
+    try:
+        choices = data.get("choices")
+        if type(choices) is list:
+            message = choices[0]["message"]
+            calls = message["tool_calls"]
+            if type(calls) is not list or message.get("function_call") is not None:
+                return None
+            for item in calls:
+                function = item["function"]
+                name = function["name"]
+                if type(name) is not str:
+                    return None
+                names.append(name)
+                raw.append(function.get("arguments"))
+            return Trace(names, raw, "openai-chat")
+        output = data.get("output")
+        if type(output) is list:
+            if data.get("object") != "response":
+                return None  # typed items may still make it a Responses reply: in full
+            for item in output:
+                kind = item["type"]
+                if kind in ("function_call", "mcp_call"):  # (a tuple: `==`, as the full reader)
+                    name = item["name"]
+                    if type(name) is not str:
+                        return None
+                    names.append(name)
+                    raw.append(item.get("arguments"))
+                elif kind == "custom_tool_call":
+                    return None  # free text: the full reader marks it
+            return Trace(names, raw, "openai-responses")
+        content = data.get("content")
+        if type(content) is list and data.get("type") == "message" and "role" in data:
+            if "tool_calls" in data or "function_call" in data:
+                return None  # a Chat Completions message: in full
+            for block in content:
+                if block["type"] in _ANTHROPIC_CALLS:
+                    name = block["name"]
+                    if type(name) is not str:
+                        return None
+                    names.append(name)
+                    raw.append(block.get("input"))
+            return Trace(names, raw, "anthropic")
+    except (KeyError, TypeError, IndexError):
+        pass
+    return None
 
 
 # Each reader appends the calls it finds to a `Trace` and returns the format (None: not a
@@ -307,7 +247,7 @@ def _from_object(data: dict[str, Any], found: Trace) -> str | None:
         if calls is None:
             return "tool_calls"
         if type(calls) is not list:
-            raise _Unreadable(f"tool_calls is {_article(calls)}, not a list")
+            raise _Unreadable(f"tool_calls is {article(calls)}, not a list")
         _generic_list(calls, "tool_calls", found)
         return "tool_calls"
     messages = data.get("messages")
@@ -356,7 +296,7 @@ def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if type(tool_calls) is not list:
-            raise _Unreadable(f"{_at(where, 'tool_calls')} is {_article(tool_calls)}, not a list")
+            raise _Unreadable(f"{_at(where, 'tool_calls')} is {article(tool_calls)}, not a list")
         names, raw = found.names, found.raw
         start = len(names)
         for item in tool_calls:
@@ -377,7 +317,7 @@ def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
     if legacy is not None:
         at = _at(where, "function_call")
         if type(legacy) is not dict:
-            raise _Unreadable(f"{at} is {_article(legacy)}, not an object")
+            raise _Unreadable(f"{at} is {article(legacy)}, not an object")
         _named(legacy, "arguments", at, None, found)
 
 
@@ -443,7 +383,7 @@ def _generic_list(items: list[Any], where: str, found: Trace) -> None:
 def _generic(item: Any, where: str, index: int, found: Trace) -> None:
     """``{name, arguments | args | input}``, or OpenAI's ``{function: {name, arguments}}``."""
     if type(item) is not dict:
-        raise _Unreadable(f"{where}[{index}] is {_article(item)}, not a tool call object")
+        raise _Unreadable(f"{where}[{index}] is {article(item)}, not a tool call object")
     name = item.get("name")
     if name is None:
         function = item.get("function")
@@ -484,45 +424,5 @@ def _named(
 
 
 def _nameless(name: Any, where: str) -> str:
-    shown = "no name" if name is None else f"a name that is {_article(name)}"
+    shown = "no name" if name is None else f"a name that is {article(name)}"
     return f"{where or 'the message'} is a tool call with {shown}"
-
-
-def _read_arguments(raw: Any, free_text: bool) -> tuple[dict[str, Any] | None, str | None]:
-    """Arguments that are not an object: JSON text holding one, or unreadable (saying why)."""
-    if raw is None:
-        return {}, None
-    if type(raw) is not str:
-        return None, f"the arguments are {_article(raw)}, not an object"
-    if free_text:
-        return {"input": raw}, None
-    try:
-        value = loads(raw)  # the common case: an object, read at once
-    except ValueError:
-        if not raw.strip():
-            return {}, None  # some models send "" for a call without arguments
-        value = NOT_JSON  # or nested deeper than the fast reader goes: read below
-    else:
-        if type(value) is dict:
-            return value, None
-    try:
-        if value is NOT_JSON:
-            value = _loads(raw)
-    except JsonTooDeep:
-        return None, "the arguments are JSON nested too deeply to read"
-    except RecursionError:
-        return None, "the arguments are JSON nested too deeply to read"
-    if value is NOT_JSON:
-        return None, f"the arguments are not valid JSON: {_clip(repr(raw), 60)}"
-    if type(value) is not dict:
-        return None, f"the arguments are {_article(value)}, not an object"
-    return value, None
-
-
-def _article(value: Any) -> str:
-    name = json_type(value)
-    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
