@@ -11,11 +11,16 @@ from typing import Any, Final
 
 import orjson
 
+from .._json import _DIGIT_MAP as _DIGITS
+from .._json import _LONG_RUN as _RUN
+from .._json import _SHORT as _SAMPLED
 from ._response import NOT_JSON, _loads
 from ._trace_text import render_call
-from ._values import JsonTooDeep, has_long_digit_run, json_type, loads
+from ._values import JsonTooDeep, json_type, loads
 
 __all__ = ["FORMAT_LABELS", "ToolCall", "Trace", "article"]
+
+_orjson_loads = orjson.loads
 
 FORMAT_LABELS: Final[dict[str, str]] = {
     "openai-chat": "OpenAI Chat Completions",
@@ -114,9 +119,16 @@ class Trace:
         found = read.get(index)
         if found is None:
             if type(raw) is str and not self.free:
-                # The common case, JSON text holding an object, read here at once.
+                # The common case, JSON text holding an object, read here at once: `loads`,
+                # its test for big integers inlined for text too short to be sampled.
                 try:
-                    value = loads(raw)
+                    if (
+                        len(raw) < _SAMPLED
+                        and raw.encode("ascii", "replace").translate(_DIGITS).find(_RUN) < 0
+                    ):
+                        value = _orjson_loads(raw)
+                    else:
+                        value = loads(raw)
                 except ValueError:
                     value = None
                 if type(value) is dict:
@@ -124,31 +136,6 @@ class Trace:
                     return value
             found = read[index] = _read_arguments(raw, index in self.free)
         return found[0]
-
-    def arguments_upto(self, count: int) -> list[dict[str, Any] | None]:
-        """`arguments` of the first ``count`` calls, the JSON text among them read at once.
-
-        A failure shows every call's arguments. The exactness test of `loads` (is there a
-        19-digit run?) is made once for all their texts, joined by a non-digit (so no run
-        spans two), and each text is then parsed by orjson: what `loads` does for each, with
-        one test instead of one per call. Anything else is read by `arguments`.
-        """
-        raw = self.raw[:count]
-        if not self.free:
-            read = self._read
-            if read is None:
-                read = self._read = {}
-            pending = [i for i, item in enumerate(raw) if type(item) is str and i not in read]
-            if len(pending) > 1 and not has_long_digit_run(" ".join([raw[i] for i in pending])):
-                for index in pending:
-                    try:
-                        value = orjson.loads(raw[index])
-                    except ValueError:  # not JSON, or deep: `arguments` says why
-                        continue
-                    if type(value) is dict:
-                        read[index] = (value, None)
-        arguments = self.arguments
-        return [item if type(item) is dict else arguments(index) for index, item in enumerate(raw)]
 
     def problem(self, index: int) -> str | None:
         """Why call ``index``'s arguments could not be read (None when they were)."""
