@@ -208,18 +208,27 @@ def test_arguments_are_read_only_for_calls_of_the_named_tool() -> None:
     from assertly.engine._response import Response
     from assertly.engine._trajectory import read_trace
 
-    output, _ = FORMATS["openai-chat"]([("search", {"q": "x"}), ("fetch", {"url": "u"})])
+    made = [("search", {"q": "x"}), ("fetch", {"url": "u", "n": 1})]
+    output, _ = FORMATS["openai-chat"](made)
     trace = read_trace(Response(output))
     assert not isinstance(trace, str)
     expectation = assertly.compile(
-        [{"type": "tool-called", "value": {"name": "fetch", "args": {}}}]
+        [{"type": "tool-called", "value": {"name": "fetch", "args": {"n": 1}}}]
     )
     checker = expectation._checkers[0]
     assert checker.passes(trace)  # type: ignore[attr-defined]
     assert trace._read is not None and list(trace._read) == [1]  # fetch's arguments only
     assert trace._made is None  # no ToolCall objects on the way
-    assert trace.calls[1].arguments == {"url": "u"}
+    assert trace.calls[1].arguments == {"url": "u", "n": 1}
     assert trace.call(0).arguments == {"q": "x"}
+    # A pattern of strings only reads the text with orjson alone, and keeps nothing.
+    trace = read_trace(Response(output))
+    assert not isinstance(trace, str)
+    strings = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "fetch", "args": {"url": "u"}}}]
+    )
+    assert strings._checkers[0].passes(trace)  # type: ignore[attr-defined]
+    assert trace._read is None
 
 
 def test_big_integer_arguments_are_exact_in_json_text() -> None:

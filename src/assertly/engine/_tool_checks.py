@@ -337,18 +337,21 @@ class ToolCalled(_PassOrFail):
 
     def passes(self, trace: Trace) -> bool:
         pattern, names, low, high = self.pattern, trace.names, self.low, self.high
+        name = pattern.name
+        candidates = names.count(name)
         if pattern.args is None:
-            count = names.count(pattern.name)
+            count = candidates
         else:
             count = 0
-            name, want, exact, strings = pattern.name, pattern.args, pattern.exact, pattern.strings
-            for index, called in enumerate(names):
-                if called != name:
-                    continue
-                arguments = trace.arguments(index)
-                if arguments is None:
-                    continue  # unreadable arguments match no arguments
+            want, exact, strings = pattern.args, pattern.exact, pattern.strings
+            index = -1
+            for _ in range(candidates):  # each call of the tool, found in C (no ValueError)
+                index = names.index(name, index + 1)
                 if strings is not None:
+                    # Only strings are compared: orjson's parse will do (`unchecked_arguments`).
+                    arguments = trace.unchecked_arguments(index)
+                    if arguments is None:
+                        continue  # unreadable arguments match no arguments
                     matched = True
                     for key, value in strings:
                         actual = arguments.get(key)
@@ -356,6 +359,9 @@ class ToolCalled(_PassOrFail):
                             matched = False
                             break
                 else:
+                    arguments = trace.arguments(index)
+                    if arguments is None:
+                        continue
                     matched = json_equal(want, arguments) if exact else _subset(want, arguments)
                 if matched:
                     count += 1
