@@ -433,7 +433,14 @@ def test_a_trace_read_before_the_big_integer_test_is_the_exact_one(text: str) ->
 
 @pytest.mark.parametrize("form", ["openai-chat", "openai-responses", "anthropic"])
 @pytest.mark.parametrize(
-    "arguments", [123456789012345678901234567890, {"id": 123456789012345678901234567890}, [1.5]]
+    "arguments",
+    [
+        123456789012345678901234567890,
+        {"id": 123456789012345678901234567890},
+        {"filters": {"id": 123456789012345678901234567890}},
+        {"ids": [123456789012345678901234567890]},
+        [1.5],
+    ],
 )
 def test_arguments_that_are_not_text_are_read_from_the_exact_value(
     form: str, arguments: Any

@@ -101,14 +101,15 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
 def read_trace(response: Response) -> Trace | str:
     """The trace in a response, or why there is none (see the module docstring)."""
     if response.is_text:
-        # A plain reply is read from orjson's value before the test for big integers: the
-        # names and the arguments' JSON text of a Chat Completions or Responses reply hold no
-        # number, so they are the same in the exact value (`Response.unchecked_json`).
+        # A plain reply is read from orjson's value before the test for big integers
+        # (`Response.unchecked_json`): names, and arguments as JSON text or as objects of
+        # strings, integers, booleans and nulls, are the same in the exact value (orjson
+        # reads a big integer as a float).
         data = response.unchecked_json()
         if type(data) is dict:
             quick = _quick(data)
             if quick is not None:
-                if quick.format != "anthropic" and _all_text(quick.raw):
+                if _no_float(quick.raw):
                     return quick
                 if response.whole_json is data:  # the test found no big integer
                     return quick
@@ -124,10 +125,19 @@ def read_trace(response: Response) -> Trace | str:
     return _read_value(data)
 
 
-def _all_text(raw: list[Any]) -> bool:
-    """Whether every call's arguments are JSON text (or absent): no number of the reply."""
-    for arguments in raw:  # noqa: SIM110 - a loop: `all` of a generator costs a call per item
-        if arguments is not None and type(arguments) is not str:
+def _no_float(raw: list[Any]) -> bool:
+    """Whether the calls' arguments (as orjson read them) can hold no inexact number.
+
+    JSON text (parsed exactly later, when read), nothing, or an object none of whose values
+    is a float or nests further. Anything else may hide a big integer read as a float.
+    """
+    for arguments in raw:
+        if type(arguments) is dict:
+            for value in arguments.values():
+                kind = type(value)
+                if kind is float or kind is dict or kind is list:
+                    return False
+        elif arguments is not None and type(arguments) is not str:
             return False
     return True
 
