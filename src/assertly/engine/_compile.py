@@ -220,15 +220,22 @@ class Expectation:
                     # rest judge.
                     results[index] = _could_not_judge(checker, error)
         judged: list[AssertionResult] = results  # type: ignore[assignment]  # no None left
-        scores = [r.score for r in judged]
+        # One loop, not a comprehension per figure: this runs for every response that does not
+        # pass, often for one or two assertions, where each comprehension's call is most of it.
+        scores = []
+        failed_any = errored_any = False
+        for result in judged:
+            scores.append(result.score)
+            outcome = result.outcome
+            if outcome == FAILED:
+                failed_any = True
+            elif outcome == ERROR:
+                errored_any = True
         if self._uniform:
             score = sum(scores) / len(scores)
         else:
             score = sum([s * w for s, w in zip(scores, self._weights, strict=True)])
             score /= self._weight_total
-        outcomes = {r.outcome for r in judged}
-        failed_any = FAILED in outcomes
-        errored_any = ERROR in outcomes
         threshold = self.threshold
         if threshold is None:
             # A definite failure outranks an error; an error is never a pass.
