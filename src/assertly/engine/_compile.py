@@ -46,6 +46,7 @@ class Expectation:
         "_checkers",
         "_fast",
         "_metrics",
+        "_traced",
         "_uniform",
         "_weight_total",
         "_weights",
@@ -71,6 +72,9 @@ class Expectation:
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
         self._all_pass: dict[tuple[str | None, str | None], CheckResult] = {}
+        # The same results for JSON read whole (not extracted), by trace format alone: the
+        # common lookup of a passing trajectory check, without building a key.
+        self._traced: dict[str, CheckResult] = {}
         # Whether a model-graded assertion is among the checkers (set by `compile`): the
         # runner then judges in two passes with a `JudgeBoard` (see `_judging`). "config" when
         # one needs the config's judge:, "self" when all name their own endpoint and model.
@@ -135,9 +139,12 @@ class Expectation:
             if verdict is True:
                 return self._passed(response)
             if type(verdict) is str:  # every assertion passed; the calls were in this format
-                prebuilt = self._all_pass.get(
-                    (response.extracted if response.is_text else None, verdict)
-                )
+                if response.extracted is None:
+                    prebuilt = self._traced.get(verdict)
+                else:
+                    prebuilt = self._all_pass.get(
+                        (response.extracted if response.is_text else None, verdict)
+                    )
                 return prebuilt or self._passed(response, verdict)
         if ctx is None:
             ctx = CheckContext()
@@ -179,6 +186,8 @@ class Expectation:
                 PASSED, 1.0, results, named, self.threshold, extracted, self._weights
             )
             self._all_pass[(extracted, trace_format)] = prebuilt
+            if extracted is None and trace_format is not None:
+                self._traced[trace_format] = prebuilt
         return prebuilt
 
     def _check_detailed(
