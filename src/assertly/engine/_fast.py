@@ -199,13 +199,15 @@ class FastGen:
             self.uses_response = True
             self.namespace["_trace_of"] = trace_of
             self.namespace["_read_trace"] = read_trace
-            # `trace_of`, inlined for a check without context (a call less per response).
+            # `trace_of`, inlined (a call less per response): the response's own calls, or
+            # the context's reported ones (read by `trace_of` the first time).
             self.statement(
                 "if ctx is None:\n"
                 "    tr = response.trace_cache\n"
                 "    if tr is None: tr = response.trace_cache = _read_trace(response)\n"
                 "else:\n"
-                "    tr = _trace_of(response, ctx)\n"
+                "    tr = response.trace_cache if ctx.tool_calls is None else ctx.trace_cache\n"
+                "    if tr is None: tr = _trace_of(response, ctx)\n"
                 "if type(tr) is str: return False"
             )
         self.traced.add(self.flag)
