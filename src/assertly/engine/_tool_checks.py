@@ -337,16 +337,14 @@ class ToolCalled(_PassOrFail):
 
     def passes(self, trace: Trace) -> bool:
         pattern, names, low, high = self.pattern, trace.names, self.low, self.high
-        name = pattern.name
-        candidates = names.count(name)
         if pattern.args is None:
-            count = candidates
+            count = names.count(pattern.name)
         else:
             count = 0
-            want, exact, strings = pattern.args, pattern.exact, pattern.strings
-            index = -1
-            for _ in range(candidates):  # each call of the tool, found in C (no ValueError)
-                index = names.index(name, index + 1)
+            name, want, exact, strings = pattern.name, pattern.args, pattern.exact, pattern.strings
+            for index, called in enumerate(names):
+                if called != name:
+                    continue
                 if strings is not None:
                     # Only strings are compared: orjson's parse will do (`unchecked_arguments`).
                     arguments = trace.unchecked_arguments(index)

@@ -146,6 +146,8 @@ class Trace:
         Nothing is kept: a failure's message reads the arguments exactly.
         """
         raw = self.raw[index]
+        if type(raw) is dict:
+            return raw
         if type(raw) is str and not self.free and (self._read is None or index not in self._read):
             try:
                 value = _orjson_loads(raw)
