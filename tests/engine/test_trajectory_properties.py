@@ -251,7 +251,8 @@ def test_the_quick_reader_reads_what_the_full_readers_read(data: Any) -> None:
         full: Any = _read_value(data)
     except TypeError:  # a block whose type is an array (unhashable): "could not judge"
         full = None
-    quick = _quick(data) if type(data) is dict else None
+    found = _quick(data) if type(data) is dict else None
+    quick = None if found is None else found[0]
     if quick is None:
         QUICK_READ["full"] += 1
         return
@@ -353,14 +354,15 @@ def test_each_break_of_a_plain_reply_is_read_as_the_full_readers_read_it(
 
     data = json.loads(FORMATS[form]([("search", {"q": "x"}), ("fetch", {"url": "u"})])[0])
     plain = _quick(data)
-    assert plain is not None and plain.names == ["search", "fetch"]
+    assert plain is not None and plain[0].names == ["search", "fetch"]
     change(data)
     try:
         full: Any = _read_value(data)
     except TypeError:  # a block whose type is an array (unhashable): "could not judge"
         full = None
-    quick = _quick(data)
-    if quick is not None:
+    found = _quick(data)
+    if found is not None:
+        quick = found[0]
         assert isinstance(full, type(quick)), full
         assert (quick.names, quick.raw, quick.format, quick.free) == (
             full.names,

@@ -109,10 +109,10 @@ def read_trace(response: Response) -> Trace | str:
         if type(data) is dict:
             quick = _quick(data)
             if quick is not None:
-                if _no_float(quick.raw):
-                    return quick
+                if quick[1]:
+                    return quick[0]
                 if response.whole_json is data:  # the test found no big integer
-                    return quick
+                    return quick[0]
     data = response.whole_json
     if data is NOT_JSON:
         if response.too_deep:
@@ -121,25 +121,8 @@ def read_trace(response: Response) -> Trace | str:
     if response.is_text and type(data) is dict:
         quick = _quick(data)
         if quick is not None:
-            return quick
+            return quick[0]
     return _read_value(data)
-
-
-def _no_float(raw: list[Any]) -> bool:
-    """Whether the calls' arguments (as orjson read them) can hold no inexact number.
-
-    JSON text (parsed exactly later, when read), nothing, or an object none of whose values
-    is a float or nests further. Anything else may hide a big integer read as a float.
-    """
-    for arguments in raw:
-        if type(arguments) is dict:
-            for value in arguments.values():
-                kind = type(value)
-                if kind is float or kind is dict or kind is list:
-                    return False
-        elif arguments is not None and type(arguments) is not str:
-            return False
-    return True
 
 
 def _read_value(data: Any) -> Trace | str:
@@ -172,10 +155,16 @@ def _read_value(data: Any) -> Trace | str:
 # (tests/engine/test_trajectory_properties.py compares them on near-plain replies).
 
 
-def _quick(data: dict[str, Any]) -> Trace | None:
-    """The trace of a plain Chat Completions, Responses or Messages reply, else None."""
+def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
+    """The trace of a plain Chat Completions, Responses or Messages reply, else None.
+
+    With it, whether its arguments, as orjson read them, can hold no inexact number: each is
+    JSON text (parsed exactly when read), absent, or an object none of whose values is a float
+    or nests further. Anything else may hide a big integer that orjson read as a float.
+    """
     names: list[str] = []
     raw: list[Any] = []
+    exact = True
     try:
         choices = data.get("choices")
         if type(choices) is list:
@@ -189,8 +178,11 @@ def _quick(data: dict[str, Any]) -> Trace | None:
                 if type(name) is not str:
                     return None
                 names.append(name)
-                raw.append(function.get("arguments"))
-            return Trace(names, raw, "openai-chat")
+                arguments = function.get("arguments")
+                if type(arguments) is not str and arguments is not None:
+                    exact = False
+                raw.append(arguments)
+            return Trace(names, raw, "openai-chat"), exact
         output = data.get("output")
         if type(output) is list:
             if data.get("object") != "response":
@@ -202,10 +194,13 @@ def _quick(data: dict[str, Any]) -> Trace | None:
                     if type(name) is not str:
                         return None
                     names.append(name)
-                    raw.append(item.get("arguments"))
+                    arguments = item.get("arguments")
+                    if type(arguments) is not str and arguments is not None:
+                        exact = False
+                    raw.append(arguments)
                 elif kind == "custom_tool_call":
                     return None  # free text: the full reader marks it
-            return Trace(names, raw, "openai-responses")
+            return Trace(names, raw, "openai-responses"), exact
         content = data.get("content")
         if type(content) is list and data.get("type") == "message" and "role" in data:
             if "tool_calls" in data or "function_call" in data:
@@ -216,8 +211,16 @@ def _quick(data: dict[str, Any]) -> Trace | None:
                     if type(name) is not str:
                         return None
                     names.append(name)
-                    raw.append(block.get("input"))
-            return Trace(names, raw, "anthropic")
+                    arguments = block.get("input")
+                    if type(arguments) is dict:
+                        for value in arguments.values():
+                            kind = type(value)
+                            if kind is float or kind is dict or kind is list:
+                                exact = False
+                    elif arguments is not None and type(arguments) is not str:
+                        exact = False
+                    raw.append(arguments)
+            return Trace(names, raw, "anthropic"), exact
     except (KeyError, TypeError, IndexError):
         pass
     return None
