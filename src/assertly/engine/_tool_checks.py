@@ -347,7 +347,9 @@ class ToolCalled(_PassOrFail):
                     continue
                 if strings is not None:
                     # Only strings are compared: orjson's parse will do (`unchecked_arguments`).
-                    arguments = trace.unchecked_arguments(index)
+                    arguments = trace.raw[index]
+                    if type(arguments) is not dict:
+                        arguments = trace.unchecked_arguments(index)
                     if arguments is None:
                         continue  # unreadable arguments match no arguments
                     matched = True
