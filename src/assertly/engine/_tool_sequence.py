@@ -19,7 +19,6 @@ from ._trajectory import Trace
 __all__ = ["MODES", "ToolSequence"]
 
 MODES = ("in_order", "exact", "unordered", "subset", "superset")
-_JUDGES = {mode: f"_{mode}" for mode in MODES}
 
 # What each mode asks for: as a check describes itself, and as a failure's message opens.
 _DESCRIPTIONS = {
@@ -84,8 +83,7 @@ class ToolSequence(TraceChecker):
         return super().passes(trace)  # the matching of the unordered modes
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
-        judge = getattr(self, _JUDGES[self.mode])
-        score, problem, mark = judge(trace, explain)
+        score, problem, mark = _MODE_JUDGES[self.mode](self, trace, explain)
         threshold = self.threshold
         if (problem is None) if threshold is None else score + 1e-12 >= threshold:
             return passed_from(self.key, trace, score)
@@ -122,6 +120,8 @@ class ToolSequence(TraceChecker):
             if not explain:
                 return score, "", None
             after = f" after call {position}" if position else ""
+            if pattern.name not in trace.names:  # never called (the usual failure): say so
+                return score, f"step {number + 1} ({pattern.describe()}) is not called{after}", None
             near = _first_named(trace, pattern, position)
             if near is not None:
                 clause = (
@@ -225,6 +225,10 @@ class ToolSequence(TraceChecker):
             more = f" (and {len(extra) - 5} more)" if len(extra) > 5 else ""
             parts.append(f"not expected: {shown}{more}")
         return "; ".join(parts)
+
+
+# Each mode's judging, by mode (a lookup, not a `getattr` per check).
+_MODE_JUDGES = {mode: getattr(ToolSequence, f"_{mode}") for mode in MODES}
 
 
 def _first_named(trace: Trace, pattern: CallPattern, start: int) -> int | None:
