@@ -242,6 +242,23 @@ def test_big_integer_arguments_are_exact_in_json_text() -> None:
     assert json.loads(exact)  # the reply itself is valid JSON
 
 
+@pytest.mark.parametrize("form", ["openai-chat", "openai-responses", "anthropic"])
+def test_a_reply_read_for_its_calls_is_still_judged_exactly_as_json(form: str) -> None:
+    """The trace may be read before the big-integer test; the reply's JSON stays exact."""
+    output, _ = FORMATS[form]([("search", {"id": BIG}), ("answer", {})])
+    data = json.loads(output)
+    data["usage_id"] = BIG  # a big integer outside the calls, read as JSON
+    text = json.dumps(data) + " " * 200
+    for spec in (
+        {"tools_called": ["search"], "field_equals": {"usage_id": BIG}},
+        {"field_equals": {"usage_id": BIG}, "tools_called": ["search"]},
+    ):
+        _same(assertly.compile(spec), text, None)
+        assert assertly.compile(spec).check(text).passed
+        off = {**spec, "field_equals": {"usage_id": BIG + 1}}
+        assert not assertly.compile(off).check(text).passed
+
+
 # Drawn cases reach some corners rarely; these are checked in every format, every time.
 CORNER_PATTERNS: list[Any] = [
     {"name": "search", "args": {"query": "x"}},  # strings only: matched without `_subset`
