@@ -17,7 +17,7 @@ from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
 from ._regex import RegexTimeout
 from ._registry import REGISTRY, Registry
-from ._response import Response
+from ._response import NOT_JSON, Response
 from ._result import (
     ERROR,
     FAILED,
@@ -26,6 +26,7 @@ from ._result import (
     CheckResult,
 )
 from ._shape import compile_shape
+from ._trajectory import peek_trace
 from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
@@ -119,6 +120,11 @@ class Expectation:
             ctx = None  # an empty context (the clock's "now") is made only if needed
         else:
             ctx = CheckContext.build(context, now)
+        if fast.trace_function is not None and type(response) is not Response:
+            judged = self._check_trace(fast, response, ctx)
+            if type(judged) is CheckResult:
+                return judged
+            response = judged  # a `Response`, for the usual way
         if fast.takes_data and type(response) is dict:
             # A parsed response, and a function that reads only the JSON: no `Response` yet.
             try:
@@ -146,6 +152,38 @@ class Expectation:
                         (response.extracted if response.is_text else None, verdict)
                     )
                 return prebuilt or self._passed(response, verdict)
+        if ctx is None:
+            ctx = CheckContext()
+        if verdict:
+            # Per checker: its result, or None where only the detailed path can say.
+            return self._judge(response, ctx, verdict)
+        return self._judge(response, ctx)
+
+    def _check_trace(
+        self, fast: Any, output: Any, ctx: CheckContext | None
+    ) -> CheckResult | Response:
+        """`check` when every assertion judges the tool-call trace alone (`Fast.trace_function`).
+
+        The trace is read without a `Response` where it can be (the context's calls, a parsed
+        value, a plain reply as text: `peek_trace`), so that a passing output needs none. Else
+        the `Response`, with what was read, for `check` to go on the usual way.
+        """
+        verdict: Any = False
+        try:
+            trace, parsed = peek_trace(output, ctx)
+            if trace is not None:
+                verdict = fast.trace_function(trace)
+        except Exception:  # doubt, never a verdict: the usual way reads and judges again
+            trace, parsed, verdict = None, NOT_JSON, False
+        if type(verdict) is str:  # every assertion passed; the calls were in this format
+            return self._traced.get(verdict) or self._passed(None, verdict)
+        response = Response(output)
+        if parsed is not NOT_JSON:
+            response.adopt_unchecked(parsed)  # (not parsed again)
+        if trace is None:
+            return response
+        if ctx is None or ctx.tool_calls is None:
+            response.trace_cache = trace
         if ctx is None:
             ctx = CheckContext()
         if verdict:

@@ -349,6 +349,11 @@ class Response:
             return whole.value
         return whole
 
+    def adopt_unchecked(self, value: Any) -> None:
+        """Take ``value`` as `unchecked_json`: orjson's value of this very text, read already."""
+        if self.is_text and self._whole is _UNSET:
+            self._whole = _Unchecked(value)
+
     @property
     def json(self) -> Any:
         """The JSON the expect dialect judges: whole text, fenced block or embedded object."""

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
+
 from ._response import NOT_JSON
 from ._trace import FORMAT_LABELS, ToolCall, Trace, article
 from ._trace_text import render_call, render_calls
@@ -43,6 +45,7 @@ __all__ = [
     "NO_TRACE",
     "ToolCall",
     "Trace",
+    "peek_trace",
     "read_calls",
     "read_trace",
     "render_call",
@@ -56,6 +59,7 @@ NO_TRACE: Final = (
     "tool_calls metadata"
 )
 
+_orjson_loads = orjson.loads
 _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -81,6 +85,38 @@ def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
     if trace is None:
         trace = response.trace_cache = read_trace(response)
     return trace  # type: ignore[no-any-return]
+
+
+def peek_trace(output: Any, ctx: CheckContext | None) -> tuple[Trace | None, Any]:
+    """The trace of an output not made a `Response` yet, when it is read at once.
+
+    What `trace_of(Response(output), ctx)` gives, for the cases read without a `Response`:
+    the context's reported calls, a dict (a parsed value), or JSON text holding a plain reply
+    whose calls `read_trace` takes from orjson's value (see there). Otherwise None: build the
+    `Response` and read it so. With it, orjson's value of JSON text (`NOT_JSON` if none), for
+    the `Response` to take over (`Response.adopt_unchecked`) rather than parse again.
+    """
+    if ctx is not None and ctx.tool_calls is not None:
+        trace = ctx.trace_cache
+        if trace is None:
+            trace = ctx.trace_cache = read_calls(ctx.tool_calls)
+        return (trace if type(trace) is Trace else None), NOT_JSON
+    kind = type(output)
+    if kind is str:
+        text = output[1:] if output.startswith("\ufeff") else output
+        try:
+            data = _orjson_loads(text)
+        except ValueError:
+            return None, NOT_JSON
+        if type(data) is dict:
+            quick = _quick(data)
+            if quick is not None and quick[1]:
+                return quick[0], data
+        return None, data
+    if kind is dict:
+        found = _read_value(output)
+        return (found if type(found) is Trace else None), NOT_JSON
+    return None, NOT_JSON
 
 
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
