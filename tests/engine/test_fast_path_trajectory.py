@@ -290,3 +290,40 @@ def test_argument_corners_agree(form: str, negate: bool) -> None:
         for made in CORNER_CALLS:
             output, context = FORMATS[form](made)
             _same(expectation, output, context)
+
+
+@pytest.mark.parametrize("form", sorted(FORMATS))
+def test_a_trace_only_expectation_judges_a_passing_output_without_a_response(
+    form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every assertion reads the trace alone: a passing output needs no `Response`."""
+    from assertly.engine._response import Response
+
+    spec = [
+        {"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}},
+        {"type": "not-tool-called", "value": "delete"},
+        {"type": "tool-sequence", "value": ["search", "answer"]},
+        {"type": "tool-call-count", "value": {"max": 3}},
+    ]
+    expectation = assertly.compile(spec)
+    mixed = assertly.compile([*spec, {"type": "contains", "value": "x"}])
+    assert mixed._build_fast().trace_function is None  # (contains reads the text)
+    passing, context = FORMATS[form]([("search", {"q": "x"}), ("answer", {})])
+    failing, failing_context = FORMATS[form]([("search", {"q": "y"}), ("delete", {})])
+    first = expectation.check(passing, context=context)  # (builds the prebuilt result)
+    assert expectation._fast.trace_function is not None
+    built: list[Any] = []
+    original = Response.__init__
+
+    def counting(self: Response, value: Any) -> None:
+        built.append(value)
+        original(self, value)
+
+    monkeypatch.setattr(Response, "__init__", counting)
+    assert expectation.check(passing, context=context) is first
+    assert built == []
+    result = expectation.check(failing, context=failing_context)
+    assert len(built) == 1  # the detailed path's
+    monkeypatch.setattr(Response, "__init__", original)
+    detailed = expectation._check_detailed(failing, context=failing_context)
+    assert result.to_dict() == detailed.to_dict()
