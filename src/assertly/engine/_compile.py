@@ -110,18 +110,25 @@ class Expectation:
             The verdict. Never raises for any response.
         """
         fast = self._fast
-        if fast is _UNBUILT:
-            fast = self._build_fast()
-        if fast is None:
-            if type(response) is not Response:
-                response = Response(response)
-            return self._judge(response, CheckContext.build(context, now))
+        if fast is _UNBUILT or fast is None:
+            fast = self._build_fast() if fast is _UNBUILT else None
+            if fast is None:
+                return self._check_detailed(response, context=context, now=now)
         if context is None and now is None and not fast.uses_ctx:
             ctx = None  # an empty context (the clock's "now") is made only if needed
         else:
             ctx = CheckContext.build(context, now)
         if fast.trace_function is not None and type(response) is not Response:
-            judged = self._check_trace(fast, response, ctx)
+            # Every assertion judges the tool-call trace alone: read without a `Response`
+            # where it can be (`peek_trace`), a passing output needs none.
+            try:
+                trace, parsed = peek_trace(response, ctx)
+                verdict = False if trace is None else fast.trace_function(trace)
+            except Exception:  # doubt, never a verdict: the usual way reads and judges again
+                trace, parsed, verdict = None, NOT_JSON, False
+            if type(verdict) is str:  # every assertion passed; the calls were in this format
+                return self._traced.get(verdict) or self._passed(None, verdict)
+            judged = self._trace_not_passed(response, ctx, trace, parsed, verdict)
             if type(judged) is CheckResult:
                 return judged
             response = judged  # a `Response`, for the usual way
@@ -159,24 +166,20 @@ class Expectation:
             return self._judge(response, ctx, verdict)
         return self._judge(response, ctx)
 
-    def _check_trace(
-        self, fast: Any, output: Any, ctx: CheckContext | None
+    def _trace_not_passed(
+        self,
+        output: Any,
+        ctx: CheckContext | None,
+        trace: Any,
+        parsed: Any,
+        verdict: Any,
     ) -> CheckResult | Response:
-        """`check` when every assertion judges the tool-call trace alone (`Fast.trace_function`).
+        """`check`'s trace-only way, for an output its fast test did not find passing.
 
-        The trace is read without a `Response` where it can be (the context's calls, a parsed
-        value, a plain reply as text: `peek_trace`), so that a passing output needs none. Else
-        the `Response`, with what was read, for `check` to go on the usual way.
+        The detailed path's result, on a `Response` handed what was read (the trace, orjson's
+        value of the text); or, when no trace could be read without one, the `Response` for
+        `check` to go on the usual way.
         """
-        verdict: Any = False
-        try:
-            trace, parsed = peek_trace(output, ctx)
-            if trace is not None:
-                verdict = fast.trace_function(trace)
-        except Exception:  # doubt, never a verdict: the usual way reads and judges again
-            trace, parsed, verdict = None, NOT_JSON, False
-        if type(verdict) is str:  # every assertion passed; the calls were in this format
-            return self._traced.get(verdict) or self._passed(None, verdict)
         response = Response(output)
         if parsed is not NOT_JSON:
             response.adopt_unchecked(parsed)  # (not parsed again)
