@@ -371,10 +371,34 @@ class ToolCalled(_PassOrFail):
 
     def _test(self, gen: FastGen) -> str:
         trace = gen.trace()
-        if self.pattern.args is not None:
+        pattern = self.pattern
+        if pattern.args is None:
+            # A name alone: the count, written into the function (no call).
+            count = f"{trace}.names.count({gen.const(pattern.name)})"
+            return _bounds_test(gen, count, self.low, self.high)
+        if pattern.strings is None:
             return f"{gen.const(self.passes)}({trace})"
-        # A name alone: the count, written into the function (no call).
-        count = f"{trace}.names.count({gen.const(self.pattern.name)})"
+        # Strings only (the common `{query: "x"}`): `passes`, written into the function (no
+        # call, no attribute read per check): count the calls of the tool holding them.
+        count, index, name, arguments, value = (gen.fresh(stem) for stem in "cinav")
+        tests = " and ".join(
+            f"type({value} := {arguments}.get({gen.const(key)})) is str "
+            f"and {value} == {gen.const(expected)}"
+            for key, expected in pattern.strings
+        )
+        settled = (
+            f"\n            if {count} >= {gen.const(self.low)}: break" if self.high is None else ""
+        )
+        gen.statement(
+            f"{count} = 0\n"
+            f"for {index}, {name} in enumerate({trace}.names):\n"
+            f"    if {name} == {gen.const(pattern.name)}:\n"
+            f"        {arguments} = {trace}.raw[{index}]\n"
+            f"        if type({arguments}) is not dict:\n"
+            f"            {arguments} = {trace}.unchecked_arguments({index})\n"
+            f"        if {arguments} is not None and {tests or 'True'}:\n"
+            f"            {count} += 1{settled}"
+        )
         return _bounds_test(gen, count, self.low, self.high)
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
