@@ -327,3 +327,18 @@ def test_a_trace_only_expectation_judges_a_passing_output_without_a_response(
     monkeypatch.setattr(Response, "__init__", original)
     detailed = expectation._check_detailed(failing, context=failing_context)
     assert result.to_dict() == detailed.to_dict()
+
+
+def test_a_string_argument_must_be_a_str_not_a_subclass() -> None:
+    """As `_subset` compares: a str subclass (from a py: agent) is not a JSON string."""
+
+    class Text(str):
+        __slots__ = ()
+
+    expectation = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}}]
+    )
+    output = {"tool_calls": [{"name": "search", "arguments": {"q": Text("x")}}]}
+    _same(expectation, output, None)
+    assert not expectation.check(output).passed
+    assert expectation.check({"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}).passed
