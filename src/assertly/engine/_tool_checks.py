@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ._base import Checker
 from ._result import PASSED, AssertionResult, errored, failed, traced_pass
 from ._trace_text import render_arguments, render_calls, shown_calls
@@ -34,6 +36,7 @@ __all__ = [
 ]
 
 _KEPT_CALLS = 50  # calls kept in a result's `actual`
+_orjson_loads = orjson.loads
 
 
 class CallPattern:
@@ -380,6 +383,7 @@ class ToolCalled(_PassOrFail):
             return f"{gen.const(self.passes)}({trace})"
         # Strings only (the common `{query: "x"}`): `passes`, written into the function (no
         # call, no attribute read per check): count the calls of the tool holding them.
+        gen.namespace["_orjson_loads"] = _orjson_loads
         count, index, name, arguments, value = (gen.fresh(stem) for stem in "cinav")
         tests = " and ".join(
             f"type({value} := {arguments}.get({gen.const(key)})) is str "
@@ -394,8 +398,15 @@ class ToolCalled(_PassOrFail):
             f"for {index}, {name} in enumerate({trace}.names):\n"
             f"    if {name} == {gen.const(pattern.name)}:\n"
             f"        {arguments} = {trace}.raw[{index}]\n"
-            f"        if type({arguments}) is not dict:\n"
-            f"            {arguments} = {trace}.unchecked_arguments({index})\n"
+            f"        if type({arguments}) is str and not {trace}.free:\n"
+            f"            try:\n"  # (`unchecked_arguments`, inlined)
+            f"                {arguments} = _orjson_loads({arguments})\n"
+            f"            except ValueError:\n"
+            f"                {arguments} = None\n"
+            f"            if type({arguments}) is not dict:\n"
+            f"                {arguments} = {trace}.arguments({index})\n"
+            f"        elif type({arguments}) is not dict:\n"
+            f"            {arguments} = {trace}.arguments({index})\n"
             f"        if {arguments} is not None and {tests or 'True'}:\n"
             f"            {count} += 1{settled}"
         )

@@ -9,12 +9,15 @@ modes pair them by a maximum bipartite matching.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._result import AssertionResult
 from ._tool_checks import CallPattern, TraceChecker, calls_noun, passed_from
 from ._trace_text import render_call_at
 from ._trajectory import Trace
+
+if TYPE_CHECKING:
+    from ._fast import FastGen
 
 __all__ = ["MODES", "ToolSequence"]
 
@@ -81,6 +84,29 @@ class ToolSequence(TraceChecker):
                 pattern.matches_at(trace, index) for index, pattern in enumerate(patterns)
             )
         return super().passes(trace)  # the matching of the unordered modes
+
+    def _test(self, gen: FastGen) -> str:
+        if self.mode != "in_order" or any(pattern.args is not None for pattern in self.patterns):
+            return super()._test(gen)
+        # Tools listed by name, in order (the common sequence): `passes`, written into the
+        # function (no call): each found in C after the previous one.
+        trace = gen.trace()
+        ok, position, name = (gen.fresh(stem) for stem in "spn")
+        listed = gen.const(tuple(pattern.name for pattern in self.patterns))
+        gen.statement(
+            f"{ok} = True\n"
+            f"{position} = 0\n"
+            f"for {name} in {listed}:\n"
+            f"    if {name} not in {trace}.names:\n"  # (a missing tool: no ValueError)
+            f"        {ok} = False\n"
+            f"        break\n"
+            f"    try:\n"
+            f"        {position} = {trace}.names.index({name}, {position}) + 1\n"
+            f"    except ValueError:\n"
+            f"        {ok} = False\n"
+            f"        break"
+        )
+        return ok
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         score, problem, mark = _MODE_JUDGES[self.mode](self, trace, explain)
