@@ -101,6 +101,7 @@ def shown_calls(  # noqa: PLR0915 - one loop on purpose: a function call per cal
     dumps_, loads_ = _dumps, _loads  # (locals: read once per call written)
     parts: list[str] = []
     actual: list[dict[str, Any]] = []
+    add_part, add_actual = parts.append, actual.append
     for index in range(upto):
         name = names[index]
         arguments = raw[index]
@@ -123,12 +124,12 @@ def shown_calls(  # noqa: PLR0915 - one loop on purpose: a function call per cal
             arguments = arguments_of(index)
         if index < kept:
             if arguments is None:
-                actual.append({"name": name, "arguments_error": trace.problem(index)})
+                add_actual({"name": name, "arguments_error": trace.problem(index)})
             else:
-                actual.append({"name": name, "arguments": arguments})
+                add_actual({"name": name, "arguments": arguments})
         if index < shown:
             if arguments is None:
-                parts.append(f"{index + 1}. {name}(<unreadable arguments>)")
+                add_part(f"{index + 1}. {name}(<unreadable arguments>)")
                 continue
             # `_call_text`, inlined: the loop's main cost (40 and 120: the two clips).
             values = []
@@ -139,9 +140,7 @@ def shown_calls(  # noqa: PLR0915 - one loop on purpose: a function call per cal
                     text = dumps(value)
                 values.append(f"{key}={text}" if len(text) <= 40 else f"{key}={text[:39]}…")
             text = f"{name}({', '.join(values)})"
-            parts.append(
-                f"{index + 1}. {text}" if len(text) <= 120 else f"{index + 1}. {text[:119]}…"
-            )
+            add_part(f"{index + 1}. {text}" if len(text) <= 120 else f"{index + 1}. {text[:119]}…")
     label = trace.label
     if not count:
         return f"no calls ({label})", actual

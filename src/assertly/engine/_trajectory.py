@@ -103,11 +103,15 @@ def peek_trace(output: Any, ctx: CheckContext | None) -> tuple[Trace | None, Any
         return (trace if type(trace) is Trace else None), NOT_JSON
     kind = type(output)
     if kind is str:
-        text = output[1:] if output.startswith("\ufeff") else output
         try:
-            data = _orjson_loads(text)
+            data = _orjson_loads(output)
         except ValueError:
-            return None, NOT_JSON
+            if not output.startswith("\ufeff"):  # (orjson refuses one: a byte order mark)
+                return None, NOT_JSON
+            try:
+                data = _orjson_loads(output[1:])
+            except ValueError:
+                return None, NOT_JSON
         if type(data) is dict:
             quick = _quick(data)
             if quick is not None and quick[1]:
@@ -200,6 +204,7 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
     """
     names: list[str] = []
     raw: list[Any] = []
+    add_name, add_raw = names.append, raw.append  # (bound once: a lookup less per call)
     exact = True
     try:
         choices = data.get("choices")
@@ -213,11 +218,11 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                 name = function["name"]
                 if type(name) is not str:
                     return None
-                names.append(name)
+                add_name(name)
                 arguments = function.get("arguments")
                 if type(arguments) is not str and arguments is not None:
                     exact = False
-                raw.append(arguments)
+                add_raw(arguments)
             return Trace(names, raw, "openai-chat"), exact
         output = data.get("output")
         if type(output) is list:
@@ -229,11 +234,11 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                     name = item["name"]
                     if type(name) is not str:
                         return None
-                    names.append(name)
+                    add_name(name)
                     arguments = item.get("arguments")
                     if type(arguments) is not str and arguments is not None:
                         exact = False
-                    raw.append(arguments)
+                    add_raw(arguments)
                 elif kind == "custom_tool_call":
                     return None  # free text: the full reader marks it
             return Trace(names, raw, "openai-responses"), exact
@@ -246,7 +251,7 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                     name = block["name"]
                     if type(name) is not str:
                         return None
-                    names.append(name)
+                    add_name(name)
                     arguments = block.get("input")
                     if type(arguments) is dict:
                         for value in arguments.values():
@@ -255,7 +260,7 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                                 exact = False
                     elif arguments is not None and type(arguments) is not str:
                         exact = False
-                    raw.append(arguments)
+                    add_raw(arguments)
             return Trace(names, raw, "anthropic"), exact
     except (KeyError, TypeError, IndexError):
         pass
