@@ -20,9 +20,15 @@ does not parse into an object are kept as unreadable: a match on arguments fails
 match on the name alone still works.
 
 Extraction is done once per response (cached on the `Response`) or once per call context
-(metadata), however many trajectory assertions read it. A trace holds the calls' names and
-their raw arguments; `ToolCall` objects, and the parse of arguments given as JSON text, are
-made only for the calls an assertion looks into (a call of the tool it names, or a message).
+(metadata), however many trajectory assertions read it. A trace (`_trace.Trace`) holds the
+calls' names and their raw arguments; `ToolCall` objects, and the parse of arguments given
+as JSON text, are made only for the calls an assertion looks into (a call of the tool it
+names, or a message).
+
+Speed (#16): a plain API reply is read in one function (`_quick`), from orjson's value before
+the test for big integers when no number it holds is read (`Response.unchecked_json`), and,
+for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`).
+Each shortcut reads what the full readers read; the property tests compare them.
 """
 
 from __future__ import annotations
