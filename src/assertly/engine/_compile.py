@@ -47,6 +47,7 @@ class Expectation:
         "_checkers",
         "_fast",
         "_metrics",
+        "_trace_function",
         "_traced",
         "_uniform",
         "_weight_total",
@@ -72,6 +73,7 @@ class Expectation:
         self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
+        self._trace_function: Any = None  # its `trace_function`, when built and there is one
         self._all_pass: dict[tuple[str | None, str | None], CheckResult] = {}
         # The same results for JSON read whole (not extracted), by trace format alone: the
         # common lookup of a passing trajectory check, without building a key.
@@ -109,6 +111,20 @@ class Expectation:
         Returns:
             The verdict. Never raises for any response.
         """
+        trace_function = self._trace_function
+        if trace_function is not None and type(response) is not Response:
+            # Every assertion judges the tool-call trace alone (`Fast.trace_function`): it is
+            # read without a `Response` where it can be (`peek_trace`); a passing output needs
+            # none. (No assertion reads the context but for its calls, nor the clock.)
+            ctx = None if context is None and now is None else CheckContext.build(context, now)
+            try:
+                trace, parsed = peek_trace(response, ctx)
+                verdict = False if trace is None else trace_function(trace)
+            except Exception:  # doubt, never a verdict: the usual way reads and judges again
+                trace, parsed, verdict = None, NOT_JSON, False
+            if type(verdict) is str:  # every assertion passed; the calls were in this format
+                return self._traced.get(verdict) or self._passed(None, verdict)
+            return self._trace_not_passed(response, ctx, trace, parsed, verdict)
         fast = self._fast
         if fast is _UNBUILT or fast is None:
             fast = self._build_fast() if fast is _UNBUILT else None
@@ -118,20 +134,6 @@ class Expectation:
             ctx = None  # an empty context (the clock's "now") is made only if needed
         else:
             ctx = CheckContext.build(context, now)
-        if fast.trace_function is not None and type(response) is not Response:
-            # Every assertion judges the tool-call trace alone: read without a `Response`
-            # where it can be (`peek_trace`), a passing output needs none.
-            try:
-                trace, parsed = peek_trace(response, ctx)
-                verdict = False if trace is None else fast.trace_function(trace)
-            except Exception:  # doubt, never a verdict: the usual way reads and judges again
-                trace, parsed, verdict = None, NOT_JSON, False
-            if type(verdict) is str:  # every assertion passed; the calls were in this format
-                return self._traced.get(verdict) or self._passed(None, verdict)
-            judged = self._trace_not_passed(response, ctx, trace, parsed, verdict)
-            if type(judged) is CheckResult:
-                return judged
-            response = judged  # a `Response`, for the usual way
         if fast.takes_data and type(response) is dict:
             # A parsed response, and a function that reads only the JSON: no `Response` yet.
             try:
@@ -173,18 +175,18 @@ class Expectation:
         trace: Any,
         parsed: Any,
         verdict: Any,
-    ) -> CheckResult | Response:
+    ) -> CheckResult:
         """`check`'s trace-only way, for an output its fast test did not find passing.
 
         The detailed path's result, on a `Response` handed what was read (the trace, orjson's
-        value of the text); or, when no trace could be read without one, the `Response` for
-        `check` to go on the usual way.
+        value of the text); or, when no trace could be read without one, `check`'s usual way
+        on that `Response`.
         """
         response = Response(output)
         if parsed is not NOT_JSON:
             response.adopt_unchecked(parsed)  # (not parsed again)
         if trace is None:
-            return response
+            return self.check(response, context=ctx)  # (a `Response`: the usual way)
         if ctx is None or ctx.tool_calls is None:
             response.trace_cache = trace
         if ctx is None:
@@ -208,8 +210,9 @@ class Expectation:
     def _build_fast(self) -> Any:
         from ._fast import build_fast
 
-        self._fast = build_fast(self._checkers)
-        return self._fast
+        fast = self._fast = build_fast(self._checkers)
+        self._trace_function = None if fast is None else fast.trace_function
+        return fast
 
     def _passed(self, response: Response | None, trace_format: str | None = None) -> CheckResult:
         """The result of a response the fast path found passing every assertion plainly.
