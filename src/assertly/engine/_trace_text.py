@@ -82,33 +82,77 @@ def render_calls(trace: Trace, mark: int | None = None) -> str:
     return f"{head}: " + " → ".join(shown)
 
 
-def shown_calls(  # noqa: PLR0915 - one loop on purpose: a function call per call is its cost
-    trace: Trace, mark: int | None, kept: int
-) -> tuple[str, list[dict[str, Any]]]:
+def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[dict[str, Any]]]:
     """``render_calls(trace, mark)`` and ``[c.to_json() for c in trace.calls[:kept]]``, at once.
 
-    The same text and values, for a fraction of the cost (a failure's main one): one loop over
-    the calls' names and arguments, read from the trace (JSON text parsed once), each call
-    written inline.
+    The same text and values, for a fraction of the cost (a failure's main one): the calls'
+    arguments read at once (`_all_arguments`), then one loop writing each call inline.
     """
     names = trace.names
     count = len(names)
-    raw = trace.raw
     shown = count if count <= _SHOWN_CALLS else _SHOWN_CALLS
-    upto = max(shown, min(count, kept))
-    arguments_of = trace.arguments
-    plain_text = not trace.free
-    dumps_, loads_ = _dumps, _loads  # (locals: read once per call written)
-    parts: list[str] = []
+    values = _all_arguments(trace, max(shown, min(count, kept)))
     actual: list[dict[str, Any]] = []
-    add_part, add_actual = parts.append, actual.append
-    for index in range(upto):
-        name = names[index]
-        arguments = raw[index]
+    parts: list[str] = []
+    add_actual, add_part = actual.append, parts.append
+    dumps_ = _dumps
+    for number, arguments in enumerate(values, 1):  # (not zip(..., strict=): a keyword call)
+        name = names[number - 1]
+        if number <= kept:
+            if arguments is None:
+                add_actual({"name": name, "arguments_error": trace.problem(number - 1)})
+            else:
+                add_actual({"name": name, "arguments": arguments})
+        if number > shown:
+            continue
+        if arguments is None:
+            add_part(f"{number}. {name}(<unreadable arguments>)")
+            continue
+        # `_call_text`, inlined: the loop's main cost (40 and 120: the two clips).
+        text = ""
+        for key, value in arguments.items():
+            try:
+                written = dumps_(value).decode()
+            except (TypeError, orjson.JSONEncodeError):
+                written = dumps(value)
+            if len(written) > 40:
+                written = written[:39] + "…"
+            text = f"{text}, {key}={written}" if text else f"{key}={written}"
+        text = f"{name}({text})"
+        add_part(f"{number}. {text}" if len(text) <= 120 else f"{number}. {text[:119]}…")
+    label = trace.label
+    if not count:
+        return f"no calls ({label})", actual
+    if mark is not None and 0 <= mark < count:
+        if mark >= _SHOWN_CALLS:
+            if mark != _SHOWN_CALLS:
+                parts.append("…")
+            parts.append(f"{mark + 1}. {_call_text(names[mark], trace.arguments(mark))} <<")
+            shown = mark + 1
+        else:
+            parts[mark] += " <<"
+    if shown < count:
+        parts.append(f"… ({count - shown} more)")
+    noun = "call" if count == 1 else "calls"
+    return f"{count} {noun} ({label}): " + " → ".join(parts), actual
+
+
+def _all_arguments(trace: Trace, count: int) -> list[dict[str, Any] | None]:
+    """`Trace.arguments` of the first ``count`` calls.
+
+    JSON text is read by orjson alone when it gives an object of strings, integers, booleans
+    and nulls: what `Trace.arguments` gives (orjson reads a big integer as a float, and
+    refuses what `loads` might read otherwise), at half its cost. The rest by `arguments`.
+    """
+    plain_text = not trace.free
+    loads_ = _loads
+    found: list[dict[str, Any] | None] = []
+    add = found.append
+    for index, arguments in enumerate(trace.raw[:count]):
+        if type(arguments) is dict:
+            add(arguments)
+            continue
         if type(arguments) is str and plain_text:
-            # JSON text, read by orjson alone when it gives an object of strings, integers,
-            # booleans and nulls: what `Trace.arguments` gives (orjson reads a big integer as
-            # a float, and refuses what `loads` might read otherwise), at half its cost.
             try:
                 value = loads_(arguments)
             except ValueError:
@@ -117,45 +161,12 @@ def shown_calls(  # noqa: PLR0915 - one loop on purpose: a function call per cal
                 for item in value.values():
                     kind = type(item)
                     if kind is float or kind is dict or kind is list:
-                        value = None
                         break
-            arguments = value if type(value) is dict else arguments_of(index)
-        elif type(arguments) is not dict:
-            arguments = arguments_of(index)
-        if index < kept:
-            if arguments is None:
-                add_actual({"name": name, "arguments_error": trace.problem(index)})
-            else:
-                add_actual({"name": name, "arguments": arguments})
-        if index < shown:
-            if arguments is None:
-                add_part(f"{index + 1}. {name}(<unreadable arguments>)")
-                continue
-            # `_call_text`, inlined: the loop's main cost (40 and 120: the two clips).
-            values = []
-            for key, value in arguments.items():
-                try:
-                    text = dumps_(value).decode()
-                except (TypeError, orjson.JSONEncodeError):
-                    text = dumps(value)
-                values.append(f"{key}={text}" if len(text) <= 40 else f"{key}={text[:39]}…")
-            text = f"{name}({', '.join(values)})"
-            add_part(f"{index + 1}. {text}" if len(text) <= 120 else f"{index + 1}. {text[:119]}…")
-    label = trace.label
-    if not count:
-        return f"no calls ({label})", actual
-    if mark is not None and 0 <= mark < count:
-        if mark >= _SHOWN_CALLS:
-            if mark != _SHOWN_CALLS:
-                parts.append("…")
-            parts.append(f"{mark + 1}. {_call_text(names[mark], arguments_of(mark))} <<")
-            shown = mark + 1
-        else:
-            parts[mark] += " <<"
-    if shown < count:
-        parts.append(f"… ({count - shown} more)")
-    noun = "call" if count == 1 else "calls"
-    return f"{count} {noun} ({label}): " + " → ".join(parts), actual
+                else:
+                    add(value)
+                    continue
+        add(trace.arguments(index))
+    return found
 
 
 def _call_text(name: str, arguments: dict[str, Any] | None) -> str:
