@@ -31,7 +31,6 @@ both paths agree on every verdict, score and message.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -359,6 +358,20 @@ class FastGen:
         return "\n".join(lines) + "\n"
 
 
+class _ByFormat(dict[str, AssertionResult]):
+    """A traced checker's full pass per trace format (`traced_pass`), looked up in C."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    def __missing__(self, trace_format: str) -> AssertionResult:
+        found = self[trace_format] = traced_pass(self.key, trace_format)
+        return found
+
+
 class Fast:
     """An expectation's generated code: the function (see the module's docstring) and its source."""
 
@@ -408,8 +421,8 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         if emit is not None and emit(gen):
             if gen.flag in gen.traced:
                 traced.add(index)
-                by_format = gen.const(functools.partial(traced_pass, checker.key))
-                results.append(f"{by_format}(tr.format) if {gen.flag} else None")
+                by_format = gen.const(_ByFormat(checker.key))
+                results.append(f"{by_format}[tr.format] if {gen.flag} else None")
                 shared.append(gen.flag)
                 continue
             result = f"{gen.const(passed(checker.key))} if {gen.flag} else None"

@@ -43,7 +43,7 @@ _EXPECTATIONS = {
 class ToolSequence(TraceChecker):
     """The calls against a list of patterns, by mode; the score is the fraction matched."""
 
-    __slots__ = ("_expected_text", "mode", "patterns", "threshold")
+    __slots__ = ("_expected_text", "_names", "mode", "patterns", "threshold")
 
     def __init__(
         self, key: str, patterns: Sequence[CallPattern], mode: str, threshold: float | None
@@ -53,6 +53,13 @@ class ToolSequence(TraceChecker):
         self.mode = mode
         self.threshold = threshold
         self._expected_text: str | None = None  # `_expectation`, written once
+        # The listed tools' names, when every pattern is a name alone (`expected` is then
+        # written from them: a failure writes it every time).
+        self._names = (
+            tuple(pattern.name for pattern in patterns)
+            if all(pattern.args is None for pattern in patterns)
+            else None
+        )
 
     def _listed(self, separator: str) -> str:
         return separator.join(pattern.describe() for pattern in self.patterns)
@@ -66,6 +73,9 @@ class ToolSequence(TraceChecker):
         return self._worded(_DESCRIPTIONS)
 
     def expected(self) -> Any:
+        names = self._names
+        if names is not None:  # tools by name only: each pattern's JSON is its name
+            return {"mode": self.mode, "calls": list(names)}
         return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
 
     def passes(self, trace: Trace) -> bool:
