@@ -424,7 +424,7 @@ def _anthropic_blocks(blocks: list[Any], where: str, found: Trace) -> None:
 
 def _generic_list(items: list[Any], where: str, found: Trace) -> None:
     """`_generic` for each item; the common ``{name, arguments}`` read inline."""
-    names, raw = found.names, found.raw
+    add_name, add_raw = found.names.append, found.raw.append  # (bound once)
     for index, item in enumerate(items):
         if type(item) is dict:
             name = item.get("name")
@@ -434,8 +434,8 @@ def _generic_list(items: list[Any], where: str, found: Trace) -> None:
                     arguments = item.get("args")
                     if arguments is None:
                         arguments = item.get("input")
-                names.append(name)
-                raw.append(arguments)
+                add_name(name)
+                add_raw(arguments)
                 continue
         _generic(item, where, index, found)
 
