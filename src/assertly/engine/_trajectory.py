@@ -68,6 +68,8 @@ NO_TRACE: Final = (
 _orjson_loads = orjson.loads
 _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+# Values of an argument object that may hide a big integer orjson read as a float (`_quick`).
+_INEXACT = frozenset({float, dict, list})
 
 
 class _Unreadable(Exception):
@@ -252,8 +254,9 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
         if type(content) is list and data.get("type") == "message" and "role" in data:
             if "tool_calls" in data or "function_call" in data:
                 return None  # a Chat Completions message: in full
+            kinds, inexact = _ANTHROPIC_CALLS, _INEXACT
             for block in content:
-                if block["type"] in _ANTHROPIC_CALLS:
+                if block["type"] in kinds:
                     name = block["name"]
                     if type(name) is not str:
                         return None
@@ -261,9 +264,9 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                     arguments = block.get("input")
                     if type(arguments) is dict:
                         for value in arguments.values():
-                            kind = type(value)
-                            if kind is float or kind is dict or kind is list:
+                            if type(value) in inexact:
                                 exact = False
+                                break
                     elif arguments is not None and type(arguments) is not str:
                         exact = False
                     add_raw(arguments)
