@@ -24,6 +24,7 @@ __all__ = [
     "TOO_DEEP_MESSAGE",
     "JsonTooDeep",
     "dumps",
+    "has_long_digit_run",
     "iter_brackets",
     "json_depth",
     "loads",
@@ -59,37 +60,54 @@ _DUMP_OPTIONS = orjson.OPT_NON_STR_KEYS
 #
 # Looking for that run costs more than it finds, so a cheaper test goes first. A run of 19
 # digits covers 19 consecutive positions, which always include two consecutive multiples of 9
-# (the first multiple of 9 in the run is at most 8 past its start, the next 9 further). So
-# when the text's every 9th character has no two adjacent digits, there is no such run: one
-# C-level slice, a translate of a ninth of the text and a find, about a third of the full
-# test (which maps every byte to "digit or not" and looks for 19 in a row). Texts that fail
-# the cheap test (a long number, or dates in a row) get the full one; neither ever misses a
-# run. Digits are ASCII, so a non-ASCII character is never taken for one in either test.
+# (the first multiple of 9 in the run, 9k, is at most 8 past its start, the next 9 further).
+# So when the text's every 9th character has no two adjacent digits, there is no such run:
+# one C-level slice, a translate of a ninth of the text and a find, about a third of the full
+# test (which maps every byte to "digit or not" and looks for 19 in a row). When the sample
+# does have adjacent digits (ids, timestamps, numbers: common in agents' replies), a run can
+# only be near them: one holding positions 9k and 9k + 9 starts at 9k - 8 at the earliest and
+# ends at 9k + 18 at the latest. So only those windows of the text get the full test, unless
+# there are many (a long number, an array of numbers), when the whole text gets it. Neither
+# test ever misses a run, nor sees one that is not there. Digits are ASCII, so a non-ASCII
+# character is never taken for one: the sample and windows of text are encoded to ASCII with
+# every other character replaced by "?" (one byte each, so a position in the sample's bytes
+# is its position in the sample; lone surrogates are replaced too).
 _DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_RUN = b"0" * 19
 _STRIDE = 9
 _SHORT = 19 * _STRIDE  # below this, the sample would be hardly smaller than the text
+_WINDOWS = 4  # sample hits looked at one by one; more, and the whole text is tested
 
 
-def _has_long_digit_run(text: str | bytes) -> bool:
-    """Whether ``text`` holds 19 digits in a row (never wrong; see the comment above)."""
+def has_long_digit_run(text: str | bytes) -> bool:
+    """Whether ``text`` holds 19 digits in a row, so that orjson may not read it exactly.
+
+    Never wrong either way (see the comment above).
+    """
     # `find`, not `in`: `in` on bytes first tries its operand as an integer, and the
     # exception that raises and clears costs more than the search.
-    if len(text) >= _SHORT:
-        if _as_bytes(text[::_STRIDE]).translate(_DIGIT_MAP).find(b"00") < 0:
-            return False
-    elif len(text) < 19:
-        return False
-    return _as_bytes(text).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0
+    if len(text) < _SHORT:
+        return len(text) >= 19 and _ascii(text).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0
+    sample = _ascii(text[::_STRIDE]).translate(_DIGIT_MAP)
+    hit = sample.find(b"00")
+    windows = _WINDOWS
+    while hit >= 0:
+        if not windows:
+            return _ascii(text).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0
+        windows -= 1
+        at = hit * _STRIDE
+        window = text[max(at - _STRIDE, 0) : at + 2 * _STRIDE + 1]
+        if _ascii(window).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0:
+            return True
+        hit = sample.find(b"00", hit + 1)
+    return False
 
 
-def _as_bytes(text: str | bytes) -> bytes:
+def _ascii(text: str | bytes) -> bytes:
+    """Bytes in which a digit is where the text has one (see the comment above)."""
     if isinstance(text, bytes):
         return text  # (a str subclass, numpy.str_ from a py: target, is encoded below)
-    try:
-        return text.encode()  # UTF-8's fast path
-    except UnicodeEncodeError:  # a lone surrogate (from a JSON escape): never a digit
-        return text.encode("utf-8", "surrogatepass")
+    return text.encode("ascii", "replace")  # ASCII text: the fast path, a copy
 
 
 def _reject_constant(name: str) -> Any:
@@ -97,6 +115,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_orjson_loads = orjson.loads  # (a global: one lookup less per parse)
 
 
 def loads(text: str | bytes) -> Any:
@@ -107,26 +126,26 @@ def loads(text: str | bytes) -> Any:
             ``msg``, ``lineno`` and ``colno``; or ValueError for nesting beyond the limits.
     """
     if type(text) is str:
-        # The common case: `_has_long_digit_run` inlined (every response and every tool
-        # call's arguments come here; a call costs a tenth of a parse).
-        try:
-            if len(text) >= _SHORT:
-                clear = (
-                    text[::_STRIDE].encode().translate(_DIGIT_MAP).find(b"00") < 0
-                    or text.encode().translate(_DIGIT_MAP).find(_LONG_RUN) < 0
-                )
-            else:
-                clear = len(text) < 19 or text.encode().translate(_DIGIT_MAP).find(_LONG_RUN) < 0
-        except UnicodeEncodeError:  # a lone surrogate
-            clear = not _has_long_digit_run(text)
+        # The common case: `has_long_digit_run` inlined up to its sample (every response and
+        # every tool call's arguments come here; a call costs a tenth of a parse).
+        if len(text) >= _SHORT:
+            clear = (
+                text[::_STRIDE].encode("ascii", "replace").translate(_DIGIT_MAP).find(b"00") < 0
+                or not has_long_digit_run(text)  # adjacent digits in the sample: the windows
+            )
+        else:
+            clear = (
+                len(text) < 19
+                or text.encode("ascii", "replace").translate(_DIGIT_MAP).find(_LONG_RUN) < 0
+            )
         if clear:
-            return orjson.loads(text)
+            return _orjson_loads(text)
     elif isinstance(text, bytes | bytearray):
-        if not _has_long_digit_run(bytes(text)):
-            return orjson.loads(text)
+        if not has_long_digit_run(bytes(text)):
+            return _orjson_loads(text)
         text = text.decode("utf-8")
-    elif not _has_long_digit_run(text):
-        return orjson.loads(text)
+    elif not has_long_digit_run(text):
+        return _orjson_loads(text)
     stripped = text.strip()
     try:
         value, end = _EXACT_DECODER.raw_decode(stripped)

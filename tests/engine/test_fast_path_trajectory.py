@@ -208,18 +208,27 @@ def test_arguments_are_read_only_for_calls_of_the_named_tool() -> None:
     from assertly.engine._response import Response
     from assertly.engine._trajectory import read_trace
 
-    output, _ = FORMATS["openai-chat"]([("search", {"q": "x"}), ("fetch", {"url": "u"})])
+    made = [("search", {"q": "x"}), ("fetch", {"url": "u", "n": 1})]
+    output, _ = FORMATS["openai-chat"](made)
     trace = read_trace(Response(output))
     assert not isinstance(trace, str)
     expectation = assertly.compile(
-        [{"type": "tool-called", "value": {"name": "fetch", "args": {}}}]
+        [{"type": "tool-called", "value": {"name": "fetch", "args": {"n": 1}}}]
     )
     checker = expectation._checkers[0]
     assert checker.passes(trace)  # type: ignore[attr-defined]
     assert trace._read is not None and list(trace._read) == [1]  # fetch's arguments only
     assert trace._made is None  # no ToolCall objects on the way
-    assert trace.calls[1].arguments == {"url": "u"}
+    assert trace.calls[1].arguments == {"url": "u", "n": 1}
     assert trace.call(0).arguments == {"q": "x"}
+    # A pattern of strings only reads the text with orjson alone, and keeps nothing.
+    trace = read_trace(Response(output))
+    assert not isinstance(trace, str)
+    strings = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "fetch", "args": {"url": "u"}}}]
+    )
+    assert strings._checkers[0].passes(trace)  # type: ignore[attr-defined]
+    assert trace._read is None
 
 
 def test_big_integer_arguments_are_exact_in_json_text() -> None:
@@ -231,6 +240,23 @@ def test_big_integer_arguments_are_exact_in_json_text() -> None:
     assert expectation.check(exact).passed
     assert not expectation.check(off_by_one).passed
     assert json.loads(exact)  # the reply itself is valid JSON
+
+
+@pytest.mark.parametrize("form", ["openai-chat", "openai-responses", "anthropic"])
+def test_a_reply_read_for_its_calls_is_still_judged_exactly_as_json(form: str) -> None:
+    """The trace may be read before the big-integer test; the reply's JSON stays exact."""
+    output, _ = FORMATS[form]([("search", {"id": BIG}), ("answer", {})])
+    data = json.loads(output)
+    data["usage_id"] = BIG  # a big integer outside the calls, read as JSON
+    text = json.dumps(data) + " " * 200
+    for spec in (
+        {"tools_called": ["search"], "field_equals": {"usage_id": BIG}},
+        {"field_equals": {"usage_id": BIG}, "tools_called": ["search"]},
+    ):
+        _same(assertly.compile(spec), text, None)
+        assert assertly.compile(spec).check(text).passed
+        off = {**spec, "field_equals": {"usage_id": BIG + 1}}
+        assert not assertly.compile(off).check(text).passed
 
 
 # Drawn cases reach some corners rarely; these are checked in every format, every time.
@@ -264,3 +290,55 @@ def test_argument_corners_agree(form: str, negate: bool) -> None:
         for made in CORNER_CALLS:
             output, context = FORMATS[form](made)
             _same(expectation, output, context)
+
+
+@pytest.mark.parametrize("form", sorted(FORMATS))
+def test_a_trace_only_expectation_judges_a_passing_output_without_a_response(
+    form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every assertion reads the trace alone: a passing output needs no `Response`."""
+    from assertly.engine._response import Response
+
+    spec = [
+        {"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}},
+        {"type": "not-tool-called", "value": "delete"},
+        {"type": "tool-sequence", "value": ["search", "answer"]},
+        {"type": "tool-call-count", "value": {"max": 3}},
+    ]
+    expectation = assertly.compile(spec)
+    mixed = assertly.compile([*spec, {"type": "contains", "value": "x"}])
+    assert mixed._build_fast().trace_function is None  # (contains reads the text)
+    passing, context = FORMATS[form]([("search", {"q": "x"}), ("answer", {})])
+    failing, failing_context = FORMATS[form]([("search", {"q": "y"}), ("delete", {})])
+    first = expectation.check(passing, context=context)  # (builds the prebuilt result)
+    assert expectation._fast.trace_function is not None
+    built: list[Any] = []
+    original = Response.__init__
+
+    def counting(self: Response, value: Any) -> None:
+        built.append(value)
+        original(self, value)
+
+    monkeypatch.setattr(Response, "__init__", counting)
+    assert expectation.check(passing, context=context) is first
+    assert built == []
+    result = expectation.check(failing, context=failing_context)
+    assert len(built) == 1  # the detailed path's
+    monkeypatch.setattr(Response, "__init__", original)
+    detailed = expectation._check_detailed(failing, context=failing_context)
+    assert result.to_dict() == detailed.to_dict()
+
+
+def test_a_string_argument_must_be_a_str_not_a_subclass() -> None:
+    """As `_subset` compares: a str subclass (from a py: agent) is not a JSON string."""
+
+    class Text(str):
+        __slots__ = ()
+
+    expectation = assertly.compile(
+        [{"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}}]
+    )
+    output = {"tool_calls": [{"name": "search", "arguments": {"q": Text("x")}}]}
+    _same(expectation, output, None)
+    assert not expectation.check(output).passed
+    assert expectation.check({"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}).passed

@@ -191,13 +191,20 @@ def test_unreadable_metadata_is_no_trace_even_when_the_response_has_one(
 
 def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    original = trajectory._from_object
+    original, quick = trajectory._from_object, trajectory._quick
 
     def counting(data: Any, found: Any) -> Any:
         seen.append(data)
         return original(data, found)
 
+    def counting_quick(data: Any) -> Any:  # a plain reply is read by `_quick`
+        read = quick(data)
+        if read is not None:
+            seen.append(data)
+        return read
+
     monkeypatch.setattr(trajectory, "_from_object", counting)
+    monkeypatch.setattr(trajectory, "_quick", counting_quick)
     import assertly
 
     expectation = assertly.compile(

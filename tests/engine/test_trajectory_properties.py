@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import assertly
 from assertly import Outcome
 from assertly.engine._values import to_json_bytes
+from trajectory_support import FORMATS
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
 FAST = settings(
@@ -180,3 +183,280 @@ def test_no_response_makes_a_trajectory_assertion_raise(response: Any, context: 
         else:
             assert negated.passed is not plain.passed
             assert math.isclose(negated.score, 1 - plain.score)
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (keys and indexes from the root)."""
+    found = [path]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += _paths(child, (*path, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found += _paths(child, (*path, index))
+    return found
+
+
+_KEYS_READ = {"choices", "message", "tool_calls", "function", "name", "output", "type", "content"}
+
+
+@st.composite
+def near_plain_replies(draw: st.DrawFn) -> Any:
+    """An API reply in its plain shape, often changed in one or two places.
+
+    The places the readers look at (the keys they read, the objects holding calls) are drawn
+    more often than the rest.
+    """
+    form = draw(st.sampled_from(["openai-chat", "openai-responses", "anthropic"]))
+    made = draw(st.lists(st.tuples(NAMES, st.dictionaries(st.just("q"), NAMES)), max_size=3))
+    data = json.loads(FORMATS[form](made)[0])
+    for _ in range(draw(st.integers(0, 2))):
+        paths = [path for path in _paths(data) if path]
+        read = [path for path in paths if path[-1] in _KEYS_READ or isinstance(path[-1], int)]
+        path = draw(st.sampled_from(read * 3 + paths))
+        parent = data
+        for step in path[:-1]:
+            parent = parent[step]
+        change = draw(st.sampled_from(["replace", "delete", "add"]))
+        if change == "add":
+            target = parent[path[-1]]
+            if isinstance(target, dict):
+                key = draw(
+                    st.sampled_from(["function_call", "tool_calls", "role", "type", "object"])
+                )
+                target[key] = draw(
+                    JSON_VALUES | st.fixed_dictionaries({"name": NAMES}) | st.just("response")
+                )
+            continue
+        if change == "replace":
+            parent[path[-1]] = draw(
+                JSON_VALUES
+                | st.sampled_from(["custom_tool_call", "tool_use", "mcp_call", "message"])
+            )
+        else:
+            del parent[path[-1]]
+    return data
+
+
+QUICK_READ: Counter[str] = Counter()
+
+
+@FAST
+@given(data=near_plain_replies())
+def test_the_quick_reader_reads_what_the_full_readers_read(data: Any) -> None:
+    """Plain API replies are read with C-level lookups (`_quick`), anything else in full."""
+    from assertly.engine._trajectory import _quick, _read_value
+
+    try:
+        full: Any = _read_value(data)
+    except TypeError:  # a block whose type is an array (unhashable): "could not judge"
+        full = None
+    found = _quick(data) if type(data) is dict else None
+    quick = None if found is None else found[0]
+    if quick is None:
+        QUICK_READ["full"] += 1
+        return
+    QUICK_READ[quick.format] += 1
+    assert not isinstance(full, str), full
+    assert (quick.names, quick.raw, quick.format, quick.free) == (
+        full.names,
+        full.raw,
+        full.format,
+        full.free,
+    )
+
+
+def test_the_quick_reader_was_exercised() -> None:
+    if sum(QUICK_READ.values()) < 50:
+        pytest.skip("run with the property tests")
+    assert set(QUICK_READ) == {"openai-chat", "openai-responses", "anthropic", "full"}, QUICK_READ
+    assert QUICK_READ["full"] >= 10, QUICK_READ
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Any:
+    def change(data: Any) -> None:
+        for step in path[:-1]:
+            data = data[step]
+        data[path[-1]] = value
+
+    return change
+
+
+def _delete(path: tuple[Any, ...]) -> Any:
+    def change(data: Any) -> None:
+        for step in path[:-1]:
+            data = data[step]
+        del data[path[-1]]
+
+    return change
+
+
+def _both(first: Any, second: Any) -> Any:
+    def change(data: Any) -> None:
+        first(data)
+        second(data)
+
+    return change
+
+
+MESSAGE = ("choices", 0, "message")
+CALL = (*MESSAGE, "tool_calls", 0)
+# The places where a plain reply stops being plain, each form of the break.
+NEAR_PLAIN: list[tuple[str, Any]] = [
+    ("openai-chat", _set((*MESSAGE, "function_call"), {"name": "legacy", "arguments": "{}"})),
+    ("openai-chat", _set((*MESSAGE, "function_call"), 5)),
+    ("openai-chat", _set((*MESSAGE, "function_call"), None)),
+    ("openai-chat", _set((*MESSAGE, "tool_calls"), None)),
+    ("openai-chat", _set((*MESSAGE, "tool_calls"), "x")),
+    ("openai-chat", _delete((*MESSAGE, "tool_calls"))),
+    ("openai-chat", _set(CALL, 5)),
+    ("openai-chat", _set(CALL, {"name": "direct", "arguments": "{}"})),
+    ("openai-chat", _set((*CALL, "function"), None)),
+    ("openai-chat", _set((*CALL, "function"), ["x"])),
+    ("openai-chat", _set((*CALL, "function", "name"), 5)),
+    ("openai-chat", _delete((*CALL, "function", "name"))),
+    ("openai-chat", _delete((*CALL, "function", "arguments"))),
+    ("openai-chat", _set(("choices",), [])),
+    ("openai-chat", _set(("choices", 0), 5)),
+    ("openai-chat", _set(MESSAGE, "x")),
+    ("openai-chat", _delete(MESSAGE)),
+    ("openai-responses", _set(("object",), "x")),
+    ("openai-responses", _both(_set(("object",), "x"), _set(("output", 0, "type"), 5))),
+    ("openai-responses", _delete(("object",))),
+    ("openai-responses", _set(("output", 1, "type"), "custom_tool_call")),
+    ("openai-responses", _set(("output", 1, "type"), "mcp_call")),
+    ("openai-responses", _set(("output", 1, "type"), 5)),
+    ("openai-responses", _set(("output", 1, "type"), [])),
+    ("openai-responses", _delete(("output", 1, "type"))),
+    ("openai-responses", _set(("output", 1), 5)),
+    ("openai-responses", _set(("output", 1, "name"), 5)),
+    ("openai-responses", _delete(("output", 1, "name"))),
+    ("openai-responses", _set(("output", 0), "x")),
+    ("anthropic", _set(("content", 1, "type"), [])),
+    ("anthropic", _set(("content", 1, "type"), "server_tool_use")),
+    ("anthropic", _set(("content", 1, "name"), 5)),
+    ("anthropic", _delete(("content", 1, "name"))),
+    ("anthropic", _set(("content", 0), "x")),
+    ("anthropic", _delete(("content", 0, "type"))),
+    ("anthropic", _set(("tool_calls",), [])),
+    ("anthropic", _set(("function_call",), None)),
+    ("anthropic", _set(("type",), "x")),
+    ("anthropic", _delete(("role",))),
+    ("anthropic", _delete(("type",))),
+]
+
+
+@pytest.mark.parametrize(("form", "change"), NEAR_PLAIN)
+def test_each_break_of_a_plain_reply_is_read_as_the_full_readers_read_it(
+    form: str, change: Any
+) -> None:
+    from assertly.engine._trajectory import _quick, _read_value
+
+    data = json.loads(FORMATS[form]([("search", {"q": "x"}), ("fetch", {"url": "u"})])[0])
+    plain = _quick(data)
+    assert plain is not None and plain[0].names == ["search", "fetch"]
+    change(data)
+    try:
+        full: Any = _read_value(data)
+    except TypeError:  # a block whose type is an array (unhashable): "could not judge"
+        full = None
+    found = _quick(data)
+    if found is not None:
+        quick = found[0]
+        assert isinstance(full, type(quick)), full
+        assert (quick.names, quick.raw, quick.format, quick.free) == (
+            full.names,
+            full.raw,
+            full.format,
+            full.free,
+        )
+
+
+BIG_NUMBERS = st.sampled_from(
+    [123456789012345678901234567890, -99999999999999999999, 18446744073709551616, 2**64 - 1]
+)
+
+
+@st.composite
+def replies_with_numbers(draw: st.DrawFn) -> str:
+    """A reply as JSON text, big integers (and other hazards) drawn into it anywhere."""
+    form = draw(st.sampled_from(["openai-chat", "openai-responses", "anthropic"]))
+    args = st.dictionaries(st.sampled_from(["q", "id"]), NAMES | BIG_NUMBERS | st.integers())
+    made = draw(st.lists(st.tuples(NAMES, args), max_size=3))
+    data = json.loads(FORMATS[form](made)[0])
+    paths = [path for path in _paths(data) if path]
+    for _ in range(draw(st.integers(0, 3))):
+        path = draw(st.sampled_from(paths))
+        parent = data
+        try:
+            for step in path[:-1]:
+                parent = parent[step]
+            parent[path[-1]] = draw(BIG_NUMBERS | JSON_VALUES | st.just("\ud800"))
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier change moved it
+    text = json.dumps(data, ensure_ascii=draw(st.booleans()))
+    if draw(st.integers(0, 9)) == 0:
+        text = "\ufeff" + text
+    return text
+
+
+@FAST
+@given(replies_with_numbers())
+def test_a_trace_read_before_the_big_integer_test_is_the_exact_one(text: str) -> None:
+    """`read_trace` may read a reply from orjson's value (`Response.unchecked_json`)."""
+    from assertly.engine._response import NOT_JSON, Response
+    from assertly.engine._trajectory import _read_value, read_trace
+    from assertly.engine._values import loads
+
+    response = Response(text)
+    exact = Response(text).whole_json
+    try:
+        expected = _read_value(exact)  # (the full readers, on the exact value)
+    except TypeError:  # a block whose type is an array (unhashable): "could not judge"
+        with pytest.raises(TypeError):
+            read_trace(response)
+        return
+    trace = read_trace(response)
+    if isinstance(expected, str) or isinstance(trace, str):
+        assert trace == expected
+    else:
+        got = (trace.names, trace.raw, trace.format, trace.free)
+        assert json.dumps(got) == json.dumps(
+            (expected.names, expected.raw, expected.format, expected.free)
+        )
+    # The response's own JSON stays exact, whichever way it was read.
+    if exact is NOT_JSON:
+        assert response.whole_json is NOT_JSON
+    else:
+        assert json.dumps(response.whole_json) == json.dumps(exact)
+        body = text[1:] if text.startswith("\ufeff") else text
+        assert json.dumps(exact) == json.dumps(loads(body))
+
+
+@pytest.mark.parametrize("form", ["openai-chat", "openai-responses", "anthropic"])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        123456789012345678901234567890,
+        {"id": 123456789012345678901234567890},
+        {"filters": {"id": 123456789012345678901234567890}},
+        {"ids": [123456789012345678901234567890]},
+        [1.5],
+    ],
+)
+def test_arguments_that_are_not_text_are_read_from_the_exact_value(
+    form: str, arguments: Any
+) -> None:
+    from assertly.engine._response import Response
+    from assertly.engine._trajectory import read_trace
+
+    data = json.loads(FORMATS[form]([("search", {"q": "x"}), ("fetch", {})])[0])
+    if form == "openai-chat":
+        data["choices"][0]["message"]["tool_calls"][1]["function"]["arguments"] = arguments
+    elif form == "openai-responses":
+        data["output"][2]["arguments"] = arguments
+    else:
+        data["content"][2]["input"] = arguments
+    trace = read_trace(Response(json.dumps(data) + " " * 200))
+    assert not isinstance(trace, str)
+    assert trace.raw[1] == arguments and json.dumps(trace.raw[1]) == json.dumps(arguments)

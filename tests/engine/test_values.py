@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import assertly
 from assertly.engine._values import loads
@@ -69,25 +73,25 @@ def test_numbers_orjson_reads_exactly_stay_as_they_are() -> None:
 
 @pytest.mark.parametrize("where", [0, 1, 7, 8, 9, 10, 17, 18, 170, 171, 400])
 def test_a_run_of_nineteen_digits_is_seen_at_every_offset(where: int) -> None:
-    from assertly._json import _has_long_digit_run
+    from assertly._json import has_long_digit_run
 
     for length, expected in ((18, False), (19, True), (25, True)):
         text = "a" * where + "7" * length + "b" * 300
-        assert _has_long_digit_run(text) is expected, (where, length)
-        assert _has_long_digit_run(text.encode()) is expected, (where, length)
+        assert has_long_digit_run(text) is expected, (where, length)
+        assert has_long_digit_run(text.encode()) is expected, (where, length)
         wide = "é" * where + "7" * length + "€" * 300  # non-ASCII around it
-        assert _has_long_digit_run(wide) is expected, (where, length)
+        assert has_long_digit_run(wide) is expected, (where, length)
 
 
 def test_digits_spread_out_are_not_a_run() -> None:
-    from assertly._json import _has_long_digit_run
+    from assertly._json import has_long_digit_run
 
     # Every 9th character a digit, and dates: the cheap test defers to the full one, which
     # finds no run.
     spaced = "".join("1" if index % 9 == 0 else "x" for index in range(900))
-    assert not _has_long_digit_run(spaced)
-    assert not _has_long_digit_run("2026-01-05T10:00:00Z, " * 40)
-    assert not _has_long_digit_run("1" * 18 + "x" + "1" * 18 + "x" * 300)
+    assert not has_long_digit_run(spaced)
+    assert not has_long_digit_run("2026-01-05T10:00:00Z, " * 40)
+    assert not has_long_digit_run("1" * 18 + "x" + "1" * 18 + "x" * 300)
 
 
 def test_text_with_a_lone_surrogate_is_still_checked_for_big_integers() -> None:
@@ -108,3 +112,65 @@ def test_a_str_subclass_with_a_big_integer_is_read_exactly() -> None:
     for pad in (0, 200):  # under and over the sampled test's length
         text = Text(json.dumps({"id": big, "pad": "x" * pad}))
         assert exact_loads(text) == {"id": big, "pad": "x" * pad}
+
+
+# The windows: when the sample has adjacent digits, only the text around them is tested. A
+# property against the plain definition, on texts made of runs of digits of every length and
+# of other characters (ASCII, non-ASCII, lone surrogates), short and long.
+RUNS = st.lists(
+    st.one_of(
+        st.integers(1, 40).map(lambda n: "7" * n),
+        st.text(alphabet="0123456789", min_size=1, max_size=25),
+        st.text(alphabet="ab:-é€\ud800\U0001f600", min_size=1, max_size=12),
+        st.text(max_size=10),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150")) * 4)
+@given(RUNS, st.integers(0, 200))
+def test_the_windowed_digit_test_is_the_plain_one(parts: list[str], padding: int) -> None:
+    from assertly._json import has_long_digit_run
+
+    for text in ("".join(parts), "x" * padding + "".join(parts)):
+        expected = re.search(r"[0-9]{19}", text) is not None
+        assert has_long_digit_run(text) is expected
+        as_bytes = text.encode("utf-8", "surrogatepass")
+        assert has_long_digit_run(as_bytes) is expected
+
+
+@pytest.mark.parametrize("gap", [0, 1, 5, 9, 17, 18, 19, 40])
+def test_many_sample_hits_before_the_run_still_find_it(gap: int) -> None:
+    from assertly._json import has_long_digit_run
+
+    # Numbers of 18 digits (each a sample hit, none a run) ahead of the one run of 19.
+    numbers = ", ".join(["123456789012345678"] * 12)
+    run = "1234567890123456789"
+    text = f"[{numbers}, {'x' * gap}{run}]" + " " * 200
+    assert has_long_digit_run(text)
+    assert not has_long_digit_run(text.replace(run, run[:-1]))
+    assert loads(text.replace("x", " "))[-1] == int(run)
+
+
+@settings(max_examples=int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150")) * 4)
+@given(
+    st.integers(171, 400),
+    st.lists(st.integers(0, 399), max_size=12),
+    st.lists(st.tuples(st.integers(0, 399), st.integers(15, 22)), max_size=3),
+)
+def test_runs_next_to_stray_digits_are_found(
+    size: int, strays: list[int], runs: list[tuple[int, int]]
+) -> None:
+    """Stray digits on the sampled positions make sample hits that are not the run."""
+    from assertly._json import has_long_digit_run
+
+    chars = ["x"] * size
+    for position in strays:
+        chars[(position // 9 * 9) % size] = "5"  # on a sampled position
+    for start, length in runs:
+        chars[start % size : start % size + length] = "7" * length
+    text = "".join(chars)
+    expected = re.search(r"[0-9]{19}", text) is not None
+    assert has_long_digit_run(text) is expected
+    assert has_long_digit_run(text.encode()) is expected

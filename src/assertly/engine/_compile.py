@@ -17,7 +17,7 @@ from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
 from ._regex import RegexTimeout
 from ._registry import REGISTRY, Registry
-from ._response import Response
+from ._response import NOT_JSON, Response
 from ._result import (
     ERROR,
     FAILED,
@@ -26,6 +26,7 @@ from ._result import (
     CheckResult,
 )
 from ._shape import compile_shape
+from ._trajectory import peek_trace
 from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
@@ -46,6 +47,8 @@ class Expectation:
         "_checkers",
         "_fast",
         "_metrics",
+        "_trace_function",
+        "_traced",
         "_uniform",
         "_weight_total",
         "_weights",
@@ -70,7 +73,11 @@ class Expectation:
         self._uniform = all(weight == 1.0 for weight in weights)
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
+        self._trace_function: Any = None  # its `trace_function`, when built and there is one
         self._all_pass: dict[tuple[str | None, str | None], CheckResult] = {}
+        # The same results for JSON read whole (not extracted), by trace format alone: the
+        # common lookup of a passing trajectory check, without building a key.
+        self._traced: dict[str, CheckResult] = {}
         # Whether a model-graded assertion is among the checkers (set by `compile`): the
         # runner then judges in two passes with a `JudgeBoard` (see `_judging`). "config" when
         # one needs the config's judge:, "self" when all name their own endpoint and model.
@@ -104,13 +111,25 @@ class Expectation:
         Returns:
             The verdict. Never raises for any response.
         """
+        trace_function = self._trace_function
+        if trace_function is not None and type(response) is not Response:
+            # Every assertion judges the tool-call trace alone (`Fast.trace_function`): it is
+            # read without a `Response` where it can be (`peek_trace`); a passing output needs
+            # none. (No assertion reads the context but for its calls, nor the clock.)
+            ctx = None if context is None and now is None else CheckContext.build(context, now)
+            try:
+                trace, parsed = peek_trace(response, ctx)
+                verdict = False if trace is None else trace_function(trace)
+            except Exception:  # doubt, never a verdict: the usual way reads and judges again
+                trace, parsed, verdict = None, NOT_JSON, False
+            if type(verdict) is str:  # every assertion passed; the calls were in this format
+                return self._traced.get(verdict) or self._passed(None, verdict)
+            return self._trace_not_passed(response, ctx, trace, parsed, verdict)
         fast = self._fast
-        if fast is _UNBUILT:
-            fast = self._build_fast()
-        if fast is None:
-            if type(response) is not Response:
-                response = Response(response)
-            return self._judge(response, CheckContext.build(context, now))
+        if fast is _UNBUILT or fast is None:
+            fast = self._build_fast() if fast is _UNBUILT else None
+            if fast is None:
+                return self._check_detailed(response, context=context, now=now)
         if context is None and now is None and not fast.uses_ctx:
             ctx = None  # an empty context (the clock's "now") is made only if needed
         else:
@@ -135,10 +154,41 @@ class Expectation:
             if verdict is True:
                 return self._passed(response)
             if type(verdict) is str:  # every assertion passed; the calls were in this format
-                prebuilt = self._all_pass.get(
-                    (response.extracted if response.is_text else None, verdict)
-                )
+                if response.extracted is None:
+                    prebuilt = self._traced.get(verdict)
+                else:
+                    prebuilt = self._all_pass.get(
+                        (response.extracted if response.is_text else None, verdict)
+                    )
                 return prebuilt or self._passed(response, verdict)
+        if ctx is None:
+            ctx = CheckContext()
+        if verdict:
+            # Per checker: its result, or None where only the detailed path can say.
+            return self._judge(response, ctx, verdict)
+        return self._judge(response, ctx)
+
+    def _trace_not_passed(
+        self,
+        output: Any,
+        ctx: CheckContext | None,
+        trace: Any,
+        parsed: Any,
+        verdict: Any,
+    ) -> CheckResult:
+        """`check`'s trace-only way, for an output its fast test did not find passing.
+
+        The detailed path's result, on a `Response` handed what was read (the trace, orjson's
+        value of the text); or, when no trace could be read without one, `check`'s usual way
+        on that `Response`.
+        """
+        response = Response(output)
+        if parsed is not NOT_JSON:
+            response.adopt_unchecked(parsed)  # (not parsed again)
+        if trace is None:
+            return self.check(response, context=ctx)  # (a `Response`: the usual way)
+        if ctx is None or ctx.tool_calls is None:
+            response.trace_cache = trace
         if ctx is None:
             ctx = CheckContext()
         if verdict:
@@ -160,8 +210,9 @@ class Expectation:
     def _build_fast(self) -> Any:
         from ._fast import build_fast
 
-        self._fast = build_fast(self._checkers)
-        return self._fast
+        fast = self._fast = build_fast(self._checkers)
+        self._trace_function = None if fast is None else fast.trace_function
+        return fast
 
     def _passed(self, response: Response | None, trace_format: str | None = None) -> CheckResult:
         """The result of a response the fast path found passing every assertion plainly.
@@ -179,6 +230,8 @@ class Expectation:
                 PASSED, 1.0, results, named, self.threshold, extracted, self._weights
             )
             self._all_pass[(extracted, trace_format)] = prebuilt
+            if extracted is None and trace_format is not None:
+                self._traced[trace_format] = prebuilt
         return prebuilt
 
     def _check_detailed(
@@ -220,15 +273,22 @@ class Expectation:
                     # rest judge.
                     results[index] = _could_not_judge(checker, error)
         judged: list[AssertionResult] = results  # type: ignore[assignment]  # no None left
-        scores = [r.score for r in judged]
+        # One loop, not a comprehension per figure: this runs for every response that does not
+        # pass, often for one or two assertions, where each comprehension's call is most of it.
+        scores = []
+        failed_any = errored_any = False
+        for result in judged:
+            scores.append(result.score)
+            outcome = result.outcome
+            if outcome == FAILED:
+                failed_any = True
+            elif outcome == ERROR:
+                errored_any = True
         if self._uniform:
             score = sum(scores) / len(scores)
         else:
             score = sum([s * w for s, w in zip(scores, self._weights, strict=True)])
             score /= self._weight_total
-        outcomes = {r.outcome for r in judged}
-        failed_any = FAILED in outcomes
-        errored_any = ERROR in outcomes
         threshold = self.threshold
         if threshold is None:
             # A definite failure outranks an error; an error is never a pass.

@@ -31,7 +31,6 @@ both paths agree on every verdict, score and message.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +123,7 @@ class FastGen:
         self.uses_ctx = False
         self.uses_response = False
         self._trace = False
+        self._trace_at = self._trace_end = 0  # the statements reading the trace
         self.traced: set[str] = set()  # flags of checkers whose full pass names the format
 
     def begin(self, index: int) -> None:
@@ -199,15 +199,19 @@ class FastGen:
             self.uses_response = True
             self.namespace["_trace_of"] = trace_of
             self.namespace["_read_trace"] = read_trace
-            # `trace_of`, inlined for a check without context (a call less per response).
+            self._trace_at = len(self._top.lines)
+            # `trace_of`, inlined (a call less per response): the response's own calls, or
+            # the context's reported ones (read by `trace_of` the first time).
             self.statement(
                 "if ctx is None:\n"
                 "    tr = response.trace_cache\n"
                 "    if tr is None: tr = response.trace_cache = _read_trace(response)\n"
                 "else:\n"
-                "    tr = _trace_of(response, ctx)\n"
+                "    tr = response.trace_cache if ctx.tool_calls is None else ctx.trace_cache\n"
+                "    if tr is None: tr = _trace_of(response, ctx)\n"
                 "if type(tr) is str: return False"
             )
+            self._trace_end = len(self._top.lines)
         self.traced.add(self.flag)
         return "tr"
 
@@ -327,11 +331,51 @@ class FastGen:
         lines.append("    return (" + "".join(f"{r}, " for r in results) + ")")
         return "\n".join(lines) + "\n"
 
+    @property
+    def trace_only(self) -> bool:
+        """Whether every test reads the trace and nothing else (then `trace_source` exists)."""
+        return (
+            self._trace
+            and self.traced == set(self.flags)
+            and not self._data
+            and not self._text
+            and not self._loop_order
+            and not self.uses_ctx
+        )
+
+    def trace_source(self, results: Sequence[str], shared: Sequence[str]) -> str:
+        """The same function for a trace read beforehand: ``_fast_trace(tr)``, without reading.
+
+        Only for `trace_only` code: the statements that read the trace are left out, and the
+        rest, every test of the trace, is as in `source`.
+        """
+        top = self._top.lines[: self._trace_at] + self._top.lines[self._trace_end :]
+        lines = ["def _fast_trace(tr):"]
+        lines += [f"    {flag} = True" for flag in self.flags]
+        lines += [self._top.indent + line for line in top]
+        lines.append("    if " + (" and ".join(shared) or "True") + ": return tr.format")
+        lines.append("    return (" + "".join(f"{r}, " for r in results) + ")")
+        return "\n".join(lines) + "\n"
+
+
+class _ByFormat(dict[str, AssertionResult]):
+    """A traced checker's full pass per trace format (`traced_pass`), looked up in C."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    def __missing__(self, trace_format: str) -> AssertionResult:
+        found = self[trace_format] = traced_pass(self.key, trace_format)
+        return found
+
 
 class Fast:
     """An expectation's generated code: the function (see the module's docstring) and its source."""
 
-    __slots__ = ("function", "source", "takes_data", "traced", "uses_ctx")
+    __slots__ = ("function", "source", "takes_data", "trace_function", "traced", "uses_ctx")
 
     def __init__(
         self,
@@ -340,6 +384,7 @@ class Fast:
         uses_ctx: bool,
         takes_data: bool,
         traced: frozenset[int] = frozenset(),
+        trace_function: Callable[[Any], Any] | None = None,
     ) -> None:
         self.function = function
         self.source = source
@@ -348,6 +393,10 @@ class Fast:
         self.takes_data = takes_data
         # The checkers whose full pass names the trace's format (`traced_pass`).
         self.traced = traced
+        # When every assertion judges the tool-call trace alone: the same tests on a trace
+        # read beforehand (`_trajectory.peek_trace`), so that a passing output needs no
+        # `Response` (`Expectation.check`).
+        self.trace_function = trace_function
 
     def passes(self, checkers: Sequence[Checker], trace_format: str | None) -> list[Any]:
         """Every checker's full pass, for a response of this trace format (None: no trace)."""
@@ -372,8 +421,8 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         if emit is not None and emit(gen):
             if gen.flag in gen.traced:
                 traced.add(index)
-                by_format = gen.const(functools.partial(traced_pass, checker.key))
-                results.append(f"{by_format}(tr.format) if {gen.flag} else None")
+                by_format = gen.const(_ByFormat(checker.key))
+                results.append(f"{by_format}[tr.format] if {gen.flag} else None")
                 shared.append(gen.flag)
                 continue
             result = f"{gen.const(passed(checker.key))} if {gen.flag} else None"
@@ -392,7 +441,16 @@ def build_fast(checkers: Sequence[Checker]) -> Fast | None:
         results.append(result)
         shared.append(f"{result} is {gen.const(passed(checker.key))}")
     source = gen.source(results, shared)
+    if gen.trace_only:
+        source += "\n\n" + gen.trace_source(results, shared)
     namespace = dict(gen.namespace)
     # Only generated names and operators are in the text; user values are in `namespace`.
     exec(compile(source, "<assertly fast path>", "exec"), namespace)
-    return Fast(namespace["_fast"], source, gen.uses_ctx, gen.takes_data, frozenset(traced))
+    return Fast(
+        namespace["_fast"],
+        source,
+        gen.uses_ctx,
+        gen.takes_data,
+        frozenset(traced),
+        namespace.get("_fast_trace"),
+    )

@@ -16,11 +16,17 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+import orjson
+
+from .._json import _DIGIT_MAP as _DIGITS
+from .._json import _SHORT as _SAMPLED
+from .._json import _STRIDE
 from ._text import fold, nfc
 from ._values import (
     MAX_JSON_DEPTH,
     JsonTooDeep,
     dumps,
+    has_long_digit_run,
     iter_brackets,
     loads,
     loads_nested,
@@ -49,6 +55,7 @@ _FENCE_LINE = re.compile(r"(`{3,})[ \t]*([\w+.-]*)[ \t\r]*$", re.MULTILINE)
 _JSON_FENCE_LANGUAGES = frozenset({"", "json", "jsonc", "json5"})
 _OPENERS = re.compile(r"[\[{]")
 _CHEAP_ATTEMPTS = 8
+_orjson_loads = orjson.loads
 MAX_DEPTH = MAX_JSON_DEPTH  # deeper JSON is never handed to a parser: it cannot be judged
 
 
@@ -198,6 +205,15 @@ def _fenced_blocks(text: str) -> Iterator[str]:
         yield text[start:end]
 
 
+class _Unchecked:
+    """A text's JSON as orjson read it, not yet tested for big integers (`unchecked_json`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 class Response:
     """One output under test, normalised lazily.
 
@@ -283,12 +299,23 @@ class Response:
     def whole_json(self) -> Any:
         """The whole output parsed as JSON, or `NOT_JSON` (`too_deep` says when nested too deep)."""
         whole = self._whole
-        if whole is _UNSET:
+        if whole is _UNSET or type(whole) is _Unchecked:
             text = self._text
             if text.startswith("\ufeff"):
                 text = text[1:]  # a byte order mark is an encoding artefact, not JSON
+            if type(whole) is _Unchecked and (
+                # `has_long_digit_run`, its sample inlined (see `assertly._json`)
+                (
+                    len(text) >= _SAMPLED
+                    and text[::_STRIDE].encode("ascii", "replace").translate(_DIGITS).find(b"00")
+                    < 0
+                )
+                or not has_long_digit_run(text)
+            ):
+                self._whole = whole = whole.value  # what `loads` returns: orjson's value
+                return whole
             try:
-                whole = loads(text)  # `_loads`, its common case first (a call less)
+                whole = loads(text)
             except ValueError as error:
                 try:
                     whole = _not_loaded(text, error)
@@ -296,6 +323,36 @@ class Response:
                     whole, self.too_deep = NOT_JSON, True
             self._whole = whole
         return whole
+
+    def unchecked_json(self) -> Any:
+        """The whole text as orjson reads it, without the test for big integers.
+
+        For a reader that reads no number: orjson reads integers beyond 64 bits inexactly,
+        and `loads` tests the text for them first, which costs a quarter of the parse. Its
+        value is `whole_json` but for such integers (orjson accepts only text `loads` accepts,
+        and reads it the same way otherwise), and `whole_json` takes it over, without parsing
+        again, when the test finds none. `NOT_JSON` when orjson refuses the text (`whole_json`
+        may still read it: big integers, deep nesting). A response that is a value: the value.
+        """
+        whole = self._whole
+        if whole is _UNSET:
+            text = self._text
+            if text.startswith("\ufeff"):
+                text = text[1:]
+            try:
+                value = _orjson_loads(text)
+            except ValueError:
+                return NOT_JSON
+            self._whole = _Unchecked(value)
+            return value
+        if type(whole) is _Unchecked:
+            return whole.value
+        return whole
+
+    def adopt_unchecked(self, value: Any) -> None:
+        """Take ``value`` as `unchecked_json`: orjson's value of this very text, read already."""
+        if self.is_text and self._whole is _UNSET:
+            self._whole = _Unchecked(value)
 
     @property
     def json(self) -> Any:

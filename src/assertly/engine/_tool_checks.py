@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ._base import Checker
-from ._result import PASSED, AssertionResult, errored, failed, traced_pass
-from ._trajectory import ToolCall, Trace, render_arguments, render_calls, trace_of
+from ._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
+from ._trace_text import render_arguments, render_calls, shown_calls
+from ._trajectory import ToolCall, Trace, trace_of
 from ._values import dumps, json_equal
 
 if TYPE_CHECKING:
@@ -33,6 +36,7 @@ __all__ = [
 ]
 
 _KEPT_CALLS = 50  # calls kept in a result's `actual`
+_orjson_loads = orjson.loads
 
 
 class CallPattern:
@@ -105,6 +109,35 @@ class CallPattern:
             return f"{call.problem}"
         assert self.args is not None
         return _difference(self.args, call.arguments, "", self.exact) or "the arguments differ"
+
+    def mismatch_at(self, trace: Trace, index: int) -> str:
+        """`mismatch` of call ``index`` of ``trace`` (no `ToolCall` made)."""
+        arguments = trace.arguments(index)
+        if arguments is None:
+            return f"{trace.problem(index)}"
+        assert self.args is not None
+        return _difference(self.args, arguments, "", self.exact) or "the arguments differ"
+
+    def find(self, trace: Trace, start: int = 0) -> int:
+        """The first call from ``start`` that matches, or -1 (found by name in C)."""
+        names, name = trace.names, self.name
+        # `in` first: `index` of a missing name raises, and the ValueError (its message holds
+        # the name's repr) costs more than the search; a failure is usually a missing tool.
+        if name not in names:
+            return -1
+        if self.args is None:
+            try:
+                return names.index(name, start)
+            except ValueError:  # called, but only before `start`
+                return -1
+        index = start - 1
+        while True:
+            try:
+                index = names.index(name, index + 1)
+            except ValueError:
+                return -1
+            if self.matches_at(trace, index):
+                return index
 
 
 def _subset(want: Any, got: Any) -> bool:
@@ -255,13 +288,20 @@ class TraceChecker(Checker):
         """A failure showing the calls made (``mark`` flags where they diverge)."""
         if not message:  # unexplained: only its verdict and score will be read
             return failed(self.key, "", score=score, details={"trace_format": trace.format})
-        return failed(
+        # `render_calls(trace, mark)` and each call's `to_json()`, written in one pass.
+        line, actual = shown_calls(trace, mark, _KEPT_CALLS)
+        details = {"trace_format": trace.format, "calls": len(trace.names)}
+        # (`failed`, its positional form: a keyword call costs a fifth of this.)
+        return AssertionResult(
             self.key,
-            f"{message}; got {render_calls(trace, mark)}",
-            expected=self.expected(),
-            actual=[call.to_json() for call in trace.calls[:_KEPT_CALLS]],
-            score=score,
-            details={"trace_format": trace.format, "calls": len(trace.calls)},
+            FAILED,
+            score,
+            f"{message}; got {line}",
+            None,
+            self.expected(),
+            actual,
+            (),
+            details,
         )
 
 
@@ -313,10 +353,13 @@ class ToolCalled(_PassOrFail):
             for index, called in enumerate(names):
                 if called != name:
                     continue
-                arguments = trace.arguments(index)
-                if arguments is None:
-                    continue  # unreadable arguments match no arguments
                 if strings is not None:
+                    # Only strings are compared: orjson's parse will do (`unchecked_arguments`).
+                    arguments = trace.raw[index]
+                    if type(arguments) is not dict:
+                        arguments = trace.unchecked_arguments(index)
+                    if arguments is None:
+                        continue  # unreadable arguments match no arguments
                     matched = True
                     for key, value in strings:
                         actual = arguments.get(key)
@@ -324,6 +367,9 @@ class ToolCalled(_PassOrFail):
                             matched = False
                             break
                 else:
+                    arguments = trace.arguments(index)
+                    if arguments is None:
+                        continue
                     matched = json_equal(want, arguments) if exact else _subset(want, arguments)
                 if matched:
                     count += 1
@@ -333,30 +379,64 @@ class ToolCalled(_PassOrFail):
 
     def _test(self, gen: FastGen) -> str:
         trace = gen.trace()
-        if self.pattern.args is not None:
+        pattern = self.pattern
+        if pattern.args is None:
+            # A name alone: the count, written into the function (no call).
+            count = f"{trace}.names.count({gen.const(pattern.name)})"
+            return _bounds_test(gen, count, self.low, self.high)
+        if pattern.strings is None:
             return f"{gen.const(self.passes)}({trace})"
-        # A name alone: the count, written into the function (no call).
-        count = f"{trace}.names.count({gen.const(self.pattern.name)})"
+        # Strings only (the common `{query: "x"}`): `passes`, written into the function (no
+        # call, no attribute read per check): count the calls of the tool holding them.
+        gen.namespace["_orjson_loads"] = _orjson_loads
+        count, index, name, arguments, value = (gen.fresh(stem) for stem in "cinav")
+        tests = " and ".join(
+            f"type({value} := {arguments}.get({gen.const(key)})) is str "
+            f"and {value} == {gen.const(expected)}"
+            for key, expected in pattern.strings
+        )
+        settled = (
+            f"\n            if {count} >= {gen.const(self.low)}: break" if self.high is None else ""
+        )
+        gen.statement(
+            f"{count} = 0\n"
+            f"for {index}, {name} in enumerate({trace}.names):\n"
+            f"    if {name} == {gen.const(pattern.name)}:\n"
+            f"        {arguments} = {trace}.raw[{index}]\n"
+            f"        if type({arguments}) is str and not {trace}.free:\n"
+            f"            try:\n"  # (`unchecked_arguments`, inlined)
+            f"                {arguments} = _orjson_loads({arguments})\n"
+            f"            except ValueError:\n"
+            f"                {arguments} = None\n"
+            f"            if type({arguments}) is not dict:\n"
+            f"                {arguments} = {trace}.arguments({index})\n"
+            f"        elif type({arguments}) is not dict:\n"
+            f"            {arguments} = {trace}.arguments({index})\n"
+            f"        if {arguments} is not None and {tests or 'True'}:\n"
+            f"            {count} += 1{settled}"
+        )
         return _bounds_test(gen, count, self.low, self.high)
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
         name = pattern.name
+        names = trace.names
         high = self.high
         if high is None:
             # No upper bound: enough matches settle it, the rest need not be read.
             needed = self.low
             if needed == 0:
                 return passed_from(self.key, trace)
-            for call in trace.calls:
-                if call.name == name and pattern.matches(call):
-                    needed -= 1
-                    if not needed:
-                        return passed_from(self.key, trace)
+            found = pattern.find(trace)
+            while found >= 0:
+                needed -= 1
+                if not needed:
+                    return passed_from(self.key, trace)
+                found = pattern.find(trace, found + 1)
         matching = [
             index
-            for index, call in enumerate(trace.calls)
-            if call.name == name and pattern.matches(call)
+            for index, called in enumerate(names)
+            if called == name and pattern.matches_at(trace, index)
         ]
         count = len(matching)
         if count >= self.low and (high is None or count <= high):
@@ -375,16 +455,14 @@ class ToolCalled(_PassOrFail):
             # Calls of the tool whose arguments differ (none matched, or too few did).
             seen = set(matching)
             near = [
-                index
-                for index, call in enumerate(trace.calls)
-                if call.name == pattern.name and index not in seen
+                index for index, called in enumerate(names) if called == name and index not in seen
             ]
             if near:
                 mark = near[0]
                 others = "1 other call" if len(near) == 1 else f"{len(near)} other calls"
                 message += (
                     f" ({others} to {pattern.name}: call {mark + 1}: "
-                    f"{pattern.mismatch(trace.calls[mark])})"
+                    f"{pattern.mismatch_at(trace, mark)})"
                 )
         return self.fail(trace, message, mark)
 
@@ -434,9 +512,9 @@ class ToolCount(_PassOrFail):
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
         if name is None:
-            indexes = list(range(len(trace.calls)))
+            indexes = list(range(len(trace.names)))
         else:
-            indexes = [index for index, call in enumerate(trace.calls) if call.name == name]
+            indexes = [index for index, called in enumerate(trace.names) if called == name]
         count = len(indexes)
         if (self.low is None or count >= self.low) and (self.high is None or count <= self.high):
             return passed_from(self.key, trace)
@@ -471,8 +549,8 @@ class NamesCalled(TraceChecker):
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         first: dict[str, int] = {}
-        for index, call in enumerate(trace.calls):
-            first.setdefault(call.name, index)
+        for index, called in enumerate(trace.names):
+            first.setdefault(called, index)
         if self.called:
             missing = [name for name in self.names if name not in first]
             if not missing:

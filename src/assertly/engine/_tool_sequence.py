@@ -9,16 +9,19 @@ modes pair them by a maximum bipartite matching.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._result import AssertionResult
 from ._tool_checks import CallPattern, TraceChecker, calls_noun, passed_from
-from ._trajectory import ToolCall, Trace, render_call
+from ._trace_text import render_call_at
+from ._trajectory import Trace
+
+if TYPE_CHECKING:
+    from ._fast import FastGen
 
 __all__ = ["MODES", "ToolSequence"]
 
 MODES = ("in_order", "exact", "unordered", "subset", "superset")
-_JUDGES = {mode: f"_{mode}" for mode in MODES}
 
 # What each mode asks for: as a check describes itself, and as a failure's message opens.
 _DESCRIPTIONS = {
@@ -40,7 +43,7 @@ _EXPECTATIONS = {
 class ToolSequence(TraceChecker):
     """The calls against a list of patterns, by mode; the score is the fraction matched."""
 
-    __slots__ = ("_expected_text", "mode", "patterns", "threshold")
+    __slots__ = ("_expected_text", "_names", "mode", "patterns", "threshold")
 
     def __init__(
         self, key: str, patterns: Sequence[CallPattern], mode: str, threshold: float | None
@@ -50,6 +53,13 @@ class ToolSequence(TraceChecker):
         self.mode = mode
         self.threshold = threshold
         self._expected_text: str | None = None  # `_expectation`, written once
+        # The listed tools' names, when every pattern is a name alone (`expected` is then
+        # written from them: a failure writes it every time).
+        self._names = (
+            tuple(pattern.name for pattern in patterns)
+            if all(pattern.args is None for pattern in patterns)
+            else None
+        )
 
     def _listed(self, separator: str) -> str:
         return separator.join(pattern.describe() for pattern in self.patterns)
@@ -63,6 +73,9 @@ class ToolSequence(TraceChecker):
         return self._worded(_DESCRIPTIONS)
 
     def expected(self) -> Any:
+        names = self._names
+        if names is not None:  # tools by name only: each pattern's JSON is its name
+            return {"mode": self.mode, "calls": list(names)}
         return {"mode": self.mode, "calls": [pattern.to_json() for pattern in self.patterns]}
 
     def passes(self, trace: Trace) -> bool:
@@ -72,13 +85,9 @@ class ToolSequence(TraceChecker):
             # name in C, arguments read only for calls of the tool.
             position = 0
             for pattern in patterns:
-                while True:
-                    try:
-                        position = names.index(pattern.name, position) + 1
-                    except ValueError:
-                        return False
-                    if pattern.args is None or pattern.matches_at(trace, position - 1):
-                        break
+                position = pattern.find(trace, position) + 1
+                if not position:
+                    return False
             return True
         if mode == "exact":
             return len(names) == len(patterns) and all(
@@ -86,9 +95,31 @@ class ToolSequence(TraceChecker):
             )
         return super().passes(trace)  # the matching of the unordered modes
 
+    def _test(self, gen: FastGen) -> str:
+        if self.mode != "in_order" or any(pattern.args is not None for pattern in self.patterns):
+            return super()._test(gen)
+        # Tools listed by name, in order (the common sequence): `passes`, written into the
+        # function (no call): each found in C after the previous one.
+        trace = gen.trace()
+        ok, position, name = (gen.fresh(stem) for stem in "spn")
+        listed = gen.const(tuple(pattern.name for pattern in self.patterns))
+        gen.statement(
+            f"{ok} = True\n"
+            f"{position} = 0\n"
+            f"for {name} in {listed}:\n"
+            f"    if {name} not in {trace}.names:\n"  # (a missing tool: no ValueError)
+            f"        {ok} = False\n"
+            f"        break\n"
+            f"    try:\n"
+            f"        {position} = {trace}.names.index({name}, {position}) + 1\n"
+            f"    except ValueError:\n"
+            f"        {ok} = False\n"
+            f"        break"
+        )
+        return ok
+
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
-        judge = getattr(self, _JUDGES[self.mode])
-        score, problem, mark = judge(trace.calls, explain)
+        score, problem, mark = _MODE_JUDGES[self.mode](self, trace, explain)
         threshold = self.threshold
         if (problem is None) if threshold is None else score + 1e-12 >= threshold:
             return passed_from(self.key, trace, score)
@@ -109,88 +140,86 @@ class ToolSequence(TraceChecker):
     def _write_expectation(self) -> str:
         return self._worded(_EXPECTATIONS)
 
-    # Each mode: (score, what diverges or None, the call index to flag or None).
+    # Each mode: (score, what diverges or None, the call index to flag or None). They read
+    # the trace by index (names, and arguments only for calls of a listed tool): no `ToolCall`
+    # objects, which cost more than the judging.
 
-    def _in_order(
-        self, calls: tuple[ToolCall, ...], explain: bool
-    ) -> tuple[float, str | None, int | None]:
+    def _in_order(self, trace: Trace, explain: bool) -> tuple[float, str | None, int | None]:
         patterns = self.patterns
         position = 0
         for number, pattern in enumerate(patterns):
-            for index in range(position, len(calls)):
-                if pattern.matches(calls[index]):
-                    position = index + 1
-                    break
-            else:
-                score = number / len(patterns)
-                if not explain:
-                    return score, "", None
-                after = f" after call {position}" if position else ""
-                near = _first_named(calls, pattern, position)
-                if near is not None:
-                    clause = (
-                        f"step {number + 1} ({pattern.describe()}) is not called{after}; "
-                        f"call {near + 1} is {pattern.name} but {pattern.mismatch(calls[near])}"
-                    )
-                    return score, clause, near
-                earlier = _first_named(calls, pattern, 0)
-                if earlier is not None and pattern.matches(calls[earlier]):
-                    clause = (
-                        f"step {number + 1} ({pattern.describe()}) is not called{after}, only "
-                        f"earlier (call {earlier + 1}): out of order"
-                    )
-                    return score, clause, earlier
+            found = pattern.find(trace, position)
+            if found >= 0:
+                position = found + 1
+                continue
+            score = number / len(patterns)
+            if not explain:
+                return score, "", None
+            after = f" after call {position}" if position else ""
+            if pattern.name not in trace.names:  # never called (the usual failure): say so
                 return score, f"step {number + 1} ({pattern.describe()}) is not called{after}", None
+            near = _first_named(trace, pattern, position)
+            if near is not None:
+                clause = (
+                    f"step {number + 1} ({pattern.describe()}) is not called{after}; "
+                    f"call {near + 1} is {pattern.name} but {pattern.mismatch_at(trace, near)}"
+                )
+                return score, clause, near
+            earlier = _first_named(trace, pattern, 0)
+            if earlier is not None and pattern.matches_at(trace, earlier):
+                clause = (
+                    f"step {number + 1} ({pattern.describe()}) is not called{after}, only "
+                    f"earlier (call {earlier + 1}): out of order"
+                )
+                return score, clause, earlier
+            return score, f"step {number + 1} ({pattern.describe()}) is not called{after}", None
         return 1.0, None, None
 
-    def _exact(
-        self, calls: tuple[ToolCall, ...], explain: bool
-    ) -> tuple[float, str | None, int | None]:
-        patterns = self.patterns
-        matched = [pattern.matches(call) for pattern, call in zip(patterns, calls, strict=False)]
-        score = sum(matched) / max(len(patterns), len(calls))
+    def _exact(self, trace: Trace, explain: bool) -> tuple[float, str | None, int | None]:
+        patterns, names = self.patterns, trace.names
+        count = len(names)
+        matched = [
+            pattern.matches_at(trace, index)
+            for index, pattern in enumerate(patterns)
+            if index < count
+        ]
+        score = sum(matched) / max(len(patterns), count)
         if not explain and score < 1:
             return score, "", None
         for index, ok in enumerate(matched):
             if not ok:
-                pattern, call = patterns[index], calls[index]
-                why = (
-                    f"{pattern.mismatch(call)}" if call.name == pattern.name else f"got {call.name}"
-                )
+                pattern, name = patterns[index], names[index]
+                why = pattern.mismatch_at(trace, index) if name == pattern.name else f"got {name}"
                 return score, f"call {index + 1} should be {pattern.describe()}: {why}", index
-        if len(calls) > len(patterns):
-            extra = len(calls) - len(patterns)
+        if count > len(patterns):
+            extra = count - len(patterns)
             return (
                 score,
                 f"{calls_noun(extra)} more than expected from call {len(patterns) + 1}",
                 (len(patterns)),
             )
-        if len(calls) < len(patterns):
-            missing = patterns[len(calls)]
+        if count < len(patterns):
+            missing = patterns[count]
             return (
                 score,
-                f"only {calls_noun(len(calls))} made; call {len(calls) + 1} should be "
-                f"{missing.describe()}",
+                f"only {calls_noun(count)} made; call {count + 1} should be {missing.describe()}",
                 None,
             )
         return 1.0, None, None
 
-    def _unordered(
-        self, calls: tuple[ToolCall, ...], explain: bool
-    ) -> tuple[float, str | None, int | None]:
-        chosen = _matching(self.patterns, calls)
+    def _unordered(self, trace: Trace, explain: bool) -> tuple[float, str | None, int | None]:
+        count = len(trace.names)
+        chosen = _matching(self.patterns, trace)
         matched = sum(1 for call in chosen if call >= 0)
-        score = matched / max(len(self.patterns), len(calls))
-        if matched == len(self.patterns) == len(calls):
+        score = matched / max(len(self.patterns), count)
+        if matched == len(self.patterns) == count:
             return 1.0, None, None
         if not explain:
             return score, "", None
-        return score, self._unmatched(calls, chosen), _first_unused(calls, chosen)
+        return score, self._unmatched(trace, chosen), _first_unused(count, chosen)
 
-    def _superset(
-        self, calls: tuple[ToolCall, ...], explain: bool
-    ) -> tuple[float, str | None, int | None]:
-        chosen = _matching(self.patterns, calls)
+    def _superset(self, trace: Trace, explain: bool) -> tuple[float, str | None, int | None]:
+        chosen = _matching(self.patterns, trace)
         matched = sum(1 for call in chosen if call >= 0)
         if matched == len(self.patterns):
             return 1.0, None, None
@@ -199,69 +228,77 @@ class ToolSequence(TraceChecker):
         missing = [p.describe() for p, call in zip(self.patterns, chosen, strict=True) if call < 0]
         return matched / len(self.patterns), f"not called: {', '.join(missing)}", None
 
-    def _subset(
-        self, calls: tuple[ToolCall, ...], explain: bool
-    ) -> tuple[float, str | None, int | None]:
+    def _subset(self, trace: Trace, explain: bool) -> tuple[float, str | None, int | None]:
         patterns = self.patterns
+        count = len(trace.names)
         outside = [
             index
-            for index, call in enumerate(calls)
-            if not any(pattern.matches(call) for pattern in patterns)
+            for index in range(count)
+            if not any(pattern.matches_at(trace, index) for pattern in patterns)
         ]
         if not outside:
             return 1.0, None, None
-        score = 1 - len(outside) / len(calls)
+        score = 1 - len(outside) / count
         if not explain:
             return score, "", None
-        shown = ", ".join(f"call {index + 1} {render_call(calls[index])}" for index in outside[:5])
+        shown = ", ".join(
+            f"call {index + 1} {render_call_at(trace, index)}" for index in outside[:5]
+        )
         more = f" (and {len(outside) - 5} more)" if len(outside) > 5 else ""
         return score, f"not among the listed calls: {shown}{more}", outside[0]
 
-    def _unmatched(self, calls: tuple[ToolCall, ...], chosen: list[int]) -> str:
+    def _unmatched(self, trace: Trace, chosen: list[int]) -> str:
         used = {call for call in chosen if call >= 0}
         missing = [p.describe() for p, call in zip(self.patterns, chosen, strict=True) if call < 0]
-        extra = [index for index in range(len(calls)) if index not in used]
+        extra = [index for index in range(len(trace.names)) if index not in used]
         parts = []
         if missing:
             parts.append(f"not called: {', '.join(missing)}")
         if extra:
             shown = ", ".join(
-                f"call {index + 1} {render_call(calls[index])}" for index in extra[:5]
+                f"call {index + 1} {render_call_at(trace, index)}" for index in extra[:5]
             )
             more = f" (and {len(extra) - 5} more)" if len(extra) > 5 else ""
             parts.append(f"not expected: {shown}{more}")
         return "; ".join(parts)
 
 
-def _first_named(calls: tuple[ToolCall, ...], pattern: CallPattern, start: int) -> int | None:
-    for index in range(start, len(calls)):
-        if calls[index].name == pattern.name:
-            return index
-    return None
+# Each mode's judging, by mode (a lookup, not a `getattr` per check).
+_MODE_JUDGES = {mode: getattr(ToolSequence, f"_{mode}") for mode in MODES}
 
 
-def _first_unused(calls: tuple[ToolCall, ...], chosen: list[int]) -> int | None:
+def _first_named(trace: Trace, pattern: CallPattern, start: int) -> int | None:
+    names, name = trace.names, pattern.name
+    if name not in names:  # (see `CallPattern.find`: no ValueError for a missing tool)
+        return None
+    try:
+        return names.index(name, start)
+    except ValueError:
+        return None
+
+
+def _first_unused(count: int, chosen: list[int]) -> int | None:
     used = set(chosen)
-    for index in range(len(calls)):
+    for index in range(count):
         if index not in used:
             return index
     return None
 
 
-def _matching(patterns: Sequence[CallPattern], calls: tuple[ToolCall, ...]) -> list[int]:
+def _matching(patterns: Sequence[CallPattern], trace: Trace) -> list[int]:
     """A maximum matching of patterns to distinct calls: each pattern's call index, or -1.
 
     Augmenting paths found breadth first (no recursion), so that a pattern that could take
     several calls leaves the one another pattern needs.
     """
     by_name: dict[str, list[int]] = {}
-    for index, made in enumerate(calls):
-        by_name.setdefault(made.name, []).append(index)
+    for index, name in enumerate(trace.names):
+        by_name.setdefault(name, []).append(index)
     options = [
-        [index for index in by_name.get(pattern.name, ()) if pattern.matches(calls[index])]
+        [index for index in by_name.get(pattern.name, ()) if pattern.matches_at(trace, index)]
         for pattern in patterns
     ]
-    owner = [-1] * len(calls)  # call -> pattern
+    owner = [-1] * len(trace.names)  # call -> pattern
     chosen = [-1] * len(patterns)  # pattern -> call
     for start in range(len(patterns)):
         if not options[start]:

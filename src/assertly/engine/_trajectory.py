@@ -20,20 +20,27 @@ does not parse into an object are kept as unreadable: a match on arguments fails
 match on the name alone still works.
 
 Extraction is done once per response (cached on the `Response`) or once per call context
-(metadata), however many trajectory assertions read it. A trace holds the calls' names and
-their raw arguments; `ToolCall` objects, and the parse of arguments given as JSON text, are
-made only for the calls an assertion looks into (a call of the tool it names, or a message).
+(metadata), however many trajectory assertions read it. A trace (`_trace.Trace`) holds the
+calls' names and their raw arguments; `ToolCall` objects, and the parse of arguments given
+as JSON text, are made only for the calls an assertion looks into (a call of the tool it
+names, or a message).
+
+Speed (#16): a plain API reply is read in one function (`_quick`), from orjson's value before
+the test for big integers when no number it holds is read (`Response.unchecked_json`), and,
+for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`).
+Each shortcut reads what the full readers read; the property tests compare them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from ._response import NOT_JSON, _loads
-from ._values import TOO_DEEP_MESSAGE, JsonTooDeep, dumps, json_type, loads
+from ._response import NOT_JSON
+from ._trace import FORMAT_LABELS, ToolCall, Trace, article
+from ._trace_text import render_call, render_calls
+from ._values import TOO_DEEP_MESSAGE
 
 if TYPE_CHECKING:
     from ._context import CheckContext
@@ -44,6 +51,7 @@ __all__ = [
     "NO_TRACE",
     "ToolCall",
     "Trace",
+    "peek_trace",
     "read_calls",
     "read_trace",
     "render_call",
@@ -51,158 +59,17 @@ __all__ = [
     "trace_of",
 ]
 
-FORMAT_LABELS: Final[dict[str, str]] = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "tool_calls": "top-level tool_calls",
-    "metadata": "metadata tool_calls",
-    "messages": "message list",
-}
-
 NO_TRACE: Final = (
     "no tool-call trace found: the response is none of OpenAI Chat Completions, OpenAI "
     "Responses, Anthropic Messages or a top-level tool_calls list, and the call reported no "
     "tool_calls metadata"
 )
 
+_orjson_loads = orjson.loads
 _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-
-
-_UNREAD: Final[Any] = object()
-
-
-class ToolCall:
-    """One tool call.
-
-    Arguments given as JSON text are parsed on first use: assertions on names and counts never
-    pay for it.
-
-    Attributes:
-        name: The tool's name.
-    """
-
-    __slots__ = ("_arguments", "_free_text", "_problem", "_raw", "name")
-
-    def __init__(self, name: str, raw: Any, free_text: bool = False) -> None:
-        self.name = name
-        self._problem: str | None = None
-        # An object is the arguments as they are; anything else is read on first use.
-        self._arguments: Any = raw if type(raw) is dict else _UNREAD
-        self._raw = raw
-        self._free_text = free_text
-
-    @property
-    def arguments(self) -> dict[str, Any] | None:
-        """The arguments as an object, or None when they could not be read (see `problem`)."""
-        arguments = self._arguments
-        if arguments is _UNREAD:
-            arguments, self._problem = _read_arguments(self._raw, self._free_text)
-            self._arguments = arguments
-        return arguments  # type: ignore[no-any-return]
-
-    @property
-    def problem(self) -> str | None:
-        """Why the arguments could not be read (None when they were)."""
-        if self._arguments is _UNREAD:
-            _ = self.arguments
-        return self._problem
-
-    def to_json(self) -> dict[str, Any]:
-        """The call as results and reports show it."""
-        arguments = self.arguments
-        if arguments is None:
-            return {"name": self.name, "arguments_error": self._problem}
-        return {"name": self.name, "arguments": arguments}
-
-    def __repr__(self) -> str:
-        return f"ToolCall({render_call(self)})"
-
-
-class Trace:
-    """The tool calls of one response, in order, and the format they were read from.
-
-    Attributes:
-        names: The called tools' names, in order (read-only: the trace is shared by every
-            assertion on the response).
-        format: The format the calls were read from (``openai-chat`` …).
-    """
-
-    __slots__ = ("_calls", "_made", "_read", "format", "free", "names", "raw")
-
-    def __init__(
-        self, names: list[str], raw: list[Any], format: str, free: tuple[int, ...] = ()
-    ) -> None:
-        self.names = names
-        self.raw = raw  # each call's arguments as given (an object, JSON text, None …)
-        self.free = free  # indexes of calls whose arguments are free text (custom tools)
-        self.format = format
-        self._made: list[ToolCall | None] | None = None
-        self._calls: tuple[ToolCall, ...] | None = None
-        # Arguments read from text so far: index -> (the object or None, the problem or None).
-        self._read: dict[int, tuple[dict[str, Any] | None, str | None]] | None = None
-
-    @property
-    def label(self) -> str:
-        """The format as people read it (``OpenAI Chat Completions``)."""
-        return FORMAT_LABELS.get(self.format, self.format)
-
-    def arguments(self, index: int) -> dict[str, Any] | None:
-        """Call ``index``'s arguments as an object (read on first use), None if unreadable."""
-        raw = self.raw[index]
-        if type(raw) is dict:
-            return raw
-        read = self._read
-        if read is None:
-            read = self._read = {}
-        found = read.get(index)
-        if found is None:
-            if type(raw) is str and not self.free:
-                # The common case, JSON text holding an object, read here at once.
-                try:
-                    value = loads(raw)
-                except ValueError:
-                    value = None
-                if type(value) is dict:
-                    read[index] = (value, None)
-                    return value
-            found = read[index] = _read_arguments(raw, index in self.free)
-        return found[0]
-
-    def call(self, index: int) -> ToolCall:
-        """Call ``index`` (made on first use; its arguments are parsed on their first use)."""
-        made = self._made
-        if made is None:
-            made = self._made = [None] * len(self.names)
-        call = made[index]
-        if call is None:
-            call = made[index] = ToolCall(self.names[index], self.raw[index], index in self.free)
-            read = self._read
-            if read is not None and index in read:  # already read by `arguments`
-                call._arguments, call._problem = read[index]
-        return call
-
-    @property
-    def calls(self) -> tuple[ToolCall, ...]:
-        """Every call, in order."""
-        calls = self._calls
-        if calls is None:
-            calls = self._calls = tuple([self.call(index) for index in range(len(self.names))])
-        return calls
-
-    def add(self, name: str, raw: Any, free_text: bool = False) -> None:
-        """Append a call (readers build the trace this way)."""
-        if free_text:
-            self.free = (*self.free, len(self.names))
-        self.names.append(name)
-        self.raw.append(raw)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __repr__(self) -> str:
-        return f"Trace({self.format}, {len(self.names)} calls)"
+# Values of an argument object that may hide a big integer orjson read as a float (`_quick`).
+_INEXACT = frozenset({float, dict, list})
 
 
 class _Unreadable(Exception):
@@ -228,10 +95,46 @@ def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
     return trace  # type: ignore[no-any-return]
 
 
+def peek_trace(output: Any, ctx: CheckContext | None) -> tuple[Trace | None, Any]:
+    """The trace of an output not made a `Response` yet, when it is read at once.
+
+    What `trace_of(Response(output), ctx)` gives, for the cases read without a `Response`:
+    the context's reported calls, a dict (a parsed value), or JSON text holding a plain reply
+    whose calls `read_trace` takes from orjson's value (see there). Otherwise None: build the
+    `Response` and read it so. With it, orjson's value of JSON text (`NOT_JSON` if none), for
+    the `Response` to take over (`Response.adopt_unchecked`) rather than parse again.
+    """
+    if ctx is not None and ctx.tool_calls is not None:
+        trace = ctx.trace_cache
+        if trace is None:
+            trace = ctx.trace_cache = read_calls(ctx.tool_calls)
+        return (trace if type(trace) is Trace else None), NOT_JSON
+    kind = type(output)
+    if kind is str:
+        try:
+            data = _orjson_loads(output)
+        except ValueError:
+            if not output.startswith("\ufeff"):  # (orjson refuses one: a byte order mark)
+                return None, NOT_JSON
+            try:
+                data = _orjson_loads(output[1:])
+            except ValueError:
+                return None, NOT_JSON
+        if type(data) is dict:
+            quick = _quick(data)
+            if quick is not None and quick[1]:
+                return quick[0], data
+        return None, data
+    if kind is dict:
+        found = _read_value(output)
+        return (found if type(found) is Trace else None), NOT_JSON
+    return None, NOT_JSON
+
+
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
     if type(value) is not list:
-        return f"the call's reported {where} is {_article(value)}, not a list of tool calls"
+        return f"the call's reported {where} is {article(value)}, not a list of tool calls"
     found = Trace([], [], "")
     try:
         _generic_list(value, where, found)
@@ -245,11 +148,33 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
 
 def read_trace(response: Response) -> Trace | str:
     """The trace in a response, or why there is none (see the module docstring)."""
+    if response.is_text:
+        # A plain reply is read from orjson's value before the test for big integers
+        # (`Response.unchecked_json`): names, and arguments as JSON text or as objects of
+        # strings, integers, booleans and nulls, are the same in the exact value (orjson
+        # reads a big integer as a float).
+        data = response.unchecked_json()
+        if type(data) is dict:
+            quick = _quick(data)
+            if quick is not None:
+                if quick[1]:
+                    return quick[0]
+                if response.whole_json is data:  # the test found no big integer
+                    return quick[0]
     data = response.whole_json
     if data is NOT_JSON:
         if response.too_deep:
             return TOO_DEEP_MESSAGE
         return NO_TRACE
+    if response.is_text and type(data) is dict:
+        quick = _quick(data)
+        if quick is not None:
+            return quick[0]
+    return _read_value(data)
+
+
+def _read_value(data: Any) -> Trace | str:
+    """The trace in a response's JSON value, by the full readers."""
     found = Trace([], [], "")
     format: str | None
     try:
@@ -267,6 +192,88 @@ def read_trace(response: Response) -> Trace | str:
         return NO_TRACE
     found.format = format
     return found
+
+
+# The three API replies in their plain shape, read with subscripts in one function (the
+# readers below cost twice as much: a call and a `.get` per step). Only for values of
+# assertly's own JSON parser, whose objects and arrays are exactly dict and list: there, a
+# subscript raising KeyError, TypeError or IndexError means exactly that the shape is not the
+# plain one (an item that is not an object, a key missing), and the full readers then read
+# the reply from the start, with their error messages. A reply they read, these read the same
+# (tests/engine/test_trajectory_properties.py compares them on near-plain replies).
+
+
+def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
+    """The trace of a plain Chat Completions, Responses or Messages reply, else None.
+
+    With it, whether its arguments, as orjson read them, can hold no inexact number: each is
+    JSON text (parsed exactly when read), absent, or an object none of whose values is a float
+    or nests further. Anything else may hide a big integer that orjson read as a float.
+    """
+    names: list[str] = []
+    raw: list[Any] = []
+    add_name, add_raw = names.append, raw.append  # (bound once: a lookup less per call)
+    exact = True
+    try:
+        choices = data.get("choices")
+        if type(choices) is list:
+            message = choices[0]["message"]
+            calls = message["tool_calls"]
+            if type(calls) is not list or message.get("function_call") is not None:
+                return None
+            for item in calls:
+                function = item["function"]
+                name = function["name"]
+                if type(name) is not str:
+                    return None
+                add_name(name)
+                arguments = function.get("arguments")
+                if type(arguments) is not str and arguments is not None:
+                    exact = False
+                add_raw(arguments)
+            return Trace(names, raw, "openai-chat"), exact
+        output = data.get("output")
+        if type(output) is list:
+            if data.get("object") != "response":
+                return None  # typed items may still make it a Responses reply: in full
+            for item in output:
+                kind = item["type"]
+                if kind in ("function_call", "mcp_call"):  # (a tuple: `==`, as the full reader)
+                    name = item["name"]
+                    if type(name) is not str:
+                        return None
+                    add_name(name)
+                    arguments = item.get("arguments")
+                    if type(arguments) is not str and arguments is not None:
+                        exact = False
+                    add_raw(arguments)
+                elif kind == "custom_tool_call":
+                    return None  # free text: the full reader marks it
+            return Trace(names, raw, "openai-responses"), exact
+        content = data.get("content")
+        if type(content) is list and data.get("type") == "message" and "role" in data:
+            if "tool_calls" in data or "function_call" in data:
+                return None  # a Chat Completions message: in full
+            kinds, inexact = _ANTHROPIC_CALLS, _INEXACT
+            for block in content:
+                if block["type"] in kinds:
+                    name = block["name"]
+                    if type(name) is not str:
+                        return None
+                    add_name(name)
+                    arguments = block.get("input")
+                    if type(arguments) is dict:
+                        for value in arguments.values():
+                            if type(value) in inexact:
+                                exact = False
+                                break
+                    elif arguments is not None and type(arguments) is not str:
+                        exact = False
+                    add_raw(arguments)
+            return Trace(names, raw, "anthropic"), exact
+    except (KeyError, TypeError, IndexError):
+        pass
+    return None
 
 
 # Each reader appends the calls it finds to a `Trace` and returns the format (None: not a
@@ -303,7 +310,7 @@ def _from_object(data: dict[str, Any], found: Trace) -> str | None:
         if calls is None:
             return "tool_calls"
         if type(calls) is not list:
-            raise _Unreadable(f"tool_calls is {_article(calls)}, not a list")
+            raise _Unreadable(f"tool_calls is {article(calls)}, not a list")
         _generic_list(calls, "tool_calls", found)
         return "tool_calls"
     messages = data.get("messages")
@@ -352,7 +359,7 @@ def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if type(tool_calls) is not list:
-            raise _Unreadable(f"{_at(where, 'tool_calls')} is {_article(tool_calls)}, not a list")
+            raise _Unreadable(f"{_at(where, 'tool_calls')} is {article(tool_calls)}, not a list")
         names, raw = found.names, found.raw
         start = len(names)
         for item in tool_calls:
@@ -373,7 +380,7 @@ def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
     if legacy is not None:
         at = _at(where, "function_call")
         if type(legacy) is not dict:
-            raise _Unreadable(f"{at} is {_article(legacy)}, not an object")
+            raise _Unreadable(f"{at} is {article(legacy)}, not an object")
         _named(legacy, "arguments", at, None, found)
 
 
@@ -420,7 +427,7 @@ def _anthropic_blocks(blocks: list[Any], where: str, found: Trace) -> None:
 
 def _generic_list(items: list[Any], where: str, found: Trace) -> None:
     """`_generic` for each item; the common ``{name, arguments}`` read inline."""
-    names, raw = found.names, found.raw
+    add_name, add_raw = found.names.append, found.raw.append  # (bound once)
     for index, item in enumerate(items):
         if type(item) is dict:
             name = item.get("name")
@@ -430,8 +437,8 @@ def _generic_list(items: list[Any], where: str, found: Trace) -> None:
                     arguments = item.get("args")
                     if arguments is None:
                         arguments = item.get("input")
-                names.append(name)
-                raw.append(arguments)
+                add_name(name)
+                add_raw(arguments)
                 continue
         _generic(item, where, index, found)
 
@@ -439,7 +446,7 @@ def _generic_list(items: list[Any], where: str, found: Trace) -> None:
 def _generic(item: Any, where: str, index: int, found: Trace) -> None:
     """``{name, arguments | args | input}``, or OpenAI's ``{function: {name, arguments}}``."""
     if type(item) is not dict:
-        raise _Unreadable(f"{where}[{index}] is {_article(item)}, not a tool call object")
+        raise _Unreadable(f"{where}[{index}] is {article(item)}, not a tool call object")
     name = item.get("name")
     if name is None:
         function = item.get("function")
@@ -480,103 +487,5 @@ def _named(
 
 
 def _nameless(name: Any, where: str) -> str:
-    shown = "no name" if name is None else f"a name that is {_article(name)}"
+    shown = "no name" if name is None else f"a name that is {article(name)}"
     return f"{where or 'the message'} is a tool call with {shown}"
-
-
-def _read_arguments(raw: Any, free_text: bool) -> tuple[dict[str, Any] | None, str | None]:
-    """Arguments that are not an object: JSON text holding one, or unreadable (saying why)."""
-    if raw is None:
-        return {}, None
-    if type(raw) is not str:
-        return None, f"the arguments are {_article(raw)}, not an object"
-    if free_text:
-        return {"input": raw}, None
-    try:
-        value = loads(raw)  # the common case: an object, read at once
-    except ValueError:
-        if not raw.strip():
-            return {}, None  # some models send "" for a call without arguments
-        value = NOT_JSON  # or nested deeper than the fast reader goes: read below
-    else:
-        if type(value) is dict:
-            return value, None
-    try:
-        if value is NOT_JSON:
-            value = _loads(raw)
-    except JsonTooDeep:
-        return None, "the arguments are JSON nested too deeply to read"
-    except RecursionError:
-        return None, "the arguments are JSON nested too deeply to read"
-    if value is NOT_JSON:
-        return None, f"the arguments are not valid JSON: {_clip(repr(raw), 60)}"
-    if type(value) is not dict:
-        return None, f"the arguments are {_article(value)}, not an object"
-    return value, None
-
-
-def _article(value: Any) -> str:
-    name = json_type(value)
-    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
-
-
-# --- how calls read in messages ---------------------------------------------------------------
-
-_ARGUMENT_CLIP = 40
-_CALL_CLIP = 120
-_SHOWN_CALLS = 20
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def render_arguments(arguments: Mapping[str, Any]) -> str:
-    """``query="x", limit=5``: each value as compact JSON, long ones clipped."""
-    parts = []
-    for key, value in arguments.items():
-        try:
-            text = orjson.dumps(value).decode()  # `dumps`, its common case inlined
-        except (TypeError, orjson.JSONEncodeError):
-            text = dumps(value)  # big integers, lone surrogates, non-string keys …
-        if len(text) > _ARGUMENT_CLIP:
-            text = text[: _ARGUMENT_CLIP - 1] + "…"
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
-
-
-def render_call(call: ToolCall) -> str:
-    """``search(query="x", limit=5)``, or ``search(<arguments unreadable>)``."""
-    arguments = call.arguments
-    if arguments is None:
-        return f"{call.name}(<unreadable arguments>)"
-    text = f"{call.name}({render_arguments(arguments)})"
-    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
-
-
-def render_calls(trace: Trace, mark: int | None = None) -> str:
-    """The trace as one line: ``2 calls (OpenAI Chat Completions): 1. a(x=1) → 2. b()``.
-
-    ``mark`` (an index) is flagged with ``<<`` as the point of divergence. Long traces show
-    the first calls, the marked one and a count of the rest.
-    """
-    count = len(trace.names)
-    noun = "call" if count == 1 else "calls"
-    head = f"{count} {noun} ({trace.label})"
-    if not count:
-        return f"no calls ({trace.label})"
-    shown: list[str] = []
-    indexes = list(range(min(count, _SHOWN_CALLS)))
-    if mark is not None and mark >= _SHOWN_CALLS and mark < count:
-        indexes.append(mark)
-    previous = -1
-    calls = trace.calls
-    for index in indexes:
-        if index != previous + 1:
-            shown.append("…")
-        text = f"{index + 1}. {render_call(calls[index])}"
-        shown.append(text + " <<" if index == mark else text)
-        previous = index
-    if previous < count - 1:
-        shown.append(f"… ({count - previous - 1} more)")
-    return f"{head}: " + " → ".join(shown)
