@@ -68,6 +68,17 @@ NO_TRACE: Final = (
 _orjson_loads = orjson.loads
 _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+def _kind_in(kind: Any, kinds: frozenset[str]) -> bool:
+    """Whether an item's ``type`` is one of ``kinds``; a list or object there is none of them.
+
+    (``kind in kinds`` alone raises TypeError for an unhashable ``type``, which made a reply
+    with such a block unjudgeable instead of read.)
+    """
+    return isinstance(kind, str) and kind in kinds
+
+
 # Values of an argument object that may hide a big integer orjson read as a float (`_quick`).
 _INEXACT = frozenset({float, dict, list})
 
@@ -328,16 +339,17 @@ def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
     format = ""
     for index, item in enumerate(items):
         kind = item.get("type")
-        if kind in _RESPONSES_CALLS:
+        if _kind_in(kind, _RESPONSES_CALLS):
             _responses_call(item, where, index, found)
             format = format or "openai-responses"
-        elif kind in _ANTHROPIC_CALLS:
+        elif _kind_in(kind, _ANTHROPIC_CALLS):
             _named(item, "input", where, index, found)
             format = format or "anthropic"
         elif "role" in item:
             content = item.get("content")
             if type(content) is list and any(
-                type(block) is dict and block.get("type") in _ANTHROPIC_CALLS for block in content
+                type(block) is dict and _kind_in(block.get("type"), _ANTHROPIC_CALLS)
+                for block in content
             ):
                 _anthropic_blocks(content, f"{where}[{index}].content", found)
                 format = format or "anthropic"
@@ -417,7 +429,7 @@ def _anthropic_blocks(blocks: list[Any], where: str, found: Trace) -> None:
     kinds = _ANTHROPIC_CALLS
     names, raw = found.names, found.raw
     for index, block in enumerate(blocks):
-        if type(block) is dict and block.get("type") in kinds:
+        if type(block) is dict and _kind_in(block.get("type"), kinds):
             name = block.get("name")
             if type(name) is not str:
                 raise _Unreadable(_nameless(name, f"{where}[{index}]"))
