@@ -20,11 +20,13 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "EXACT_DECODER",
     "MAX_JSON_DEPTH",
     "TOO_DEEP_MESSAGE",
     "JsonTooDeep",
     "dumps",
     "has_long_digit_run",
+    "holds_lone_surrogate",
     "iter_brackets",
     "json_depth",
     "loads",
@@ -114,7 +116,64 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in (math.inf, -math.inf):  # orjson: "number out of range"
+        raise ValueError(f"{literal} is out of range for a JSON number")
+    return value
+
+
+# The stdlib's decoder made to accept exactly what orjson accepts, so whether a text is JSON
+# never depends on which parser read it (`loads` takes the stdlib's only for big integers):
+# no NaN/Infinity, no number that overflows to infinity, no lone surrogate (`_strict_decode`),
+# and only JSON's own whitespace around the value.
+EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_JSON_SPACE = " \t\n\r"
+# A surrogate as a character, or as an escape: paired escapes decode to one character, so a
+# surrogate left in a decoded string was alone (orjson refuses it; it cannot be UTF-8).
+_SURROGATE_IN_TEXT = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def holds_lone_surrogate(text: str, value: Any, start: int = 0, end: int = sys.maxsize) -> bool:
+    """Whether ``value``, decoded by the stdlib from ``text[start:end]``, has a lone surrogate.
+
+    The text is searched first (a C regex), so a value is walked only when the text holds a
+    surrogate or a surrogate escape.
+    """
+    if _SURROGATE_IN_TEXT.search(text, start, end) is None:
+        return False
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item) is not None:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _strict_decode(decoder: json.JSONDecoder, text: str) -> Any:
+    """``text`` decoded whole by a stdlib ``decoder`` as orjson would (see `EXACT_DECODER`).
+
+    Raises:
+        json.JSONDecodeError: The text is not JSON.
+        ValueError: A number or a constant JSON does not have (`EXACT_DECODER`'s hooks).
+        RecursionError: The decoder nested past the interpreter's limit.
+    """
+    stripped = text.strip(_JSON_SPACE)
+    value, end = decoder.raw_decode(stripped)
+    if end != len(stripped):
+        raise json.JSONDecodeError("Extra data", stripped, end)
+    if holds_lone_surrogate(stripped, value):
+        raise json.JSONDecodeError("A lone surrogate is not UTF-8", stripped, 0)
+    return value
+
+
 _orjson_loads = orjson.loads  # (a global: one lookup less per parse)
 
 
@@ -146,14 +205,10 @@ def loads(text: str | bytes) -> Any:
         text = text.decode("utf-8")
     elif not has_long_digit_run(text):
         return _orjson_loads(text)
-    stripped = text.strip()
     try:
-        value, end = _EXACT_DECODER.raw_decode(stripped)
+        return _strict_decode(EXACT_DECODER, text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-    if end != len(stripped):
-        raise json.JSONDecodeError("Extra data", stripped, end)
-    return value
 
 
 _STRUCTURE = re.compile(r'["\\\[\]{}]')
@@ -236,22 +291,18 @@ def loads_nested(text: str) -> Any:
     if _DEEP_DECODER is None:
         import json.scanner
 
-        decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
         decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
         _DEEP_DECODER = decoder
-    stripped = text.strip()
     # Three Python frames per level; the lock keeps two threads from lowering the limit under
     # each other.
     with _DEEP_LOCK:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 3 * depth + 1000))
         try:
-            value, end = _DEEP_DECODER.raw_decode(stripped)
+            return _strict_decode(_DEEP_DECODER, text)
         finally:
             sys.setrecursionlimit(limit)
-    if end != len(stripped):
-        raise json.JSONDecodeError("Extra data", stripped, end)
-    return value
 
 
 def _write_deep(value: Any, *, ascii_only: bool) -> str:

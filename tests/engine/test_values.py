@@ -95,10 +95,15 @@ def test_digits_spread_out_are_not_a_run() -> None:
 
 
 def test_text_with_a_lone_surrogate_is_still_checked_for_big_integers() -> None:
+    """The digit test survives a surrogate (no UnicodeEncodeError); the text is then not JSON,
+    with or without the big integer, as orjson says of any text that cannot be UTF-8."""
     number = "123456789012345678901234567891"
     for padding in (0, 300):  # the short test and the sampled one
-        text = f'["\ud800{"x" * padding}", {number}]'
-        assert loads(text)[1] == int(number)
+        for value in (number, "1"):
+            text = f'["\ud800{"x" * padding}", {value}]'
+            with pytest.raises(json.JSONDecodeError):
+                loads(text)
+        assert loads(f'["😀{"x" * padding}", {number}]')[1] == int(number)
 
 
 def test_a_str_subclass_with_a_big_integer_is_read_exactly() -> None:
@@ -174,3 +179,85 @@ def test_runs_next_to_stray_digits_are_found(
     expected = re.search(r"[0-9]{19}", text) is not None
     assert has_long_digit_run(text) is expected
     assert has_long_digit_run(text.encode()) is expected
+
+
+# Whether a text is JSON must not depend on which parser `loads` picks: the stdlib's (taken
+# when a 19-digit run may be a big integer) accepts exactly what orjson does.
+_BIG = "1234567890123456789012"
+_NOT_JSON_VALUES = [
+    '"\\ud800"',  # a lone high surrogate escape
+    '{"k\\udfff": 1}',  # a lone low surrogate, in a key
+    '["a\ud800"]',  # a lone surrogate character in the text itself
+    "1e400",  # overflows to infinity
+    "[-1E+999]",
+    "NaN",
+]
+_NOT_JSON_SPACE = ["\u00a0", "\u2028", "\x0b", "\x1c", "\u3000"]  # not JSON's whitespace
+
+
+@pytest.mark.parametrize("text", _NOT_JSON_VALUES)
+def test_a_value_orjson_refuses_the_big_integer_path_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        loads(text)
+    with pytest.raises(ValueError):
+        loads(f"[{_BIG}, {text}]")  # the stdlib's path
+
+
+@pytest.mark.parametrize("space", _NOT_JSON_SPACE)
+def test_whitespace_orjson_refuses_the_big_integer_path_refuses(space: str) -> None:
+    for text in ("[1]", f"[{_BIG}]"):
+        for spaced in (space + text, text + space):
+            with pytest.raises(ValueError):
+                loads(spaced)
+    assert loads(f" \t\r\n[{_BIG}]\n ") == [int(_BIG)]
+
+
+def test_json_found_in_text_follows_the_same_rules() -> None:
+    from assertly.engine._response import iter_json_values
+
+    text = 'see {"a": "\\ud800", "b": {"c": 1}} and {"d": 1e400} and ["\\ud83d\\ude00", 1e300]'
+    assert [value for _, _, value in iter_json_values(text)] == [{"c": 1}, ["😀", 1e300]]
+
+
+_JSON_TEXT = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.floats(allow_nan=False)
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=12,
+).map(lambda value: json.dumps(value, ensure_ascii=False, allow_nan=True))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        _JSON_TEXT,
+        st.text(alphabet='[]{}",:\\ud0123456789.eE+-tfnaul\u00a0\u2028 \t\r\n', max_size=30),
+        _JSON_TEXT.flatmap(lambda t: st.integers(0, len(t)).map(lambda i: t[:i] + t[i + 1 :])),
+    )
+)
+def test_the_stdlib_path_agrees_with_orjson(text: str) -> None:
+    """The same text, parsed with and without a big integer beside it: the same verdict."""
+    import orjson
+
+    if re.search(r"\d{19}", text):
+        return  # a big integer: where the two differ by design (the stdlib's is exact)
+
+    try:
+        want: object = ("json", orjson.loads(text))
+    except ValueError:
+        want = "not json"
+    try:
+        got: object = ("json", loads(f"[{_BIG},{text}]")[1])
+    except ValueError:
+        got = "not json"
+    if want == "not json" or got == "not json":
+        # `[big,` + text + `]` may be JSON when text alone is not (e.g. text = `1,2`).
+        if "," not in text and "]" not in text:
+            assert got == want, text
+    else:
+        assert got == want or (text.strip(" \t\n\r").startswith("-0") and str(got) == str(want))

@@ -11,7 +11,6 @@ A `Response` is built once per check and parsed at most once per view:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any, Final
@@ -23,10 +22,12 @@ from .._json import _SHORT as _SAMPLED
 from .._json import _STRIDE
 from ._text import fold, nfc
 from ._values import (
+    EXACT_DECODER,
     MAX_JSON_DEPTH,
     JsonTooDeep,
     dumps,
     has_long_digit_run,
+    holds_lone_surrogate,
     iter_brackets,
     loads,
     loads_nested,
@@ -59,12 +60,10 @@ _orjson_loads = orjson.loads
 MAX_DEPTH = MAX_JSON_DEPTH  # deeper JSON is never handed to a parser: it cannot be judged
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-# NaN and Infinity are not JSON; the stdlib decoder accepts them unless told otherwise.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# The stdlib decoder that accepts what orjson does (no NaN, no overflowing number; a lone
+# surrogate is checked after it, below), so JSON found inside text is JSON by the same rules
+# as a whole response.
+_DECODER = EXACT_DECODER
 
 
 def _bracket_matches(text: str, start: int, matches: dict[int, int]) -> int:
@@ -131,6 +130,10 @@ def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int,
         except RecursionError:
             position = start  # deep: bracket matching measures it, and the span parses deep
             break
+        if holds_lone_surrogate(text, value, start, end):
+            attempts -= 1
+            position = start + 1
+            continue
         yield start, end, value
         position = end
     yield from _iter_matched(text, pattern, position)

@@ -10,11 +10,13 @@ import math
 from typing import Any
 
 from .._json import (
+    EXACT_DECODER,
     MAX_JSON_DEPTH,
     TOO_DEEP_MESSAGE,
     JsonTooDeep,
     dumps,
     has_long_digit_run,
+    holds_lone_surrogate,
     iter_brackets,
     json_depth,
     loads,
@@ -25,12 +27,14 @@ from .._json import (
 )
 
 __all__ = [
+    "EXACT_DECODER",
     "MAX_JSON_DEPTH",
     "TOO_DEEP_MESSAGE",
     "JsonTooDeep",
     "dumps",
     "fmt",
     "has_long_digit_run",
+    "holds_lone_surrogate",
     "is_number",
     "iter_brackets",
     "json_depth",
