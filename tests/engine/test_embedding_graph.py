@@ -97,3 +97,12 @@ def test_int8_products_stay_close_to_the_float_products() -> None:
         pooled = hidden.mean(axis=0)
         pooled /= np.linalg.norm(pooled)
         assert float(pooled @ vector) > (0.999 if len(text) > 20 else 0.997), text
+
+
+def test_an_output_with_a_lone_surrogate_is_embedded_and_spoils_no_other() -> None:
+    """Undecodable bytes (as surrogates) read as ``?``; the batch's other texts are unmoved."""
+    model = embedder()
+    texts = ["Your refund arrives soon.", "bad \udc80 bytes", "The order ships tomorrow."]
+    together = model.compute(texts)
+    assert np.array_equal(together[1], model.compute(["bad ? bytes"])[0])
+    assert np.array_equal(together[[0, 2]], model.compute([texts[0], texts[2]]))

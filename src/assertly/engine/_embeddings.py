@@ -128,7 +128,7 @@ class Embedder:
 
     def _run(self, texts: list[str]) -> Any:
         np = self._np
-        encodings = self._tokenizer.encode_batch(texts)
+        encodings = self._tokenizer.encode_batch([_utf8(text) for text in texts])
         width = max(len(encoding.ids) for encoding in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -143,6 +143,19 @@ class Embedder:
         self.batches += 1
         self.texts += len(texts)
         return pooled / np.clip(norms, 1e-12, None)
+
+
+def _utf8(text: str) -> str:
+    """``text``, with any lone surrogate as ``?``: the tokenizer takes UTF-8 only.
+
+    A ``cmd:`` agent's undecodable bytes reach the output as lone surrogates; without this,
+    one such output made its whole batch, every case embedded with it, an error.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _key(text: str) -> bytes:
