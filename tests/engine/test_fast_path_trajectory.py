@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import Expectation
+from assertly.engine._context import CheckContext
 from trajectory_support import FORMATS
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
@@ -322,11 +323,53 @@ def test_a_trace_only_expectation_judges_a_passing_output_without_a_response(
     monkeypatch.setattr(Response, "__init__", counting)
     assert expectation.check(passing, context=context) is first
     assert built == []
-    result = expectation.check(failing, context=failing_context)
-    assert len(built) == 1  # the detailed path's
+    # Only trace checkers fail: they judge the trace read already, still without a `Response`.
+    judged, judged_context = FORMATS[form]([("search", {"q": "y"})])
+    result = expectation.check(judged, context=judged_context)
+    assert built == []
+    # `not-tool-called` fails too: the ``not-`` form judges a `Response`.
+    negated = expectation.check(failing, context=failing_context)
+    assert len(built) == 1
     monkeypatch.setattr(Response, "__init__", original)
+    assert result.to_dict() == expectation._check_detailed(judged, context=judged_context).to_dict()
     detailed = expectation._check_detailed(failing, context=failing_context)
-    assert result.to_dict() == detailed.to_dict()
+    assert negated.to_dict() == detailed.to_dict()
+
+
+class _Context(dict[str, Any]):
+    """A mapping that is not exactly a dict: its context is built the usual way."""
+
+
+@pytest.mark.parametrize("passing", [True, False])
+def test_a_trace_only_expectation_reads_every_kind_of_context_alike(passing: bool) -> None:
+    """A plain dict's calls are read without a `CheckContext`; any other context is built."""
+    expectation = assertly.compile(
+        [
+            {"type": "tool-sequence", "value": ["search", "answer"]},
+            {"type": "not-tool-called", "value": "delete"},
+        ]
+    )
+    made = [("search", {"q": "x"})] + ([("answer", {})] if passing else [("delete", {})])
+    output, context = FORMATS["metadata"](made)
+    assert context is not None
+    contexts: list[Any] = [
+        context,
+        {**context, "now": "2026-01-01T00:00:00Z"},
+        {**context, "model": "m", "cost_usd": 0.1},
+        _Context(context),
+        CheckContext.build(context),
+    ]
+    for reported in contexts:
+        for now in (None, "2026-01-01"):
+            _same(expectation, output, reported)
+            fast = expectation.check(output, context=reported, now=now)
+            detailed = expectation._check_detailed(output, context=reported, now=now)
+            assert fast.to_dict() == detailed.to_dict()
+            assert fast.passed is passing
+    # An invalid "now" is refused as before, whether the calls pass or not.
+    for path in (expectation.check, expectation._check_detailed):
+        with pytest.raises(ValueError):
+            path(output, context={**context, "now": "not a date"})
 
 
 def test_a_string_argument_must_be_a_str_not_a_subclass() -> None:

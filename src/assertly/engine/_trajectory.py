@@ -106,19 +106,24 @@ def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
     return trace  # type: ignore[no-any-return]
 
 
-def peek_trace(output: Any, ctx: CheckContext | None) -> tuple[Trace | None, Any]:
+def peek_trace(
+    output: Any, reported: Any = None, ctx: CheckContext | None = None
+) -> tuple[Trace | None, Any]:
     """The trace of an output not made a `Response` yet, when it is read at once.
 
     What `trace_of(Response(output), ctx)` gives, for the cases read without a `Response`:
-    the context's reported calls, a dict (a parsed value), or JSON text holding a plain reply
+    the calls the context reported (``reported``, its ``tool_calls`` when not None; read once
+    per ``ctx`` when there is one), a dict (a parsed value), or JSON text holding a plain reply
     whose calls `read_trace` takes from orjson's value (see there). Otherwise None: build the
     `Response` and read it so. With it, orjson's value of JSON text (`NOT_JSON` if none), for
     the `Response` to take over (`Response.adopt_unchecked`) rather than parse again.
     """
-    if ctx is not None and ctx.tool_calls is not None:
-        trace = ctx.trace_cache
+    if reported is not None:
+        trace = None if ctx is None else ctx.trace_cache
         if trace is None:
-            trace = ctx.trace_cache = read_calls(ctx.tool_calls)
+            trace = read_calls(reported)
+            if ctx is not None:
+                ctx.trace_cache = trace
         return (trace if type(trace) is Trace else None), NOT_JSON
     kind = type(output)
     if kind is str:
