@@ -382,7 +382,7 @@ class ToolCalled(_PassOrFail):
         pattern = self.pattern
         if pattern.args is None:
             # A name alone: the count, written into the function (no call).
-            count = f"{trace}.names.count({gen.const(pattern.name)})"
+            count = f"{gen.trace_names()}.count({gen.const(pattern.name)})"
             return _bounds_test(gen, count, self.low, self.high)
         if pattern.strings is None:
             return f"{gen.const(self.passes)}({trace})"
@@ -400,7 +400,7 @@ class ToolCalled(_PassOrFail):
         )
         gen.statement(
             f"{count} = 0\n"
-            f"for {index}, {name} in enumerate({trace}.names):\n"
+            f"for {index}, {name} in enumerate({gen.trace_names()}):\n"
             f"    if {name} == {gen.const(pattern.name)}:\n"
             f"        {arguments} = {trace}.raw[{index}]\n"
             f"        if type({arguments}) is str and not {trace}.free:\n"
@@ -505,7 +505,7 @@ class ToolCount(_PassOrFail):
         return (self.low is None or count >= self.low) and (self.high is None or count <= self.high)
 
     def _test(self, gen: FastGen) -> str:
-        names = f"{gen.trace()}.names"
+        names = gen.trace_names()
         count = f"len({names})" if self.name is None else f"{names}.count({gen.const(self.name)})"
         return _bounds_test(gen, count, self.low, self.high)
 
