@@ -26,7 +26,7 @@ from ._result import (
     CheckResult,
 )
 from ._shape import compile_shape
-from ._trajectory import peek_trace
+from ._trajectory import Trace, peek_trace
 from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
@@ -130,13 +130,13 @@ class Expectation:
                 ctx = CheckContext.build(context, now)
                 reported = ctx.tool_calls
             try:
-                trace, parsed = peek_trace(response, reported, ctx)
-                verdict = False if trace is None else trace_function(trace)
+                trace = peek_trace(response, reported, ctx)  # (or orjson's value: no trace)
+                verdict = trace_function(trace) if type(trace) is Trace else False
             except Exception:  # doubt, never a verdict: the usual way reads and judges again
-                trace, parsed, verdict = None, NOT_JSON, False
+                trace, verdict = NOT_JSON, False
             if type(verdict) is str:  # every assertion passed; the calls were in this format
                 return self._traced.get(verdict) or self._passed(None, verdict)
-            return self._trace_not_passed(response, context, now, ctx, trace, parsed, verdict)
+            return self._trace_not_passed(response, context, now, ctx, trace, verdict)
         fast = self._fast
         if fast is _UNBUILT or fast is None:
             fast = self._build_fast() if fast is _UNBUILT else None
@@ -187,19 +187,18 @@ class Expectation:
         now: str | datetime | date | None,
         ctx: CheckContext | None,
         trace: Any,
-        parsed: Any,
         verdict: Any,
     ) -> CheckResult:
         """`check`'s trace-only way, for an output its fast test did not find passing.
 
         The detailed path's result. Each trace checker judges the trace read already (what
         its `check` does after `trace_of`), so a failure needs no `Response` nor context;
-        any other checker (a ``not-`` form that did not pass) judges a `Response` handed what
-        was read (the trace, orjson's value of the text). When no trace could be read without
-        one, `check`'s usual way on that `Response`.
+        any other checker (a ``not-`` form that did not pass) judges a `Response` handed the
+        trace. ``trace`` may instead be orjson's value of the text (no trace could be read
+        without a `Response`): then `check`'s usual way, on a `Response` handed that value.
         """
         known: list[AssertionResult | None] | None = None
-        if trace is not None:
+        if type(trace) is Trace:
             checkers, judges = self._checkers, self._trace_judges
             known = [*verdict] if verdict else [None] * len(checkers)
             for index, result in enumerate(known):
@@ -214,11 +213,11 @@ class Expectation:
             else:
                 return self._combine(known, None)  # type: ignore[arg-type]  # no None left
         response = Response(output)
-        if parsed is not NOT_JSON:
-            response.adopt_unchecked(parsed)  # (not parsed again)
         if ctx is None:
             ctx = CheckContext.build(context, now)
-        if trace is None:
+        if type(trace) is not Trace:
+            if trace is not NOT_JSON:
+                response.adopt_unchecked(trace)  # (orjson's value: not parsed again)
             return self.check(response, context=ctx)  # (a `Response`: the usual way)
         if ctx.tool_calls is None:
             response.trace_cache = trace
