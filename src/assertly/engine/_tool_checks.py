@@ -387,35 +387,43 @@ class ToolCalled(_PassOrFail):
         if pattern.strings is None:
             return f"{gen.const(self.passes)}({trace})"
         # Strings only (the common `{query: "x"}`): `passes`, written into the function (no
-        # call, no attribute read per check): count the calls of the tool holding them.
+        # call, no attribute read per check): the calls of the tool holding them, counted, or
+        # for "at least once" (the default) the first one settling it. Arguments that are not
+        # an object are JSON text read by orjson alone (`unchecked_arguments`, inlined).
         gen.namespace["_orjson_loads"] = _orjson_loads
-        count, index, name, arguments, value = (gen.fresh(stem) for stem in "cinav")
+        index, name, arguments, value = (gen.fresh(stem) for stem in "inav")
         tests = " and ".join(
             f"type({value} := {arguments}.get({gen.const(key)})) is str "
             f"and {value} == {gen.const(expected)}"
             for key, expected in pattern.strings
         )
-        settled = (
-            f"\n            if {count} >= {gen.const(self.low)}: break" if self.high is None else ""
-        )
+        once = self.low == 1 and self.high is None
+        found = gen.fresh("f" if once else "c")
+        if once:
+            matched = f"            {found} = True\n            break"
+        else:
+            matched = f"            {found} += 1"
+            if self.high is None:  # enough matches settle it
+                matched += f"\n            if {found} >= {gen.const(self.low)}: break"
         gen.statement(
-            f"{count} = 0\n"
+            f"{found} = {'False' if once else '0'}\n"
             f"for {index}, {name} in enumerate({gen.trace_names()}):\n"
             f"    if {name} == {gen.const(pattern.name)}:\n"
             f"        {arguments} = {trace}.raw[{index}]\n"
-            f"        if type({arguments}) is str and not {trace}.free:\n"
-            f"            try:\n"  # (`unchecked_arguments`, inlined)
-            f"                {arguments} = _orjson_loads({arguments})\n"
-            f"            except ValueError:\n"
-            f"                {arguments} = None\n"
-            f"            if type({arguments}) is not dict:\n"
+            f"        if type({arguments}) is not dict:\n"
+            f"            if type({arguments}) is str and not {trace}.free:\n"
+            f"                try:\n"
+            f"                    {arguments} = _orjson_loads({arguments})\n"
+            f"                except ValueError:\n"
+            f"                    {arguments} = None\n"
+            f"                if type({arguments}) is not dict:\n"
+            f"                    {arguments} = {trace}.arguments({index})\n"
+            f"            else:\n"
             f"                {arguments} = {trace}.arguments({index})\n"
-            f"        elif type({arguments}) is not dict:\n"
-            f"            {arguments} = {trace}.arguments({index})\n"
             f"        if {arguments} is not None and {tests or 'True'}:\n"
-            f"            {count} += 1{settled}"
+            f"{matched}"
         )
-        return _bounds_test(gen, count, self.low, self.high)
+        return found if once else _bounds_test(gen, found, self.low, self.high)
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
