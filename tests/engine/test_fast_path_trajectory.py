@@ -385,3 +385,47 @@ def test_a_string_argument_must_be_a_str_not_a_subclass() -> None:
     _same(expectation, output, None)
     assert not expectation.check(output).passed
     assert expectation.check({"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}).passed
+
+
+@pytest.mark.parametrize("form", sorted(FORMATS))
+@pytest.mark.parametrize(
+    "bounds", [{}, {"min": 2}, {"max": 1}, {"min": 2, "max": 2}, {"max": 0}, {"min": 0}]
+)
+def test_tool_called_with_strings_finds_each_call_of_the_tool(
+    form: str, bounds: dict[str, Any]
+) -> None:
+    """The generated test jumps from one call of the tool to the next (found in C)."""
+    spec = [{"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}, **bounds}}]
+    expectation = assertly.compile(spec)
+    runs = [
+        [("fetch", {}), ("search", {"q": "y"}), ("fetch", {}), ("search", {"q": "x"})],
+        [("search", {"q": "x"}), ("search", {"q": "x"}), ("search", {"q": "x"})],
+        [("search", {"q": "y"}), ("answer", {}), ("search", {"q": "x"}), ("search", {"q": "x"})],
+        [("fetch", {"q": "x"}), ("answer", {"q": "x"})],
+        [("search", {"q": 1}), ("search", {}), ("search", {"q": ["x"]})],
+        [],
+    ]
+    for made in runs:
+        output, context = FORMATS[form](made)
+        _same(expectation, output, context)
+
+
+@pytest.mark.parametrize("listed", [1, 2, 3, 6, 7, 9])
+def test_tool_sequence_by_names_in_order_agrees_unrolled_or_looped(listed: int) -> None:
+    """Up to six names the generated test is written out one by one, past that a loop."""
+    tools = ["a", "b", "a", "c", "d", "b", "e", "a", "f"][:listed]
+    expectation = assertly.compile([{"type": "tool-sequence", "value": tools}])
+    runs = [
+        tools,
+        ["x", *tools, "y"],
+        [name for tool in tools for name in (tool, "z")],
+        tools[::-1],
+        tools[:-1],
+        tools[1:],
+        [*tools[1:], tools[0]],
+        [],
+    ]
+    for names in runs:
+        output, context = FORMATS["tool_calls"]([(name, {}) for name in names])
+        _same(expectation, output, context)
+    assert expectation.check(FORMATS["tool_calls"]([(n, {}) for n in tools])[0]).passed

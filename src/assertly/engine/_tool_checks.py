@@ -391,24 +391,30 @@ class ToolCalled(_PassOrFail):
         # for "at least once" (the default) the first one settling it. Arguments that are not
         # an object are JSON text read by orjson alone (`unchecked_arguments`, inlined).
         gen.namespace["_orjson_loads"] = _orjson_loads
-        index, name, arguments, value = (gen.fresh(stem) for stem in "inav")
+        index, arguments, value = (gen.fresh(stem) for stem in "iav")
         tests = " and ".join(
             f"type({value} := {arguments}.get({gen.const(key)})) is str "
             f"and {value} == {gen.const(expected)}"
             for key, expected in pattern.strings
         )
         once = self.low == 1 and self.high is None
-        found = gen.fresh("f" if once else "c")
+        found, names, tool = (
+            gen.fresh("f" if once else "c"),
+            gen.trace_names(),
+            gen.const(pattern.name),
+        )
         if once:
             matched = f"            {found} = True\n            break"
         else:
             matched = f"            {found} += 1"
             if self.high is None:  # enough matches settle it
                 matched += f"\n            if {found} >= {gen.const(self.low)}: break"
+        # Each call of the tool found in C (`in` first: a missing one raises no ValueError).
         gen.statement(
             f"{found} = {'False' if once else '0'}\n"
-            f"for {index}, {name} in enumerate({gen.trace_names()}):\n"
-            f"    if {name} == {gen.const(pattern.name)}:\n"
+            f"if {tool} in {names}:\n"
+            f"    {index} = {names}.index({tool})\n"
+            f"    while True:\n"
             f"        {arguments} = {trace}.raw[{index}]\n"
             f"        if type({arguments}) is not dict:\n"
             f"            if type({arguments}) is str and not {trace}.free:\n"
@@ -421,7 +427,10 @@ class ToolCalled(_PassOrFail):
             f"            else:\n"
             f"                {arguments} = {trace}.arguments({index})\n"
             f"        if {arguments} is not None and {tests or 'True'}:\n"
-            f"{matched}"
+            f"{matched}\n"
+            f"        if {tool} not in {names}[{index} + 1 :]:\n"
+            f"            break\n"
+            f"        {index} = {names}.index({tool}, {index} + 1)"
         )
         return found if once else _bounds_test(gen, found, self.low, self.high)
 
