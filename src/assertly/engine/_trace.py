@@ -11,21 +11,13 @@ from typing import Any, Final
 
 import orjson
 
-from ._trace_text import render_call
+from ._trace_text import FORMAT_LABELS, render_call
 from ._values import JsonTooDeep, json_type, loads, loads_nested, nested_too_deep
 
 __all__ = ["FORMAT_LABELS", "ToolCall", "Trace", "article"]
 
 _orjson_loads = orjson.loads
 
-FORMAT_LABELS: Final[dict[str, str]] = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "tool_calls": "top-level tool_calls",
-    "metadata": "metadata tool_calls",
-    "messages": "message list",
-}
 
 _UNREAD: Final[Any] = object()
 

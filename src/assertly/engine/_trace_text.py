@@ -14,7 +14,7 @@ definition (tests/trajectory_reference.py).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ._trace import ToolCall, Trace
 
 __all__ = [
+    "FORMAT_LABELS",
     "call_text",
     "render_arguments",
     "render_call",
@@ -31,6 +32,15 @@ __all__ = [
     "render_calls",
     "shown_calls",
 ]
+
+FORMAT_LABELS: Final[dict[str, str]] = {
+    "openai-chat": "OpenAI Chat Completions",
+    "openai-responses": "OpenAI Responses",
+    "anthropic": "Anthropic Messages",
+    "tool_calls": "top-level tool_calls",
+    "metadata": "metadata tool_calls",
+    "messages": "message list",
+}
 
 _ARGUMENT_CLIP = 40
 _CALL_CLIP = 120
@@ -105,9 +115,9 @@ def render_calls(trace: Trace, mark: int | None = None) -> str:
 def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[dict[str, Any]]]:
     """``render_calls(trace, mark)`` and ``[c.to_json() for c in trace.calls[:kept]]``, at once.
 
-    One loop reads each call's arguments (`_arguments`), keeps its JSON and writes it;
-    `call_text` is inlined for a call that fits (one `orjson.dumps`, whose length in bytes
-    bounds the text's in characters).
+    One loop reads each call's arguments (`Trace.arguments`, its common case inlined),
+    keeps its JSON and writes it; `call_text` is inlined for a call that fits (one
+    `orjson.dumps`, whose length in bytes bounds the text's in characters).
     """
     names = trace.names
     count = len(names)
@@ -115,10 +125,28 @@ def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[di
         return f"no calls ({trace.label})", []
     parts: list[str] = []
     actual: list[dict[str, Any]] = []
-    add, keep, dumps_ = parts.append, actual.append, _dumps
+    add, keep, dumps_, loads_ = parts.append, actual.append, _dumps, _loads
+    plain_text = not trace.free
     # (The first 20 calls: `_PREFIXES` is the shortest.)
     for prefix, name, raw in zip(_PREFIXES, names, trace.raw, strict=False):
-        arguments = raw if type(raw) is dict else _arguments(trace, len(parts), raw)
+        if type(raw) is dict:
+            arguments = raw
+        elif type(raw) is str and plain_text:
+            # `_arguments`, its common case inlined: JSON text orjson reads exactly.
+            try:
+                arguments = loads_(raw)
+            except ValueError:
+                arguments = None
+            if type(arguments) is dict:
+                for item in arguments.values():
+                    kind = type(item)
+                    if kind is float or kind is dict or kind is list:
+                        arguments = trace.arguments(len(parts))
+                        break
+            else:
+                arguments = trace.arguments(len(parts))
+        else:
+            arguments = trace.arguments(len(parts))
         if arguments is None:
             keep({"name": name, "arguments_error": trace.problem(len(parts))})
             add(f"{prefix}{name}(<unreadable arguments>)")
@@ -141,38 +169,28 @@ def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[di
         else:
             parts[mark] += " <<"
     if count > _SHOWN_CALLS:
-        shown = mark + 1 if mark is not None and _SHOWN_CALLS <= mark < count else _SHOWN_CALLS
-        if shown < count:
-            add(f"… ({count - shown} more)")
-        for index in range(_SHOWN_CALLS, min(count, kept)):  # kept beyond the shown
-            arguments = trace.arguments(index)
-            keep(
-                {"name": names[index], "arguments": arguments}
-                if arguments is not None
-                else {"name": names[index], "arguments_error": trace.problem(index)}
-            )
+        _past_the_shown(trace, mark, kept, parts, actual)
     if kept < len(actual):
         del actual[kept:]
     noun = "call" if count == 1 else "calls"
-    return f"{count} {noun} ({trace.label}): {' → '.join(parts)}", actual
+    return (
+        f"{count} {noun} ({FORMAT_LABELS.get(trace.format, trace.format)}): {' → '.join(parts)}",
+        actual,
+    )
 
 
-def _arguments(trace: Trace, index: int, raw: Any) -> dict[str, Any] | None:
-    """`Trace.arguments` of call ``index``, whose arguments as given are ``raw`` (not a dict).
-
-    JSON text is read by orjson alone when it gives an object of strings, integers, booleans
-    and nulls: what `Trace.arguments` gives (orjson reads a big integer as a float, and
-    refuses what `loads` might read otherwise), at half its cost. The rest by `arguments`.
-    """
-    if type(raw) is str and not trace.free:
-        try:
-            value = _loads(raw)
-        except ValueError:
-            return trace.arguments(index)
-        if type(value) is dict:
-            for item in value.values():
-                kind = type(item)
-                if kind is float or kind is dict or kind is list:
-                    return trace.arguments(index)
-            return value  # type: ignore[no-any-return]
-    return trace.arguments(index)
+def _past_the_shown(
+    trace: Trace, mark: int | None, kept: int, parts: list[str], actual: list[dict[str, Any]]
+) -> None:
+    """`shown_calls` of a trace of more than 20 calls: how many more, and the kept ones."""
+    names, count = trace.names, len(trace.names)
+    shown = mark + 1 if mark is not None and _SHOWN_CALLS <= mark < count else _SHOWN_CALLS
+    if shown < count:
+        parts.append(f"… ({count - shown} more)")
+    for index in range(_SHOWN_CALLS, min(count, kept)):  # kept beyond the shown
+        arguments = trace.arguments(index)
+        actual.append(
+            {"name": names[index], "arguments": arguments}
+            if arguments is not None
+            else {"name": names[index], "arguments_error": trace.problem(index)}
+        )
