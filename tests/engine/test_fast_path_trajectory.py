@@ -429,3 +429,48 @@ def test_tool_sequence_by_names_in_order_agrees_unrolled_or_looped(listed: int) 
         output, context = FORMATS["tool_calls"]([(name, {}) for name in names])
         _same(expectation, output, context)
     assert expectation.check(FORMATS["tool_calls"]([(n, {}) for n in tools])[0]).passed
+
+
+def test_json_text_the_trace_only_way_cannot_read_at_once_goes_the_usual_way() -> None:
+    """A byte order mark, a transcript (a list), prose, a big integer: the same results."""
+    expectation = assertly.compile(
+        [
+            {"type": "tool-sequence", "value": ["search", "answer"]},
+            {"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}},
+        ]
+    )
+    chat, _ = FORMATS["openai-chat"]([("search", {"q": "x"}), ("answer", {})])
+    big = json.loads(chat)
+    big["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = {"q": "x", "n": BIG}
+    outputs = [
+        "\ufeff" + chat,
+        json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": '{"q":"x"}'},
+                        },
+                        {
+                            "id": "2",
+                            "type": "function",
+                            "function": {"name": "answer", "arguments": "{}"},
+                        },
+                    ],
+                }
+            ]
+        ),
+        "no calls here",
+        json.dumps(big),
+        "[]",
+        "\ufeffnot json",
+    ]
+    for output in outputs:
+        _same(expectation, output, None)
+    assert expectation.check("\ufeff" + chat).passed
+    assert expectation.check(outputs[1]).passed
+    assert expectation.check("no calls here").outcome.value == "error"

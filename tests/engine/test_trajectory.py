@@ -191,20 +191,23 @@ def test_unreadable_metadata_is_no_trace_even_when_the_response_has_one(
 
 def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    original, quick = trajectory._from_object, trajectory._quick
+    from assertly.engine import _compile
+
+    original, quick = trajectory._from_object, trajectory.quick_trace
 
     def counting(data: Any, found: Any) -> Any:
         seen.append(data)
         return original(data, found)
 
-    def counting_quick(data: Any) -> Any:  # a plain reply is read by `_quick`
+    def counting_quick(data: Any) -> Any:  # a plain reply is read by `quick_trace`
         read = quick(data)
         if read is not None:
             seen.append(data)
         return read
 
     monkeypatch.setattr(trajectory, "_from_object", counting)
-    monkeypatch.setattr(trajectory, "_quick", counting_quick)
+    monkeypatch.setattr(trajectory, "quick_trace", counting_quick)
+    monkeypatch.setattr(_compile, "quick_trace", counting_quick)  # (`check` calls it too)
     import assertly
 
     expectation = assertly.compile(

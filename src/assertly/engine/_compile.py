@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
+import orjson
+
 from .._exceptions import ConfigError, Problem
 from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
@@ -26,10 +28,12 @@ from ._result import (
     CheckResult,
 )
 from ._shape import compile_shape
-from ._trajectory import Trace, peek_trace
+from ._trajectory import Trace, peek_trace, quick_trace
 from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
+
+_orjson_loads = orjson.loads
 
 _TITLE = "invalid expectation"
 
@@ -96,7 +100,7 @@ class Expectation:
         """What each top-level assertion demands, in order."""
         return [checker.describe() for checker in self._checkers]
 
-    def check(
+    def check(  # noqa: PLR0915 - every check's way, in one function: each call costs
         self,
         response: Any,
         *,
@@ -130,7 +134,20 @@ class Expectation:
                 ctx = CheckContext.build(context, now)
                 reported = ctx.tool_calls
             try:
-                trace = peek_trace(response, reported, ctx)  # (or orjson's value: no trace)
+                if reported is None and type(response) is str:
+                    # `peek_trace` of JSON text, its common case inlined (a call less).
+                    try:
+                        trace = _orjson_loads(response)
+                    except ValueError:
+                        trace = peek_trace(response)  # (a byte order mark, or not JSON)
+                    else:
+                        if type(trace) is dict:
+                            quick = quick_trace(trace)
+                            if type(quick) is Trace:
+                                trace = quick
+                else:
+                    trace = peek_trace(response, reported, ctx)
+                # `trace`: the trace, or orjson's value of the text when none was read at once.
                 verdict = trace_function(trace) if type(trace) is Trace else False
             except Exception:  # doubt, never a verdict: the usual way reads and judges again
                 trace, verdict = NOT_JSON, False

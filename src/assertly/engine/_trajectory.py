@@ -25,10 +25,11 @@ calls' names and their raw arguments; `ToolCall` objects, and the parse of argum
 as JSON text, are made only for the calls an assertion looks into (a call of the tool it
 names, or a message).
 
-Speed (#16): a plain API reply is read in one function (`_quick`), from orjson's value before
-the test for big integers when no number it holds is read (`Response.unchecked_json`), and,
-for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`).
-Each shortcut reads what the full readers read; the property tests compare them.
+Speed (#16): a plain API reply is read in one function (`quick_trace`), from orjson's value
+before the test for big integers when no number it holds is read (`Response.unchecked_json`),
+and, for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`,
+its JSON text case inlined in `Expectation.check`). Each shortcut reads what the full readers
+read; the property tests compare them.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "ToolCall",
     "Trace",
     "peek_trace",
+    "quick_trace",
     "read_calls",
     "read_trace",
     "render_call",
@@ -79,7 +81,7 @@ def _kind_in(kind: Any, kinds: frozenset[str]) -> bool:
     return isinstance(kind, str) and kind in kinds
 
 
-# Values of an argument object that may hide a big integer orjson read as a float (`_quick`).
+# Values of an argument object that may hide a big integer orjson read as a float (`quick_trace`).
 _INEXACT = frozenset({float, dict, list})
 
 
@@ -136,7 +138,7 @@ def peek_trace(output: Any, reported: Any = None, ctx: CheckContext | None = Non
             except ValueError:
                 return NOT_JSON
         if type(data) is dict:
-            quick = _quick(data)
+            quick = quick_trace(data)
             if type(quick) is Trace:
                 return quick
         return data
@@ -163,7 +165,7 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
 
 def read_trace(response: Response) -> Trace | str:
     """The trace in a response, or why there is none (see the module docstring)."""
-    tried = NOT_JSON  # a value `_quick` found no plain reply in
+    tried = NOT_JSON  # a value `quick_trace` found no plain reply in
     if response.is_text:
         # A plain reply is read from orjson's value before the test for big integers
         # (`Response.unchecked_json`): names, and arguments as JSON text or as objects of
@@ -171,7 +173,7 @@ def read_trace(response: Response) -> Trace | str:
         # reads a big integer as a float).
         data = response.unchecked_json()
         if type(data) is dict:
-            quick = _quick(data)
+            quick = quick_trace(data)
             if type(quick) is Trace:
                 return quick
             if type(quick) is _Inexact and response.whole_json is data:
@@ -184,7 +186,7 @@ def read_trace(response: Response) -> Trace | str:
             return TOO_DEEP_MESSAGE
         return NO_TRACE
     if response.is_text and type(data) is dict and data is not tried:
-        quick = _quick(data)  # (on the exact value: its arguments are exact)
+        quick = quick_trace(data)  # (on the exact value: its arguments are exact)
         if type(quick) is Trace:
             return quick
         if type(quick) is _Inexact:
@@ -223,7 +225,7 @@ def _read_value(data: Any) -> Trace | str:
 
 
 class _Inexact:
-    """`_quick`'s trace of a reply whose arguments, as orjson read them, may be inexact."""
+    """`quick_trace`'s trace of a reply whose arguments, as orjson read them, may be inexact."""
 
     __slots__ = ("trace",)
 
@@ -231,7 +233,7 @@ class _Inexact:
         self.trace = trace
 
 
-def _quick(data: dict[str, Any]) -> Trace | _Inexact | None:
+def quick_trace(data: dict[str, Any]) -> Trace | _Inexact | None:
     """The trace of a plain Chat Completions, Responses or Messages reply, else None.
 
     The trace as is when its arguments, as orjson read them, can hold no inexact number: each
