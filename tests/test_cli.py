@@ -371,7 +371,7 @@ def test_context_tool_calls_feed_trajectory_assertions(
     assert failing.exit_code == 1
     assert (
         "step 2 (check_refund_policy) is not called after call 1; got 2 calls (Anthropic "
-        'Messages): 1. lookup_order(order_id="A-1042") → 2. issue_refund(' in failing.stdout
+        'Messages): 1. lookup_order({"order_id":"A-1042"}) → 2. issue_refund(' in failing.stdout
     )
 
 

@@ -10,10 +10,7 @@ Kept independent of the engine's helpers on purpose: only `ToolCall`, the patter
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-import orjson
+from collections.abc import Sequence
 
 from assertly.engine._result import AssertionResult, failed
 from assertly.engine._tool_checks import (
@@ -33,24 +30,18 @@ from assertly.engine._values import dumps
 KEPT_CALLS = 50
 
 
-def render_arguments(arguments: Mapping[str, Any]) -> str:
-    parts = []
-    for key, value in arguments.items():
-        try:
-            text = orjson.dumps(value).decode()
-        except (TypeError, orjson.JSONEncodeError):
-            text = dumps(value)
-        if len(text) > 40:
-            text = text[:39] + "…"
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
-
-
 def render_call(call: ToolCall) -> str:
+    """``name({"key":value,…})``: every entry's key and value as JSON; past 120 characters,
+    values clipped at 40, then the call at 120 (the format since round 3 of #16)."""
     arguments = call.arguments
     if arguments is None:
         return f"{call.name}(<unreadable arguments>)"
-    text = f"{call.name}({render_arguments(arguments)})"
+    entries = [(dumps({key: 0})[1:-3], dumps(value)) for key, value in arguments.items()]
+    text = call.name + "({" + ",".join(f"{key}:{value}" for key, value in entries) + "})"
+    if len(text) <= 120:
+        return text
+    clipped = [(key, value if len(value) <= 40 else value[:39] + "…") for key, value in entries]
+    text = call.name + "({" + ",".join(f"{key}:{value}" for key, value in clipped) + "})"
     return text if len(text) <= 120 else text[:119] + "…"
 
 

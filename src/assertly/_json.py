@@ -90,7 +90,11 @@ def has_long_digit_run(text: str | bytes) -> bool:
     # exception that raises and clears costs more than the search.
     if len(text) < _SHORT:
         return len(text) >= 19 and _ascii(text).translate(_DIGIT_MAP).find(_LONG_RUN) >= 0
-    sample = _ascii(text[::_STRIDE]).translate(_DIGIT_MAP)
+    return _run_near_hits(text, _ascii(text[::_STRIDE]).translate(_DIGIT_MAP))
+
+
+def _run_near_hits(text: str | bytes, sample: bytes) -> bool:
+    """`has_long_digit_run` of a long text, given its every 9th character mapped to digits."""
     hit = sample.find(b"00")
     windows = _WINDOWS
     while hit >= 0:
@@ -188,10 +192,9 @@ def loads(text: str | bytes) -> Any:
         # The common case: `has_long_digit_run` inlined up to its sample (every response and
         # every tool call's arguments come here; a call costs a tenth of a parse).
         if len(text) >= _SHORT:
-            clear = (
-                text[::_STRIDE].encode("ascii", "replace").translate(_DIGIT_MAP).find(b"00") < 0
-                or not has_long_digit_run(text)  # adjacent digits in the sample: the windows
-            )
+            sample = text[::_STRIDE].encode("ascii", "replace").translate(_DIGIT_MAP)
+            # Adjacent digits in the sample: the windows around them (the sample not redone).
+            clear = sample.find(b"00") < 0 or not _run_near_hits(text, sample)
         else:
             clear = (
                 len(text) < 19

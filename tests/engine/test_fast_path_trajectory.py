@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import Expectation
+from assertly.engine._context import CheckContext
 from trajectory_support import FORMATS
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
@@ -322,11 +323,53 @@ def test_a_trace_only_expectation_judges_a_passing_output_without_a_response(
     monkeypatch.setattr(Response, "__init__", counting)
     assert expectation.check(passing, context=context) is first
     assert built == []
-    result = expectation.check(failing, context=failing_context)
-    assert len(built) == 1  # the detailed path's
+    # Only trace checkers fail: they judge the trace read already, still without a `Response`.
+    judged, judged_context = FORMATS[form]([("search", {"q": "y"})])
+    result = expectation.check(judged, context=judged_context)
+    assert built == []
+    # `not-tool-called` fails too: the ``not-`` form judges a `Response`.
+    negated = expectation.check(failing, context=failing_context)
+    assert len(built) == 1
     monkeypatch.setattr(Response, "__init__", original)
+    assert result.to_dict() == expectation._check_detailed(judged, context=judged_context).to_dict()
     detailed = expectation._check_detailed(failing, context=failing_context)
-    assert result.to_dict() == detailed.to_dict()
+    assert negated.to_dict() == detailed.to_dict()
+
+
+class _Context(dict[str, Any]):
+    """A mapping that is not exactly a dict: its context is built the usual way."""
+
+
+@pytest.mark.parametrize("passing", [True, False])
+def test_a_trace_only_expectation_reads_every_kind_of_context_alike(passing: bool) -> None:
+    """A plain dict's calls are read without a `CheckContext`; any other context is built."""
+    expectation = assertly.compile(
+        [
+            {"type": "tool-sequence", "value": ["search", "answer"]},
+            {"type": "not-tool-called", "value": "delete"},
+        ]
+    )
+    made = [("search", {"q": "x"})] + ([("answer", {})] if passing else [("delete", {})])
+    output, context = FORMATS["metadata"](made)
+    assert context is not None
+    contexts: list[Any] = [
+        context,
+        {**context, "now": "2026-01-01T00:00:00Z"},
+        {**context, "model": "m", "cost_usd": 0.1},
+        _Context(context),
+        CheckContext.build(context),
+    ]
+    for reported in contexts:
+        for now in (None, "2026-01-01"):
+            _same(expectation, output, reported)
+            fast = expectation.check(output, context=reported, now=now)
+            detailed = expectation._check_detailed(output, context=reported, now=now)
+            assert fast.to_dict() == detailed.to_dict()
+            assert fast.passed is passing
+    # An invalid "now" is refused as before, whether the calls pass or not.
+    for path in (expectation.check, expectation._check_detailed):
+        with pytest.raises(ValueError):
+            path(output, context={**context, "now": "not a date"})
 
 
 def test_a_string_argument_must_be_a_str_not_a_subclass() -> None:
@@ -342,3 +385,92 @@ def test_a_string_argument_must_be_a_str_not_a_subclass() -> None:
     _same(expectation, output, None)
     assert not expectation.check(output).passed
     assert expectation.check({"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}).passed
+
+
+@pytest.mark.parametrize("form", sorted(FORMATS))
+@pytest.mark.parametrize(
+    "bounds", [{}, {"min": 2}, {"max": 1}, {"min": 2, "max": 2}, {"max": 0}, {"min": 0}]
+)
+def test_tool_called_with_strings_finds_each_call_of_the_tool(
+    form: str, bounds: dict[str, Any]
+) -> None:
+    """The generated test jumps from one call of the tool to the next (found in C)."""
+    spec = [{"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}, **bounds}}]
+    expectation = assertly.compile(spec)
+    runs = [
+        [("fetch", {}), ("search", {"q": "y"}), ("fetch", {}), ("search", {"q": "x"})],
+        [("search", {"q": "x"}), ("search", {"q": "x"}), ("search", {"q": "x"})],
+        [("search", {"q": "y"}), ("answer", {}), ("search", {"q": "x"}), ("search", {"q": "x"})],
+        [("fetch", {"q": "x"}), ("answer", {"q": "x"})],
+        [("search", {"q": 1}), ("search", {}), ("search", {"q": ["x"]})],
+        [],
+    ]
+    for made in runs:
+        output, context = FORMATS[form](made)
+        _same(expectation, output, context)
+
+
+@pytest.mark.parametrize("listed", [1, 2, 3, 6, 7, 9])
+def test_tool_sequence_by_names_in_order_agrees_unrolled_or_looped(listed: int) -> None:
+    """Up to six names the generated test is written out one by one, past that a loop."""
+    tools = ["a", "b", "a", "c", "d", "b", "e", "a", "f"][:listed]
+    expectation = assertly.compile([{"type": "tool-sequence", "value": tools}])
+    runs = [
+        tools,
+        ["x", *tools, "y"],
+        [name for tool in tools for name in (tool, "z")],
+        tools[::-1],
+        tools[:-1],
+        tools[1:],
+        [*tools[1:], tools[0]],
+        [],
+    ]
+    for names in runs:
+        output, context = FORMATS["tool_calls"]([(name, {}) for name in names])
+        _same(expectation, output, context)
+    assert expectation.check(FORMATS["tool_calls"]([(n, {}) for n in tools])[0]).passed
+
+
+def test_json_text_the_trace_only_way_cannot_read_at_once_goes_the_usual_way() -> None:
+    """A byte order mark, a transcript (a list), prose, a big integer: the same results."""
+    expectation = assertly.compile(
+        [
+            {"type": "tool-sequence", "value": ["search", "answer"]},
+            {"type": "tool-called", "value": {"name": "search", "args": {"q": "x"}}},
+        ]
+    )
+    chat, _ = FORMATS["openai-chat"]([("search", {"q": "x"}), ("answer", {})])
+    big = json.loads(chat)
+    big["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = {"q": "x", "n": BIG}
+    outputs = [
+        "\ufeff" + chat,
+        json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": '{"q":"x"}'},
+                        },
+                        {
+                            "id": "2",
+                            "type": "function",
+                            "function": {"name": "answer", "arguments": "{}"},
+                        },
+                    ],
+                }
+            ]
+        ),
+        "no calls here",
+        json.dumps(big),
+        "[]",
+        "\ufeffnot json",
+    ]
+    for output in outputs:
+        _same(expectation, output, None)
+    assert expectation.check("\ufeff" + chat).passed
+    assert expectation.check(outputs[1]).passed
+    assert expectation.check("no calls here").outcome.value == "error"

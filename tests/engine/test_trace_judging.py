@@ -167,8 +167,8 @@ def test_shown_calls_are_render_calls_and_to_json(parts: Any, mark: int | None) 
 def test_a_marked_call_past_the_shown_ones_is_shown_after_a_gap() -> None:
     trace = Trace(["search"] * 30, [{"q": index} for index in range(30)], "metadata")
     line, actual = shown_calls(trace, 25, 50)
-    assert "20. search(q=19) → … → 26. search(q=25) << → … (4 more)" in line
+    assert '20. search({"q":19}) → … → 26. search({"q":25}) << → … (4 more)' in line
     assert line == reference.render_calls(trace, 25)
     assert len(actual) == 30
     line, _ = shown_calls(trace, 20, 50)
-    assert "20. search(q=19) → 21. search(q=20) << → … (9 more)" in line
+    assert '20. search({"q":19}) → 21. search({"q":20}) << → … (9 more)' in line

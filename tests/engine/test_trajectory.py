@@ -191,20 +191,23 @@ def test_unreadable_metadata_is_no_trace_even_when_the_response_has_one(
 
 def test_the_trace_is_read_once_per_response(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    original, quick = trajectory._from_object, trajectory._quick
+    from assertly.engine import _compile
+
+    original, quick = trajectory._from_object, trajectory.quick_trace
 
     def counting(data: Any, found: Any) -> Any:
         seen.append(data)
         return original(data, found)
 
-    def counting_quick(data: Any) -> Any:  # a plain reply is read by `_quick`
+    def counting_quick(data: Any) -> Any:  # a plain reply is read by `quick_trace`
         read = quick(data)
         if read is not None:
             seen.append(data)
         return read
 
     monkeypatch.setattr(trajectory, "_from_object", counting)
-    monkeypatch.setattr(trajectory, "_quick", counting_quick)
+    monkeypatch.setattr(trajectory, "quick_trace", counting_quick)
+    monkeypatch.setattr(_compile, "quick_trace", counting_quick)  # (`check` calls it too)
     import assertly
 
     expectation = assertly.compile(
@@ -231,12 +234,31 @@ def test_render_calls_marks_the_divergence_and_clips_long_traces() -> None:
     found = trace(output)
     assert isinstance(found, Trace)
     text = render_calls(found, mark=25)
-    assert text.startswith("30 calls (top-level tool_calls): 1. step(n=0) → 2. step(n=1)")
-    assert "20. step(n=19) → … → 26. step(n=25) << → … (4 more)" in text
+    assert text.startswith('30 calls (top-level tool_calls): 1. step({"n":0}) → 2. step({"n":1})')
+    assert '20. step({"n":19}) → … → 26. step({"n":25}) << → … (4 more)' in text
     long = trace({"tool_calls": [{"name": "write", "arguments": {"text": "x" * 500}}]})
     assert isinstance(long, Trace)
-    assert 'write(text="xxxxxxxx' in render_calls(long)
-    assert len(render_calls(long)) < 120
+    assert '1. write({"text":"xxxxxxxx' in render_calls(long)
+    assert len(render_calls(long)) < 160
+
+
+def test_a_call_that_fits_is_shown_whole_and_a_longer_one_keeps_every_key() -> None:
+    """Arguments as compact JSON: whole when the call fits in 120 characters; else each value
+    clipped at 40 (every key still shows), then the call at 120."""
+    from assertly.engine._trace_text import call_text
+
+    value = "y" * 60  # longer than a clipped value, but the call fits
+    assert call_text("search", {"q": value, "n": 5}) == f'search({{"q":"{value}","n":5}})'
+    long = call_text("write", {"text": "x" * 500, "path": "a.txt", "mode": 2})
+    assert long == 'write({"text":"' + "x" * 38 + '…,"path":"a.txt","mode":2})'
+    many = call_text("f", {f"key{index}": index for index in range(40)})
+    assert len(many) == 120 and many.endswith("…") and many.startswith('f({"key0":0,"key1":1,')
+    assert call_text("f", {}) == "f({})"
+    assert call_text("f", None) == "f(<unreadable arguments>)"
+    # What orjson cannot write is written entry by entry, exactly (assertly's `dumps`).
+    big = 123456789012345678901234567890
+    assert call_text("f", {"n": big, "s": "\ud800"}) == f'f({{"n":{big},"s":"\ud800"}})'
+    assert call_text("f", {1: "a", None: True}) == 'f({"1":"a","null":true})'
 
 
 def test_a_check_context_with_tool_calls_survives_pickling() -> None:

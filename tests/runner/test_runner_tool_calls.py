@@ -85,8 +85,8 @@ def test_a_cmd_agents_metadata_tool_calls_reach_the_assertions(
     (failure,) = result.tests["wrong-order"]["trials"][0]["failures"]
     assert failure["message"] == (
         "Expected exactly these calls: fetch → search; call 1 should be fetch: got search; "
-        'got 3 calls (metadata tool_calls): 1. search(query="weather paris") << → '
-        '2. fetch(url="https://example.com") → 3. answer(text="mild")'
+        'got 3 calls (metadata tool_calls): 1. search({"query":"weather paris"}) << → '
+        '2. fetch({"url":"https://example.com"}) → 3. answer({"text":"mild"})'
     )
     assert result.status("no-calls") == "failed"
     assert result.status("bad-metadata") == "error"

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
+import orjson
+
 from .._exceptions import ConfigError, Problem
 from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
@@ -26,10 +28,12 @@ from ._result import (
     CheckResult,
 )
 from ._shape import compile_shape
-from ._trajectory import peek_trace
+from ._trajectory import Trace, peek_trace, quick_trace
 from ._values import dumps
 
 __all__ = ["Expectation", "check", "compile"]
+
+_orjson_loads = orjson.loads
 
 _TITLE = "invalid expectation"
 
@@ -48,6 +52,7 @@ class Expectation:
         "_fast",
         "_metrics",
         "_trace_function",
+        "_trace_judges",
         "_traced",
         "_uniform",
         "_weight_total",
@@ -74,6 +79,8 @@ class Expectation:
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
         self._trace_function: Any = None  # its `trace_function`, when built and there is one
+        # With it, each checker's `TraceChecker.judge` (None for any other checker).
+        self._trace_judges: tuple[Any, ...] = ()
         self._all_pass: dict[tuple[str | None, str | None], CheckResult] = {}
         # The same results for JSON read whole (not extracted), by trace format alone: the
         # common lookup of a passing trajectory check, without building a key.
@@ -93,7 +100,7 @@ class Expectation:
         """What each top-level assertion demands, in order."""
         return [checker.describe() for checker in self._checkers]
 
-    def check(
+    def check(  # noqa: PLR0915 - every check's way, in one function: each call costs
         self,
         response: Any,
         *,
@@ -115,16 +122,38 @@ class Expectation:
         if trace_function is not None and type(response) is not Response:
             # Every assertion judges the tool-call trace alone (`Fast.trace_function`): it is
             # read without a `Response` where it can be (`peek_trace`); a passing output needs
-            # none. (No assertion reads the context but for its calls, nor the clock.)
-            ctx = None if context is None and now is None else CheckContext.build(context, now)
+            # none. No assertion reads the context but for its calls, nor the clock, so a
+            # plain dict's calls are read without a `CheckContext` (building one costs as
+            # much as reading the calls); one with "now" is built, as its "now" may be invalid.
+            ctx = None
+            if context is None and now is None:
+                reported = None
+            elif now is None and type(context) is dict and "now" not in context:
+                reported = context.get("tool_calls")
+            else:
+                ctx = CheckContext.build(context, now)
+                reported = ctx.tool_calls
             try:
-                trace, parsed = peek_trace(response, ctx)
-                verdict = False if trace is None else trace_function(trace)
+                if reported is None and type(response) is str:
+                    # `peek_trace` of JSON text, its common case inlined (a call less).
+                    try:
+                        trace = _orjson_loads(response)
+                    except ValueError:
+                        trace = peek_trace(response)  # (a byte order mark, or not JSON)
+                    else:
+                        if type(trace) is dict:
+                            quick = quick_trace(trace)
+                            if type(quick) is Trace:
+                                trace = quick
+                else:
+                    trace = peek_trace(response, reported, ctx)
+                # `trace`: the trace, or orjson's value of the text when none was read at once.
+                verdict = trace_function(trace) if type(trace) is Trace else False
             except Exception:  # doubt, never a verdict: the usual way reads and judges again
-                trace, parsed, verdict = None, NOT_JSON, False
+                trace, verdict = NOT_JSON, False
             if type(verdict) is str:  # every assertion passed; the calls were in this format
                 return self._traced.get(verdict) or self._passed(None, verdict)
-            return self._trace_not_passed(response, ctx, trace, parsed, verdict)
+            return self._trace_not_passed(response, context, now, ctx, trace, verdict)
         fast = self._fast
         if fast is _UNBUILT or fast is None:
             fast = self._build_fast() if fast is _UNBUILT else None
@@ -171,30 +200,47 @@ class Expectation:
     def _trace_not_passed(
         self,
         output: Any,
+        context: CheckContext | Mapping[str, Any] | None,
+        now: str | datetime | date | None,
         ctx: CheckContext | None,
         trace: Any,
-        parsed: Any,
         verdict: Any,
     ) -> CheckResult:
         """`check`'s trace-only way, for an output its fast test did not find passing.
 
-        The detailed path's result, on a `Response` handed what was read (the trace, orjson's
-        value of the text); or, when no trace could be read without one, `check`'s usual way
-        on that `Response`.
+        The detailed path's result. Each trace checker judges the trace read already (what
+        its `check` does after `trace_of`), so a failure needs no `Response` nor context;
+        any other checker (a ``not-`` form that did not pass) judges a `Response` handed the
+        trace. ``trace`` may instead be orjson's value of the text (no trace could be read
+        without a `Response`): then `check`'s usual way, on a `Response` handed that value.
         """
+        known: list[AssertionResult | None] | None = None
+        if type(trace) is Trace:
+            checkers, judges = self._checkers, self._trace_judges
+            known = [*verdict] if verdict else [None] * len(checkers)
+            for index, result in enumerate(known):
+                if result is None:
+                    judge = judges[index]
+                    if judge is None:
+                        break
+                    try:
+                        known[index] = judge(trace, True)
+                    except Exception as error:  # as `_judge` does
+                        known[index] = _could_not_judge(checkers[index], error)
+            else:
+                return self._combine(known, None)  # type: ignore[arg-type]  # no None left
         response = Response(output)
-        if parsed is not NOT_JSON:
-            response.adopt_unchecked(parsed)  # (not parsed again)
-        if trace is None:
-            return self.check(response, context=ctx)  # (a `Response`: the usual way)
-        if ctx is None or ctx.tool_calls is None:
-            response.trace_cache = trace
         if ctx is None:
-            ctx = CheckContext()
-        if verdict:
-            # Per checker: its result, or None where only the detailed path can say.
-            return self._judge(response, ctx, verdict)
-        return self._judge(response, ctx)
+            ctx = CheckContext.build(context, now)
+        if type(trace) is not Trace:
+            if trace is not NOT_JSON:
+                response.adopt_unchecked(trace)  # (orjson's value: not parsed again)
+            return self.check(response, context=ctx)  # (a `Response`: the usual way)
+        if ctx.tool_calls is None:
+            response.trace_cache = trace
+        else:
+            ctx.trace_cache = trace
+        return self._judge(response, ctx, known)
 
     @property
     def source(self) -> str:
@@ -209,9 +255,15 @@ class Expectation:
 
     def _build_fast(self) -> Any:
         from ._fast import build_fast
+        from ._tool_checks import TraceChecker
 
         fast = self._fast = build_fast(self._checkers)
         self._trace_function = None if fast is None else fast.trace_function
+        if self._trace_function is not None:
+            self._trace_judges = tuple(
+                checker.judge if isinstance(checker, TraceChecker) else None
+                for checker in self._checkers
+            )
         return fast
 
     def _passed(self, response: Response | None, trace_format: str | None = None) -> CheckResult:
@@ -272,7 +324,11 @@ class Expectation:
                     # value nested beyond the interpreter's limits) it is an error and the
                     # rest judge.
                     results[index] = _could_not_judge(checker, error)
-        judged: list[AssertionResult] = results  # type: ignore[assignment]  # no None left
+        extracted = response.extracted if response.is_text else None
+        return self._combine(results, extracted)  # type: ignore[arg-type]  # no None left
+
+    def _combine(self, judged: list[AssertionResult], extracted: str | None) -> CheckResult:
+        """The check's verdict from every assertion's result (the detailed path's end)."""
         # One loop, not a comprehension per figure: this runs for every response that does not
         # pass, often for one or two assertions, where each comprehension's call is most of it.
         scores = []
@@ -298,7 +354,6 @@ class Expectation:
         else:
             outcome = ERROR if errored_any else PASSED
         named = _named_scores(judged, self._metrics) if self._metrics else None
-        extracted = response.extracted if response.is_text else None
         return CheckResult(outcome, score, judged, named, threshold, extracted, self._weights)
 
 

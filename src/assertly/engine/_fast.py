@@ -124,6 +124,7 @@ class FastGen:
         self.uses_response = False
         self._trace = False
         self._trace_at = self._trace_end = 0  # the statements reading the trace
+        self._names = False  # whether `trn` holds the trace's names
         self.traced: set[str] = set()  # flags of checkers whose full pass names the format
 
     def begin(self, index: int) -> None:
@@ -214,6 +215,17 @@ class FastGen:
             self._trace_end = len(self._top.lines)
         self.traced.add(self.flag)
         return "tr"
+
+    def trace_names(self) -> str:
+        """The variable holding the trace's names (bound once: no attribute read per test).
+
+        The checker being emitted reads the trace, as with `trace`.
+        """
+        trace = self.trace()
+        if not self._names:
+            self._names = True
+            self._top.lines.append(f"trn = {trace}.names")
+        return "trn"
 
     def _key(self, scope: _Scope, var: str, key: str) -> str:
         # A value that is missing, or under a non-object, reads as `_MISSING`, which fails

@@ -17,9 +17,6 @@ from typing import Any, Final
 
 import orjson
 
-from .._json import _DIGIT_MAP as _DIGITS
-from .._json import _SHORT as _SAMPLED
-from .._json import _STRIDE
 from ._text import fold, nfc
 from ._values import (
     EXACT_DECODER,
@@ -306,15 +303,7 @@ class Response:
             text = self._text
             if text.startswith("\ufeff"):
                 text = text[1:]  # a byte order mark is an encoding artefact, not JSON
-            if type(whole) is _Unchecked and (
-                # `has_long_digit_run`, its sample inlined (see `assertly._json`)
-                (
-                    len(text) >= _SAMPLED
-                    and text[::_STRIDE].encode("ascii", "replace").translate(_DIGITS).find(b"00")
-                    < 0
-                )
-                or not has_long_digit_run(text)
-            ):
+            if type(whole) is _Unchecked and not has_long_digit_run(text):
                 self._whole = whole = whole.value  # what `loads` returns: orjson's value
                 return whole
             try:

@@ -382,40 +382,57 @@ class ToolCalled(_PassOrFail):
         pattern = self.pattern
         if pattern.args is None:
             # A name alone: the count, written into the function (no call).
-            count = f"{trace}.names.count({gen.const(pattern.name)})"
+            count = f"{gen.trace_names()}.count({gen.const(pattern.name)})"
             return _bounds_test(gen, count, self.low, self.high)
         if pattern.strings is None:
             return f"{gen.const(self.passes)}({trace})"
         # Strings only (the common `{query: "x"}`): `passes`, written into the function (no
-        # call, no attribute read per check): count the calls of the tool holding them.
+        # call, no attribute read per check): the calls of the tool holding them, counted, or
+        # for "at least once" (the default) the first one settling it. Arguments that are not
+        # an object are JSON text read by orjson alone (`unchecked_arguments`, inlined).
         gen.namespace["_orjson_loads"] = _orjson_loads
-        count, index, name, arguments, value = (gen.fresh(stem) for stem in "cinav")
+        index, arguments, value = (gen.fresh(stem) for stem in "iav")
         tests = " and ".join(
             f"type({value} := {arguments}.get({gen.const(key)})) is str "
             f"and {value} == {gen.const(expected)}"
             for key, expected in pattern.strings
         )
-        settled = (
-            f"\n            if {count} >= {gen.const(self.low)}: break" if self.high is None else ""
+        once = self.low == 1 and self.high is None
+        found, names, tool = (
+            gen.fresh("f" if once else "c"),
+            gen.trace_names(),
+            gen.const(pattern.name),
         )
+        if once:
+            matched = f"            {found} = True\n            break"
+        else:
+            matched = f"            {found} += 1"
+            if self.high is None:  # enough matches settle it
+                matched += f"\n            if {found} >= {gen.const(self.low)}: break"
+        # Each call of the tool found in C (`in` first: a missing one raises no ValueError).
         gen.statement(
-            f"{count} = 0\n"
-            f"for {index}, {name} in enumerate({trace}.names):\n"
-            f"    if {name} == {gen.const(pattern.name)}:\n"
+            f"{found} = {'False' if once else '0'}\n"
+            f"if {tool} in {names}:\n"
+            f"    {index} = {names}.index({tool})\n"
+            f"    while True:\n"
             f"        {arguments} = {trace}.raw[{index}]\n"
-            f"        if type({arguments}) is str and not {trace}.free:\n"
-            f"            try:\n"  # (`unchecked_arguments`, inlined)
-            f"                {arguments} = _orjson_loads({arguments})\n"
-            f"            except ValueError:\n"
-            f"                {arguments} = None\n"
-            f"            if type({arguments}) is not dict:\n"
+            f"        if type({arguments}) is not dict:\n"
+            f"            if type({arguments}) is str and not {trace}.free:\n"
+            f"                try:\n"
+            f"                    {arguments} = _orjson_loads({arguments})\n"
+            f"                except ValueError:\n"
+            f"                    {arguments} = None\n"
+            f"                if type({arguments}) is not dict:\n"
+            f"                    {arguments} = {trace}.arguments({index})\n"
+            f"            else:\n"
             f"                {arguments} = {trace}.arguments({index})\n"
-            f"        elif type({arguments}) is not dict:\n"
-            f"            {arguments} = {trace}.arguments({index})\n"
             f"        if {arguments} is not None and {tests or 'True'}:\n"
-            f"            {count} += 1{settled}"
+            f"{matched}\n"
+            f"        if {tool} not in {names}[{index} + 1 :]:\n"
+            f"            break\n"
+            f"        {index} = {names}.index({tool}, {index} + 1)"
         )
-        return _bounds_test(gen, count, self.low, self.high)
+        return found if once else _bounds_test(gen, found, self.low, self.high)
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
@@ -505,7 +522,7 @@ class ToolCount(_PassOrFail):
         return (self.low is None or count >= self.low) and (self.high is None or count <= self.high)
 
     def _test(self, gen: FastGen) -> str:
-        names = f"{gen.trace()}.names"
+        names = gen.trace_names()
         count = f"len({names})" if self.name is None else f"{names}.count({gen.const(self.name)})"
         return _bounds_test(gen, count, self.low, self.high)
 

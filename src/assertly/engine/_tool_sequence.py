@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["MODES", "ToolSequence"]
 
 MODES = ("in_order", "exact", "unordered", "subset", "superset")
+_UNROLLED = 6  # names in order written out one by one in the fast path; a loop for more
 
 # What each mode asks for: as a check describes itself, and as a failure's message opens.
 _DESCRIPTIONS = {
@@ -99,23 +100,32 @@ class ToolSequence(TraceChecker):
         if self.mode != "in_order" or any(pattern.args is not None for pattern in self.patterns):
             return super()._test(gen)
         # Tools listed by name, in order (the common sequence): `passes`, written into the
-        # function (no call): each found in C after the previous one.
-        trace = gen.trace()
-        ok, position, name = (gen.fresh(stem) for stem in "spn")
-        listed = gen.const(tuple(pattern.name for pattern in self.patterns))
-        gen.statement(
-            f"{ok} = True\n"
-            f"{position} = 0\n"
-            f"for {name} in {listed}:\n"
-            f"    if {name} not in {trace}.names:\n"  # (a missing tool: no ValueError)
-            f"        {ok} = False\n"
-            f"        break\n"
-            f"    try:\n"
-            f"        {position} = {trace}.names.index({name}, {position}) + 1\n"
-            f"    except ValueError:\n"
-            f"        {ok} = False\n"
-            f"        break"
-        )
+        # function (no call). Each is looked for in C after the previous one, a missing one
+        # by `in` (no ValueError): unrolled for a short list, a loop for a longer one.
+        names = gen.trace_names()
+        ok, position = gen.fresh("s"), gen.fresh("p")
+        listed = [gen.const(pattern.name) for pattern in self.patterns]
+        if len(listed) > _UNROLLED:
+            name = gen.fresh("n")
+            gen.statement(
+                f"{ok} = True\n"
+                f"{position} = 0\n"
+                f"for {name} in {gen.const(tuple(p.name for p in self.patterns))}:\n"
+                f"    if {name} not in {names}[{position}:]:\n"
+                f"        {ok} = False\n"
+                f"        break\n"
+                f"    {position} = {names}.index({name}, {position}) + 1"
+            )
+            return ok
+        # `s = False; if a in names: p = names.index(a) + 1; if b in names[p:]: … s = True`
+        lines = [f"{ok} = False", f"if {listed[0]} in {names}:"]
+        for depth, name in enumerate(listed[1:], 1):
+            indent = "    " * depth
+            start = "" if depth == 1 else f", {position}"
+            lines.append(f"{indent}{position} = {names}.index({listed[depth - 1]}{start}) + 1")
+            lines.append(f"{indent}if {name} in {names}[{position}:]:")
+        lines.append("    " * len(listed) + f"{ok} = True")
+        gen.statement("\n".join(lines))
         return ok
 
     def judge(self, trace: Trace, explain: bool) -> AssertionResult:

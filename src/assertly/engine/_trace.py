@@ -11,25 +11,13 @@ from typing import Any, Final
 
 import orjson
 
-from .._json import _DIGIT_MAP as _DIGITS
-from .._json import _LONG_RUN as _RUN
-from .._json import _SHORT as _SAMPLED
-from ._response import NOT_JSON, _loads
-from ._trace_text import render_call
-from ._values import JsonTooDeep, json_type, loads
+from ._trace_text import FORMAT_LABELS, render_call
+from ._values import JsonTooDeep, json_type, loads, loads_nested, nested_too_deep
 
 __all__ = ["FORMAT_LABELS", "ToolCall", "Trace", "article"]
 
 _orjson_loads = orjson.loads
 
-FORMAT_LABELS: Final[dict[str, str]] = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "tool_calls": "top-level tool_calls",
-    "metadata": "metadata tool_calls",
-    "messages": "message list",
-}
 
 _UNREAD: Final[Any] = object()
 
@@ -119,16 +107,9 @@ class Trace:
         found = read.get(index)
         if found is None:
             if type(raw) is str and not self.free:
-                # The common case, JSON text holding an object, read here at once: `loads`,
-                # its test for big integers inlined for text too short to be sampled.
+                # The common case, JSON text holding an object, read here at once.
                 try:
-                    if (
-                        len(raw) < _SAMPLED
-                        and raw.encode("ascii", "replace").translate(_DIGITS).find(_RUN) < 0
-                    ):
-                        value = _orjson_loads(raw)
-                    else:
-                        value = loads(raw)
+                    value = loads(raw)
                 except ValueError:
                     value = None
                 if type(value) is dict:
@@ -205,22 +186,17 @@ def _read_arguments(raw: Any, free_text: bool) -> tuple[dict[str, Any] | None, s
         return {"input": raw}, None
     try:
         value = loads(raw)  # the common case: an object, read at once
-    except ValueError:
+    except ValueError as error:
         if not raw.strip():
             return {}, None  # some models send "" for a call without arguments
-        value = NOT_JSON  # or nested deeper than the fast reader goes: read below
-    else:
-        if type(value) is dict:
-            return value, None
-    try:
-        if value is NOT_JSON:
-            value = _loads(raw)
-    except JsonTooDeep:
-        return None, "the arguments are JSON nested too deeply to read"
-    except RecursionError:
-        return None, "the arguments are JSON nested too deeply to read"
-    if value is NOT_JSON:
-        return None, f"the arguments are not valid JSON: {_clip(repr(raw), 60)}"
+        if not nested_too_deep(error):
+            return None, f"the arguments are not valid JSON: {_clip(repr(raw), 60)}"
+        try:
+            value = loads_nested(raw)  # deeper than orjson reads
+        except (JsonTooDeep, RecursionError):
+            return None, "the arguments are JSON nested too deeply to read"
+        except ValueError:
+            return None, f"the arguments are not valid JSON: {_clip(repr(raw), 60)}"
     if type(value) is not dict:
         return None, f"the arguments are {article(value)}, not an object"
     return value, None

@@ -25,10 +25,11 @@ calls' names and their raw arguments; `ToolCall` objects, and the parse of argum
 as JSON text, are made only for the calls an assertion looks into (a call of the tool it
 names, or a message).
 
-Speed (#16): a plain API reply is read in one function (`_quick`), from orjson's value before
-the test for big integers when no number it holds is read (`Response.unchecked_json`), and,
-for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`).
-Each shortcut reads what the full readers read; the property tests compare them.
+Speed (#16): a plain API reply is read in one function (`quick_trace`), from orjson's value
+before the test for big integers when no number it holds is read (`Response.unchecked_json`),
+and, for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`,
+its JSON text case inlined in `Expectation.check`). Each shortcut reads what the full readers
+read; the property tests compare them.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "ToolCall",
     "Trace",
     "peek_trace",
+    "quick_trace",
     "read_calls",
     "read_trace",
     "render_call",
@@ -79,7 +81,7 @@ def _kind_in(kind: Any, kinds: frozenset[str]) -> bool:
     return isinstance(kind, str) and kind in kinds
 
 
-# Values of an argument object that may hide a big integer orjson read as a float (`_quick`).
+# Values of an argument object that may hide a big integer orjson read as a float (`quick_trace`).
 _INEXACT = frozenset({float, dict, list})
 
 
@@ -106,40 +108,44 @@ def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
     return trace  # type: ignore[no-any-return]
 
 
-def peek_trace(output: Any, ctx: CheckContext | None) -> tuple[Trace | None, Any]:
+def peek_trace(output: Any, reported: Any = None, ctx: CheckContext | None = None) -> Any:
     """The trace of an output not made a `Response` yet, when it is read at once.
 
     What `trace_of(Response(output), ctx)` gives, for the cases read without a `Response`:
-    the context's reported calls, a dict (a parsed value), or JSON text holding a plain reply
-    whose calls `read_trace` takes from orjson's value (see there). Otherwise None: build the
-    `Response` and read it so. With it, orjson's value of JSON text (`NOT_JSON` if none), for
-    the `Response` to take over (`Response.adopt_unchecked`) rather than parse again.
+    the calls the context reported (``reported``, its ``tool_calls`` when not None; read once
+    per ``ctx`` when there is one), a dict (a parsed value), or JSON text holding a plain reply
+    whose calls `read_trace` takes from orjson's value (see there). Otherwise not a `Trace`
+    but orjson's value of JSON text (`NOT_JSON` if none): build the `Response` and read it
+    so, handing it that value (`Response.adopt_unchecked`) rather than parsing again. (One
+    value, not a pair: this runs for every output of a trace-only expectation.)
     """
-    if ctx is not None and ctx.tool_calls is not None:
-        trace = ctx.trace_cache
+    if reported is not None:
+        trace = None if ctx is None else ctx.trace_cache
         if trace is None:
-            trace = ctx.trace_cache = read_calls(ctx.tool_calls)
-        return (trace if type(trace) is Trace else None), NOT_JSON
+            trace = read_calls(reported)
+            if ctx is not None:
+                ctx.trace_cache = trace
+        return trace if type(trace) is Trace else NOT_JSON
     kind = type(output)
     if kind is str:
         try:
             data = _orjson_loads(output)
         except ValueError:
             if not output.startswith("\ufeff"):  # (orjson refuses one: a byte order mark)
-                return None, NOT_JSON
+                return NOT_JSON
             try:
                 data = _orjson_loads(output[1:])
             except ValueError:
-                return None, NOT_JSON
+                return NOT_JSON
         if type(data) is dict:
-            quick = _quick(data)
-            if quick is not None and quick[1]:
-                return quick[0], data
-        return None, data
+            quick = quick_trace(data)
+            if type(quick) is Trace:
+                return quick
+        return data
     if kind is dict:
         found = _read_value(output)
-        return (found if type(found) is Trace else None), NOT_JSON
-    return None, NOT_JSON
+        return found if type(found) is Trace else NOT_JSON
+    return NOT_JSON
 
 
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
@@ -159,6 +165,7 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
 
 def read_trace(response: Response) -> Trace | str:
     """The trace in a response, or why there is none (see the module docstring)."""
+    tried = NOT_JSON  # a value `quick_trace` found no plain reply in
     if response.is_text:
         # A plain reply is read from orjson's value before the test for big integers
         # (`Response.unchecked_json`): names, and arguments as JSON text or as objects of
@@ -166,21 +173,24 @@ def read_trace(response: Response) -> Trace | str:
         # reads a big integer as a float).
         data = response.unchecked_json()
         if type(data) is dict:
-            quick = _quick(data)
-            if quick is not None:
-                if quick[1]:
-                    return quick[0]
-                if response.whole_json is data:  # the test found no big integer
-                    return quick[0]
+            quick = quick_trace(data)
+            if type(quick) is Trace:
+                return quick
+            if type(quick) is _Inexact and response.whole_json is data:
+                return quick.trace  # the test found no big integer
+            if quick is None:
+                tried = data
     data = response.whole_json
     if data is NOT_JSON:
         if response.too_deep:
             return TOO_DEEP_MESSAGE
         return NO_TRACE
-    if response.is_text and type(data) is dict:
-        quick = _quick(data)
-        if quick is not None:
-            return quick[0]
+    if response.is_text and type(data) is dict and data is not tried:
+        quick = quick_trace(data)  # (on the exact value: its arguments are exact)
+        if type(quick) is Trace:
+            return quick
+        if type(quick) is _Inexact:
+            return quick.trace
     return _read_value(data)
 
 
@@ -214,12 +224,22 @@ def _read_value(data: Any) -> Trace | str:
 # (tests/engine/test_trajectory_properties.py compares them on near-plain replies).
 
 
-def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
+class _Inexact:
+    """`quick_trace`'s trace of a reply whose arguments, as orjson read them, may be inexact."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+
+def quick_trace(data: dict[str, Any]) -> Trace | _Inexact | None:
     """The trace of a plain Chat Completions, Responses or Messages reply, else None.
 
-    With it, whether its arguments, as orjson read them, can hold no inexact number: each is
-    JSON text (parsed exactly when read), absent, or an object none of whose values is a float
-    or nests further. Anything else may hide a big integer that orjson read as a float.
+    The trace as is when its arguments, as orjson read them, can hold no inexact number: each
+    is JSON text (parsed exactly when read), absent, or an object none of whose values is a
+    float or nests further. Anything else may hide a big integer that orjson read as a float:
+    then `_Inexact` (rare: no allocation more on the common way).
     """
     names: list[str] = []
     raw: list[Any] = []
@@ -242,7 +262,11 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                 if type(arguments) is not str and arguments is not None:
                     exact = False
                 add_raw(arguments)
-            return Trace(names, raw, "openai-chat"), exact
+            return (
+                Trace(names, raw, "openai-chat")
+                if exact
+                else _Inexact(Trace(names, raw, "openai-chat"))
+            )
         output = data.get("output")
         if type(output) is list:
             if data.get("object") != "response":
@@ -260,7 +284,11 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                     add_raw(arguments)
                 elif kind == "custom_tool_call":
                     return None  # free text: the full reader marks it
-            return Trace(names, raw, "openai-responses"), exact
+            return (
+                Trace(names, raw, "openai-responses")
+                if exact
+                else _Inexact(Trace(names, raw, "openai-responses"))
+            )
         content = data.get("content")
         if type(content) is list and data.get("type") == "message" and "role" in data:
             if "tool_calls" in data or "function_call" in data:
@@ -281,7 +309,11 @@ def _quick(data: dict[str, Any]) -> tuple[Trace, bool] | None:
                     elif arguments is not None and type(arguments) is not str:
                         exact = False
                     add_raw(arguments)
-            return Trace(names, raw, "anthropic"), exact
+            return (
+                Trace(names, raw, "anthropic")
+                if exact
+                else _Inexact(Trace(names, raw, "anthropic"))
+            )
     except (KeyError, TypeError, IndexError):
         pass
     return None

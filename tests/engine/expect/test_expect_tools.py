@@ -74,9 +74,9 @@ def test_the_seed_dialect_combines_trajectory_keys_with_the_others() -> None:
 
 def test_the_divergence_is_flagged() -> None:
     result = judge({"max_tool_calls": 2}, "anthropic")
-    assert '3. fetch(url="https://example.com/paris") <<' in result.message
+    assert '3. fetch({"url":"https://example.com/paris"}) <<' in result.message
     result = judge({"tools_not_called": ["fetch"]}, "anthropic")
-    assert '3. fetch(url="https://example.com/paris") <<' in result.message
+    assert '3. fetch({"url":"https://example.com/paris"}) <<' in result.message
 
 
 @pytest.mark.parametrize("output", NO_TRACE_RESPONSES)

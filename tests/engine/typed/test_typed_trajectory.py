@@ -145,7 +145,7 @@ CASES: list[tuple[dict[str, Any], Outcome, float, str]] = [
         FAILED,
         0.75,
         "Expected exactly these calls, in any order: answer, fetch, search; not expected: "
-        'call 2 search(query="paris forecast", limit=5)',
+        'call 2 search({"query":"paris forecast","limit":5})',
     ),
     (
         {
@@ -162,7 +162,7 @@ CASES: list[tuple[dict[str, Any], Outcome, float, str]] = [
         FAILED,
         0.75,
         "Expected only calls among: search, fetch; not among the listed calls: "
-        'call 4 answer(text="Mild, 18 °C.")',
+        'call 4 answer({"text":"Mild, 18 °C."})',
     ),
     (
         {"type": "tool-sequence", "value": ["fetch", "search"], "config": {"mode": "superset"}},
@@ -245,9 +245,9 @@ def test_the_divergence_is_flagged_in_the_calls_shown() -> None:
     assert result.message == (
         "Expected exactly these calls: search → fetch; call 2 should be fetch: got search; "
         "got 4 calls (OpenAI Chat Completions): "
-        '1. search(query="weather paris", limit=5, filters={"lang":"en","safe":true}) → '
-        '2. search(query="paris forecast", limit=5) << → '
-        '3. fetch(url="https://example.com/paris") → 4. answer(text="Mild, 18 °C.")'
+        '1. search({"query":"weather paris","limit":5,"filters":{"lang":"en","safe":true}}) → '
+        '2. search({"query":"paris forecast","limit":5}) << → '
+        '3. fetch({"url":"https://example.com/paris"}) → 4. answer({"text":"Mild, 18 °C."})'
     )
 
 
@@ -534,7 +534,7 @@ def test_in_order_says_when_a_step_is_never_called_or_called_with_other_argument
         'step 2 (answer(text="Cold.", …)) is not called after call 3; call 4 is answer but '
         'text is "Mild, 18 °C.", not "Cold."' in other.message
     )
-    assert '4. answer(text="Mild, 18 °C.") <<' in other.message
+    assert '4. answer({"text":"Mild, 18 °C."}) <<' in other.message
 
 
 def test_max_zero_alone_means_never_called() -> None:
