@@ -26,7 +26,6 @@ __all__ = [
     "JsonTooDeep",
     "dumps",
     "has_long_digit_run",
-    "holds_lone_surrogate",
     "iter_brackets",
     "json_depth",
     "loads",
@@ -127,42 +126,25 @@ def _finite_float(literal: str) -> float:
     return value
 
 
-# The stdlib's decoder made to accept exactly what orjson accepts, so whether a text is JSON
-# never depends on which parser read it (`loads` takes the stdlib's only for big integers):
-# no NaN/Infinity, no number that overflows to infinity, no lone surrogate (`_strict_decode`),
-# and only JSON's own whitespace around the value.
+# The stdlib's decoder made to accept what orjson accepts, so whether a text is JSON never
+# depends on which parser read it (`loads` takes the stdlib's for big integers and lone
+# surrogates): no NaN/Infinity, no number that overflows to infinity, and only JSON's own
+# whitespace around the value (`_strict_decode`).
 EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 _JSON_SPACE = " \t\n\r"
-# A surrogate as a character, or as an escape: paired escapes decode to one character, so a
-# surrogate left in a decoded string was alone (orjson refuses it; it cannot be UTF-8).
-_SURROGATE_IN_TEXT = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def holds_lone_surrogate(text: str, value: Any, start: int = 0, end: int = sys.maxsize) -> bool:
-    """Whether ``value``, decoded by the stdlib from ``text[start:end]``, has a lone surrogate.
-
-    The text is searched first (a C regex), so a value is walked only when the text holds a
-    surrogate or a surrogate escape.
-    """
-    if _SURROGATE_IN_TEXT.search(text, start, end) is None:
-        return False
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item) is not None:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+# orjson refuses a lone surrogate, escaped (`"\ud800"`, which JSON's grammar allows and
+# JavaScript writes) or as a character of the text; the stdlib reads both, and so does
+# `loads`: the value holds the surrogate, and every writer shows it as the text \ud800.
+_SURROGATE_REFUSALS = (
+    "no low surrogate",
+    "invalid high surrogate",
+    "invalid low surrogate",
+    "str is not valid UTF-8: surrogates",
+)
 
 
 def _strict_decode(decoder: json.JSONDecoder, text: str) -> Any:
-    """``text`` decoded whole by a stdlib ``decoder`` as orjson would (see `EXACT_DECODER`).
+    """``text`` decoded whole by a stdlib ``decoder``, around JSON's whitespace only.
 
     Raises:
         json.JSONDecodeError: The text is not JSON.
@@ -173,16 +155,20 @@ def _strict_decode(decoder: json.JSONDecoder, text: str) -> Any:
     value, end = decoder.raw_decode(stripped)
     if end != len(stripped):
         raise json.JSONDecodeError("Extra data", stripped, end)
-    if holds_lone_surrogate(stripped, value):
-        raise json.JSONDecodeError("A lone surrogate is not UTF-8", stripped, 0)
     return value
 
 
 _orjson_loads = orjson.loads  # (a global: one lookup less per parse)
 
 
+def _raise_unless_surrogate(error: orjson.JSONDecodeError) -> None:
+    """Re-raise orjson's ``error`` unless a lone surrogate caused it (the stdlib reads those)."""
+    if not error.msg.startswith(_SURROGATE_REFUSALS):
+        raise error
+
+
 def loads(text: str | bytes) -> Any:
-    """Parse JSON text exactly: orjson, or the stdlib when big integers may be present.
+    """Parse JSON text exactly: orjson, or the stdlib for big integers and lone surrogates.
 
     Raises:
         json.JSONDecodeError: The text is not JSON (orjson's error is a subclass), with
@@ -201,13 +187,22 @@ def loads(text: str | bytes) -> Any:
                 or text.encode("ascii", "replace").translate(_DIGIT_MAP).find(_LONG_RUN) < 0
             )
         if clear:
-            return _orjson_loads(text)
+            try:
+                return _orjson_loads(text)
+            except orjson.JSONDecodeError as error:
+                _raise_unless_surrogate(error)
     elif isinstance(text, bytes | bytearray):
         if not has_long_digit_run(bytes(text)):
-            return _orjson_loads(text)
+            try:
+                return _orjson_loads(text)
+            except orjson.JSONDecodeError as error:
+                _raise_unless_surrogate(error)
         text = text.decode("utf-8")
     elif not has_long_digit_run(text):
-        return _orjson_loads(text)
+        try:
+            return _orjson_loads(text)
+        except orjson.JSONDecodeError as error:
+            _raise_unless_surrogate(error)
     try:
         return _strict_decode(EXACT_DECODER, text)
     except RecursionError:

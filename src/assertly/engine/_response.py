@@ -24,7 +24,6 @@ from ._values import (
     JsonTooDeep,
     dumps,
     has_long_digit_run,
-    holds_lone_surrogate,
     iter_brackets,
     loads,
     loads_nested,
@@ -57,9 +56,8 @@ _orjson_loads = orjson.loads
 MAX_DEPTH = MAX_JSON_DEPTH  # deeper JSON is never handed to a parser: it cannot be judged
 
 
-# The stdlib decoder that accepts what orjson does (no NaN, no overflowing number; a lone
-# surrogate is checked after it, below), so JSON found inside text is JSON by the same rules
-# as a whole response.
+# The stdlib decoder that accepts what `loads` does (no NaN, no overflowing number), so JSON
+# found inside text is JSON by the same rules as a whole response.
 _DECODER = EXACT_DECODER
 
 
@@ -127,10 +125,6 @@ def iter_json_values(text: str, openers: str = "{[") -> Iterator[tuple[int, int,
         except RecursionError:
             position = start  # deep: bracket matching measures it, and the span parses deep
             break
-        if holds_lone_surrogate(text, value, start, end):
-            attempts -= 1
-            position = start + 1
-            continue
         yield start, end, value
         position = end
     yield from _iter_matched(text, pattern, position)
