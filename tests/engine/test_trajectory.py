@@ -268,3 +268,22 @@ def test_a_check_context_with_tool_calls_survives_pickling() -> None:
     copy = pickle.loads(pickle.dumps(context))
     assert copy.tool_calls == [{"name": "a"}]
     assert calls(trace_of(Response("x"), copy)) == [("a", {})]
+
+
+def test_a_reply_with_a_lone_surrogate_escape_is_read() -> None:
+    """JavaScript's JSON.stringify writes a string cut inside an emoji as a lone surrogate
+    escape; orjson refuses it, `loads` reads it with the stdlib (docs/decisions.md)."""
+    import assertly
+
+    reply = (
+        '{"choices":[{"message":{"role":"assistant","content":"\\ud83d","tool_calls":[{"id":'
+        '"1","type":"function","function":{"name":"search","arguments":"{\\"q\\":\\"\\\\ud800\\"}"'
+        "}}]}}]}"
+    )
+    for spec, outcome in (
+        ({"type": "tool-called", "value": {"name": "search", "args": {"q": "\ud800"}}}, "passed"),
+        ({"type": "tool-call-count", "value": {"max": 0}}, "failed"),
+        ({"type": "not-tool-called", "value": "search"}, "failed"),
+        ({"type": "is-json"}, "passed"),
+    ):
+        assert assertly.compile([spec]).check(reply).results[0].outcome == outcome, spec
