@@ -260,3 +260,11 @@ def test_the_stdlib_path_agrees_with_orjson(text: str) -> None:
             assert got == want, text
     else:
         assert got == want or (text.strip(" \t\n\r").startswith("-0") and str(got) == str(want))
+
+
+def test_a_lone_surrogate_deeper_than_orjson_reads_is_json_to_the_engine() -> None:
+    deep = "[" * 1500 + '"\\ud800"' + "]" * 1500
+    compiled = assertly.compile([{"type": "is-json"}])
+    assert compiled.check(deep).passed
+    assert compiled.check('{"a": "\\udc00"}').passed  # the engine's own failure handler
+    assert not compiled.check('{"a": "\\udc00"').passed

@@ -25,9 +25,11 @@ from ._values import (
     dumps,
     has_long_digit_run,
     iter_brackets,
-    loads,
+    loads_first_try,
     loads_nested,
+    loads_stdlib,
     nested_too_deep,
+    surrogate_refused,
 )
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
@@ -162,13 +164,21 @@ def _iter_matched(
 def _loads(text: str) -> Any:
     """The JSON value of ``text``, or `NOT_JSON`; `JsonTooDeep` passes through."""
     try:
-        return loads(text)
+        return loads_first_try(text)
     except ValueError as error:  # the common case for prose: no re-raise, no message built
         return _not_loaded(text, error)
 
 
 def _not_loaded(text: str, error: ValueError) -> Any:
-    """`_loads` after `loads` refused ``text``: `NOT_JSON`, or JSON nested beyond orjson."""
+    """`_loads` after `loads_first_try` refused ``text``: `NOT_JSON`, or the value.
+
+    The value of JSON holding a lone surrogate (read as `loads` does) or nested beyond orjson.
+    """
+    if surrogate_refused(error):
+        try:
+            return loads_stdlib(text)
+        except ValueError as stdlib_error:
+            error = stdlib_error  # nested too deeply for it too: `loads_nested` below
     if not nested_too_deep(error):
         return NOT_JSON
     try:
@@ -301,7 +311,7 @@ class Response:
                 self._whole = whole = whole.value  # what `loads` returns: orjson's value
                 return whole
             try:
-                whole = loads(text)
+                whole = loads_first_try(text)
             except ValueError as error:
                 try:
                     whole = _not_loaded(text, error)

@@ -20,8 +20,11 @@ from .._json import (
     json_depth,
     loads,
     loads_deep,
+    loads_first_try,
     loads_nested,
+    loads_stdlib,
     nested_too_deep,
+    surrogate_refused,
     to_json_bytes,
 )
 
@@ -40,8 +43,11 @@ __all__ = [
     "json_type",
     "loads",
     "loads_deep",
+    "loads_first_try",
     "loads_nested",
+    "loads_stdlib",
     "nested_too_deep",
+    "surrogate_refused",
     "to_json_bytes",
 ]
 
