@@ -243,6 +243,60 @@ def test_invalid_inline_json_exits_2_with_column(
     assert "invalid JSON" in result.stderr
 
 
+def test_problems_in_an_expect_file_name_its_line_and_column(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    # As a test file's do: the user finds the typo at once in a file of many assertions.
+    typed = write(
+        "assertions.yaml",
+        "- type: contains\n  value: x\n- type: tool-sequence\n"
+        "  value: [search, answer]\n  config: {mode: inorder}\n",
+    )
+    result = run(*check_args(typed, write("r.txt", "text")))
+    assert result.exit_code == 2
+    assert f"{typed}:5:12: assertions[1].config.mode: unknown value" in result.stderr
+    expect = write("expect.json", '{\n  "status": "success",\n  "results_mx": 5\n}\n')
+    result = run(*check_args(expect, write("r.json", AGENT_OK)))
+    assert f"{expect}:3:3: expect.results_mx: unknown assertion" in result.stderr
+
+
+def test_problems_in_a_wrapped_test_case_file_name_its_lines(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    path = write(
+        "case.yaml",
+        "threshold: 2\nassertions:\n  - type: contains\n    value: x\n  - type: containz\n",
+    )
+    result = run(*check_args(path, write("r.txt", "text"), "--format", "json"))
+    assert result.exit_code == 2
+    problems = json.loads(result.stdout)["problems"]
+    assert problems[0].startswith(f"{path}:1:1: threshold:")
+    assert problems[1].startswith(f"{path}:5:5: assertions[1].type: unknown assertion 'containz'")
+
+
+@pytest.mark.parametrize("where", ["file", "inline"])
+def test_a_duplicate_key_in_a_json_expectation_is_refused(
+    run: Run, write: Callable[[str, Any], str], where: str
+) -> None:
+    # JSON objects keep the last of two equal keys: one assertion would silently vanish
+    # (YAML files and test files refuse it already).
+    text = '{"status": "success", "status": "error"}'
+    expect = write("expect.json", text) if where == "file" else text
+    result = run(*check_args(expect, write("r.json", AGENT_OK)))
+    assert result.exit_code == 2
+    assert ":1:23: duplicate key 'status' (first written on line 1)" in result.stderr
+
+
+def test_a_duplicate_key_in_the_context_is_refused(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    context = '{"cost_usd": 0.5, "cost_usd": 0.01}'
+    expect = json.dumps([{"type": "cost", "threshold": 0.1}])
+    result = run(*check_args(expect, write("r.txt", "text"), "--context", context))
+    assert result.exit_code == 2
+    assert "duplicate key 'cost_usd'" in result.stderr
+
+
 def test_expect_neither_file_nor_json_exits_2(run: Run, write: Callable[[str, Any], str]) -> None:
     result = run(*check_args("no-such-file.json", write("r.json", AGENT_OK)))
     assert result.exit_code == 2

@@ -133,12 +133,25 @@ def check_command(
 ) -> None:
     """Judge one response against an expectation."""
     from .engine import compile as compile_expectation
-    from .loading import load_data_argument, read_text_argument
+    from .loading import load_located_argument, located_in_file, read_text_argument
 
     try:
-        expectation_data = load_data_argument(expect_argument, "expectation")
-        expectation_data, threshold = _unwrap(expectation_data)
-        expectation = compile_expectation(expectation_data, threshold=threshold)
+        data, source = load_located_argument(expect_argument, "expectation")
+        expectation_data, threshold = _unwrap(data)
+        try:
+            expectation = compile_expectation(expectation_data, threshold=threshold)
+        except ConfigError as error:
+            if source is None:  # inline JSON: its keys are the whole story
+                raise
+            # Each problem at its file:line:col, as a test file's are.
+            base = (
+                ()
+                if expectation_data is data
+                else ("expect" if "expect" in data else "assertions",)
+            )
+            raise ConfigError(
+                located_in_file(source, error.problems, base), title=error.title
+            ) from None
         context = _load_context(context_argument)
         moment = _parse_now(now)
         response = read_text_argument(response_argument, "response")

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assertly import ConfigError
 from assertly.loading._json_source import UnusualJSON, depth_exceeds, parse_json_with_positions
-from assertly.loading._source import parse_yaml
+from assertly.loading._source import parse_yaml, read_source
 
 _KEYS = st.text(alphabet='abc_é"\\ \n', min_size=1, max_size=4)
 _SCALARS = st.one_of(
@@ -70,6 +72,8 @@ def test_deep_keys_are_located_on_demand() -> None:
         '{"a": 1, "a": 2}',
         '{"a": {"b": {"c": {"d": {"e": {"f": 1, "f": 2}}}}}}',
         '{"a": NaN}',
+        '{"a": 1e400}',  # infinity as a double: not a JSON number (one grammar, `_json`)
+        '{"a": {"b": {"c": {"d": {"e": [-1e400]}}}}}',
         '{"a": [1, 2,]}',
         '{"a": 1} x',
         '{"a" 1}',
@@ -80,6 +84,16 @@ def test_deep_keys_are_located_on_demand() -> None:
 def test_anything_unusual_is_left_to_the_exact_path(text: str) -> None:
     with pytest.raises(UnusualJSON):
         parse_json_with_positions(text)
+
+
+def test_a_number_out_of_range_is_refused_in_a_test_file(tmp_path: Path) -> None:
+    # It used to be read as infinity: `equals: 1e400` then compared with inf, silently.
+    path = tmp_path / "t.json"
+    path.write_text('{\n  "a": 1,\n  "b": 1e400\n}\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        read_source(path)
+    assert "invalid JSON" in str(caught.value)
+    assert str(path) in str(caught.value)
 
 
 def _nested(depth: int) -> str:

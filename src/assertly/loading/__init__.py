@@ -11,8 +11,9 @@ from ._config import (
     load_config,
     load_config_plugins,
 )
-from ._files import load_data_argument, read_text_argument
+from ._files import load_data_argument, load_located_argument, read_text_argument
 from ._models import ConfigModel, JudgeModel
+from ._problems import located_in_file
 from ._schema import json_schemas
 from ._tests import Dataset, EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
 
@@ -35,6 +36,8 @@ __all__ = [
     "load_config",
     "load_config_plugins",
     "load_data_argument",
+    "load_located_argument",
     "load_paths",
+    "located_in_file",
     "read_text_argument",
 ]

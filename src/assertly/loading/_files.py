@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, Problem
 from .._json import loads
-from ._source import MAX_FILE_BYTES, parse_yaml
+from ._source import MAX_FILE_BYTES, Source, parse_json, parse_yaml
 
-__all__ = ["load_data_argument", "read_text_argument"]
+__all__ = ["load_data_argument", "load_located_argument", "read_text_argument"]
 
 
 # The largest response `assertly check` reads; agents' outputs are capped alike (64 MiB).
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-
-
-def _yaml_load(text: str, source: str) -> Any:
-    # Safe loading only, with bounded nesting and aliases (the same loader as test files).
-    return parse_yaml(text, source)[0]
-
-
-def _json_load(text: str, source: str) -> Any:
-    try:
-        return loads(text)
-    except json.JSONDecodeError as error:
-        where = f"{source}:{error.lineno}:{error.colno}"
-        raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
-    except ValueError as error:  # NaN/Infinity or too deep, found by the exact decoder
-        raise ConfigError([Problem(source, f"invalid JSON: {error}")]) from None
 
 
 def load_data_argument(argument: str, what: str) -> Any:
@@ -39,18 +23,25 @@ def load_data_argument(argument: str, what: str) -> Any:
     Raises:
         ConfigError: The file cannot be read or parsed, or the text is neither a file nor JSON.
     """
-    try:
-        return _load_data_argument(argument, what)
-    except ConfigError as error:
-        raise ConfigError(error.problems, title=f"invalid {what}") from None
+    return load_located_argument(argument, what)[0]
 
 
-def _load_data_argument(argument: str, what: str) -> Any:
-    """A JSON/YAML file path, or inline JSON, parsed.
+def load_located_argument(argument: str, what: str) -> tuple[Any, Source | None]:
+    """`load_data_argument`, and for a file its `Source`: where each key was written.
+
+    JSON and YAML are read as test files are: duplicate keys are refused (the last would
+    silently replace the first), and so is a number JSON cannot hold (``1e400``).
 
     Raises:
         ConfigError: The file cannot be read or parsed, or the text is neither a file nor JSON.
     """
+    try:
+        return _load_located_argument(argument, what)
+    except ConfigError as error:
+        raise ConfigError(error.problems, title=f"invalid {what}") from None
+
+
+def _load_located_argument(argument: str, what: str) -> tuple[Any, Source | None]:
     path = Path(argument)
     looks_inline = argument.lstrip().startswith(("{", "["))
     if not looks_inline and path.is_file():
@@ -65,17 +56,24 @@ def _load_data_argument(argument: str, what: str) -> Any:
             raise ConfigError([Problem(str(path), f"cannot read {what}: {error}")]) from None
         if not text.strip():
             raise ConfigError([Problem(str(path), f"the {what} file is empty")])
-        if path.suffix.lower() in (".yaml", ".yml"):
-            return _yaml_load(text, str(path))
-        if path.suffix.lower() == ".json":
-            return _json_load(text, str(path))
-        try:
-            return loads(text)
-        except ValueError:
-            return _yaml_load(text, str(path))
+        suffix = path.suffix.lower()
+        if suffix == ".json" or (suffix not in (".yaml", ".yml") and _is_json(text)):
+            data, positions = parse_json(text, str(path))
+        else:
+            data, positions = parse_yaml(text, str(path))
+        return data, Source(path, data, positions)
     if looks_inline:
-        return _json_load(argument, f"inline {what}")
+        return parse_json(argument, f"inline {what}")[0], None
     raise ConfigError([Problem(what, f"{argument!r} is neither an existing file nor inline JSON")])
+
+
+def _is_json(text: str) -> bool:
+    """Whether a file of no known suffix is JSON (else it is read as YAML)."""
+    try:
+        loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def read_text_argument(argument: str, what: str) -> str:

@@ -10,6 +10,7 @@ duplicate keys, NaN, deep nesting) is left to the slower exact path, which words
 from __future__ import annotations
 
 import json
+import math
 import re
 from bisect import bisect_right
 from typing import Any
@@ -34,6 +35,15 @@ def _reject_constant(name: str) -> Any:
     raise UnusualJSON(name)
 
 
+def _finite_float(literal: str) -> float:
+    # A number that overflows to infinity is not JSON (`assertly._json`'s one grammar): the
+    # exact path refuses it with its wording.
+    value = float(literal)
+    if value in (math.inf, -math.inf):
+        raise UnusualJSON("number out of range")
+    return value
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found = dict(pairs)
     if len(found) != len(pairs):
@@ -43,7 +53,9 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # The C string scanner the stdlib decoder itself uses (not in the stub's public names).
 scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_pairs
+)
 
 
 def depth_exceeds(data: Any, limit: int) -> bool:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -20,7 +21,7 @@ from ._models import (
 )
 from ._source import Key, Source
 
-__all__ = ["Label", "located", "validate"]
+__all__ = ["Label", "key_parts", "located", "located_in_file", "validate"]
 
 
 Label = tuple[str, int]
@@ -39,6 +40,35 @@ def located(source: Source, key: Key, label: Label | None) -> str:
     name, depth = label
     inner = ".".join(str(part) for part in key[depth:])
     return f"{where}: {name}" + (f": {inner}" if inner else "")
+
+
+def key_parts(location: str) -> Key:
+    """``expect.one_of[1].status`` → ``("expect", "one_of", 1, "status")``."""
+    parts: list[str | int] = []
+    for chunk in location.replace("[", ".[").split("."):
+        if not chunk:
+            continue
+        if chunk.startswith("[") and chunk.endswith("]") and chunk[1:-1].lstrip("-").isdigit():
+            parts.append(int(chunk[1:-1]))
+        else:
+            parts.append(chunk)
+    return tuple(parts)
+
+
+def located_in_file(source: Source, problems: Iterable[Problem], base: Key) -> list[Problem]:
+    """An expectation's problems, each named ``file:line:col: key`` in the file it came from.
+
+    The expectation is ``source``'s data at ``base`` (``()``, or ``("assertions",)`` for a
+    test case given whole). A problem's key starts with the dialect's root (``expect`` or
+    ``assertions``), which stands for ``base``; any other key (``threshold``) is the file's.
+    """
+    found = []
+    for problem in problems:
+        parts = key_parts(problem.location)
+        rooted = parts[:1] in (("expect",), ("assertions",))
+        key = (*base, *parts[1:]) if rooted else parts
+        found.append(Problem(f"{source.where(key)}: {problem.location}", problem.message))
+    return found
 
 
 def _validation_problems(

@@ -18,7 +18,7 @@ from .._json import loads
 from ._json_source import UnusualJSON, depth_exceeds, parse_json_with_positions
 from ._yaml import yaml_loader
 
-__all__ = ["MAX_FILE_BYTES", "Source", "parse_yaml", "read_source"]
+__all__ = ["MAX_FILE_BYTES", "Positions", "Source", "parse_json", "parse_yaml", "read_source"]
 
 Key = tuple[str | int, ...]
 
@@ -343,11 +343,19 @@ def _parse_yaml(text: str, where: str, *, fast: bool) -> tuple[Any, dict[Key, tu
     return data, composer.positions
 
 
-def _load_yaml(text: str, path: Path) -> tuple[Any, Positions]:
-    return parse_yaml(text, str(path))
+def parse_json(text: str, where: str) -> tuple[Any, Positions]:
+    """Parse JSON exactly, refusing duplicate keys, with the position of every key.
 
+    Args:
+        text: The JSON text.
+        where: The file (or other source) named in problems, as ``where:line:col``.
 
-def _load_json(text: str, path: Path) -> tuple[Any, Positions]:
+    Returns:
+        The data and where each key path was written.
+
+    Raises:
+        ConfigError: Invalid JSON (NaN, a number out of range, too deep …) or a duplicate key.
+    """
     try:
         return parse_json_with_positions(text, MAX_NESTING)
     except UnusualJSON:
@@ -356,13 +364,13 @@ def _load_json(text: str, path: Path) -> tuple[Any, Positions]:
     try:
         data = loads(text)
     except json.JSONDecodeError as error:
-        where = f"{path}:{error.lineno}:{error.colno}"
-        raise ConfigError([Problem(where, f"invalid JSON: {error.msg}")]) from None
+        at = f"{where}:{error.lineno}:{error.colno}"
+        raise ConfigError([Problem(at, f"invalid JSON: {error.msg}")]) from None
     except ValueError as error:  # NaN/Infinity or too deep, found by the exact decoder
-        raise ConfigError([Problem(str(path), f"invalid JSON: {error}")]) from None
+        raise ConfigError([Problem(where, f"invalid JSON: {error}")]) from None
     positions: Positions
     try:
-        _, positions = _load_yaml(text, path)
+        _, positions = parse_yaml(text, where)
     except ConfigError as error:
         # Duplicate keys and nesting limits apply to JSON too; only YAML's own syntax
         # quibbles (rare in JSON text) cost the positions and nothing else.
@@ -370,7 +378,7 @@ def _load_json(text: str, path: Path) -> tuple[Any, Positions]:
             raise
         if depth_exceeds(data, MAX_NESTING):
             raise ConfigError(
-                [Problem(str(path), f"nesting deeper than {MAX_NESTING} levels")]
+                [Problem(where, f"nesting deeper than {MAX_NESTING} levels")]
             ) from None
         positions = {}
     return data, positions
@@ -407,7 +415,7 @@ def read_source(path: Path) -> Source:
     if not text.strip():
         raise ConfigError([Problem(str(path), "file is empty")])
     if path.suffix.lower() == ".json":
-        data, positions = _load_json(text, path)
+        data, positions = parse_json(text, str(path))
     else:
-        data, positions = _load_yaml(text, path)
+        data, positions = parse_yaml(text, str(path))
     return Source(path, data, positions)

@@ -29,7 +29,7 @@ from ._models import (
     TestModel,
     WorkflowModel,
 )
-from ._problems import Label
+from ._problems import Label, key_parts
 from ._problems import located as _located
 from ._problems import validate as _validate
 from ._references import CaseCompiler, has_references
@@ -148,22 +148,9 @@ def _compile_checks(
             )
         except ConfigError as error:
             for problem in error.problems:
-                parts = _key_parts(problem.location)
+                parts = key_parts(problem.location)
                 problems.append(Problem(_located(source, (*key, *parts), label), problem.message))
     return checks, problems
-
-
-def _key_parts(location: str) -> tuple[str | int, ...]:
-    """``expect.one_of[1].status`` → ``("expect", "one_of", 1, "status")``."""
-    parts: list[str | int] = []
-    for chunk in location.replace("[", ".[").split("."):
-        if not chunk:
-            continue
-        if chunk.startswith("[") and chunk.endswith("]") and chunk[1:-1].lstrip("-").isdigit():
-            parts.append(int(chunk[1:-1]))
-        else:
-            parts.append(chunk)
-    return tuple(parts)
 
 
 def _as_list(value: str | list[str] | None) -> list[str]:
