@@ -274,6 +274,16 @@ def test_problems_in_a_wrapped_test_case_file_name_its_lines(
     assert problems[1].startswith(f"{path}:5:5: assertions[1].type: unknown assertion 'containz'")
 
 
+@pytest.mark.parametrize("name", ["expect.json", "expect.yaml"])
+def test_an_expect_file_with_a_byte_order_mark_is_read(
+    run: Run, write: Callable[[str, Any], str], name: str
+) -> None:
+    # Editors on Windows write one; test files have always allowed it.
+    path = write(name, b'\xef\xbb\xbf{"status": "success"}\n')
+    result = run(*check_args(path, write("r.json", AGENT_OK)))
+    assert result.exit_code == 0, result.output
+
+
 @pytest.mark.parametrize("where", ["file", "inline"])
 def test_a_duplicate_key_in_a_json_expectation_is_refused(
     run: Run, write: Callable[[str, Any], str], where: str

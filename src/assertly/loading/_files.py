@@ -51,7 +51,7 @@ def _load_located_argument(argument: str, what: str) -> tuple[Any, Source | None
                 limit = f"{MAX_FILE_BYTES // (1024 * 1024)} MiB"
                 message = f"the {what} file is {size:,} bytes; the limit is {limit}"
                 raise ConfigError([Problem(str(path), message)])
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")  # (a BOM, as test files allow)
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigError([Problem(str(path), f"cannot read {what}: {error}")]) from None
         if not text.strip():
