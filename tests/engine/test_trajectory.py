@@ -108,6 +108,43 @@ def test_a_message_list_without_calls_is_zero_calls() -> None:
     assert isinstance(found, Trace) and found.calls == () and found.format == "messages"
 
 
+def test_a_listed_message_with_calls_but_no_role_is_read() -> None:
+    """LangChain serialises a message as {"type": "ai", "tool_calls": [{name, args}]}: alone it
+    was read, in a transcript it was skipped, and not-tool-called passed on its calls."""
+    import assertly
+
+    transcript = [
+        {"type": "human", "content": "Weather in SF?"},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [{"name": "get_weather", "args": {"city": "SF"}, "id": "1"}],
+        },
+        {"type": "tool", "content": "80 and sunny", "tool_call_id": "1"},
+        {"type": "ai", "content": "It is 80 and sunny.", "tool_calls": []},
+    ]
+    for output in (transcript, {"messages": transcript}):
+        found = trace(json.dumps(output))
+        assert calls(found) == [("get_weather", {"city": "SF"})]
+        assert isinstance(found, Trace) and found.format == "messages"
+        for spec, outcome in (
+            ({"type": "not-tool-called", "value": "get_weather"}, "failed"),
+            ({"type": "tool-call-count", "value": {"max": 0}}, "failed"),
+            (
+                {"type": "tool-called", "value": {"name": "get_weather", "args": {"city": "SF"}}},
+                "passed",
+            ),
+        ):
+            result = assertly.compile([spec]).check(json.dumps(output))
+            assert result.outcome == outcome, spec
+    # Calls it cannot read make the trace an error, as they do in a message with a role.
+    broken = [{"type": "human", "content": "hi"}, {"type": "ai", "tool_calls": {"a": 1}}]
+    found = trace(broken)
+    assert isinstance(found, str) and "[1].tool_calls is an object, not a list" in found
+    # Items without calls are still skipped: a transcript of them has zero calls.
+    assert calls(trace([{"type": "human", "content": "hi"}, {"type": "ai", "content": "yo"}])) == []
+
+
 def test_empty_choices_and_empty_output_are_zero_calls() -> None:
     assert calls(trace({"object": "chat.completion", "choices": []})) == []
     assert calls(trace({"object": "response", "output": []})) == []

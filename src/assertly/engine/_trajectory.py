@@ -388,6 +388,11 @@ def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
             elif item.get("tool_calls") or item.get("function_call"):
                 _openai_message(item, f"{where}[{index}]", found)
                 format = format or "openai-chat"
+        elif item.get("tool_calls") is not None or item.get("function_call") is not None:
+            # A message without a role that carries calls, as LangChain serialises one
+            # ({"type": "ai", "tool_calls": [{name, args}]}): read as the same object alone is
+            # read. Skipped, its calls were zero calls, and not-tool-called passed on them.
+            _openai_message(item, f"{where}[{index}]", found)
     return format or "messages"
 
 
