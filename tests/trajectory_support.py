@@ -133,3 +133,8 @@ TRAJECTORY: Calls = [
     ("fetch", {"url": "https://example.com/paris"}),
     ("answer", {"text": "Mild, 18 °C."}),
 ]
+
+
+def can_fail(value: dict[str, Any]) -> dict[str, Any]:
+    """A drawn `{min, max}` made judgeable: `min: 0` alone can never fail, and is refused."""
+    return {**value, "max": 2} if value.get("min") == 0 and "max" not in value else value

@@ -23,6 +23,7 @@ from assertly.engine._result import traced_pass
 from assertly.engine._tool_checks import TraceChecker
 from assertly.engine._trace_text import render_call_at, shown_calls
 from assertly.engine._trajectory import Trace, render_call, render_calls
+from trajectory_support import can_fail
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
 PROFILE = settings(
@@ -98,7 +99,7 @@ TYPED = st.one_of(
             "value": st.fixed_dictionaries(
                 {"name": TOOLS},
                 optional={"args": ARGS, "min": st.integers(0, 2), "max": st.integers(2, 3)},
-            ),
+            ).map(can_fail),
         }
     ),
     st.fixed_dictionaries(

@@ -270,7 +270,7 @@ TRAJECTORY_SPECS = [
         for mode in ("exact", "unordered", "subset", "superset")
     ),
     {"type": "tool-call-count", "value": {"max": 0}},
-    {"type": "tool-call-count", "value": {"min": 0}},
+    {"type": "tool-call-count", "value": {"min": 0, "max": 9}},
 ]
 
 
@@ -477,6 +477,16 @@ def test_tool_calls_reach_a_custom_assertion() -> None:
             {"type": "tool-call-count", "value": {}},
             "assertions[0].value: give min, max or both (e.g. {max: 5} or {min: 1, max: 2, "
             "name: search}); without them any count passes",
+        ),
+        (  # cannot fail (any count is at least 0): refused, as an empty `contains` is
+            {"type": "tool-call-count", "value": {"min": 0, "name": "a"}},
+            "assertions[0].value: min 0 without a max can never fail (any count passes); "
+            "give min: 1 or a max",
+        ),
+        (
+            {"type": "not-tool-called", "value": {"name": "a", "min": 0}},
+            "assertions[0].value: min 0 without a max can never fail (any count passes); "
+            "give min: 1 or a max",
         ),
         (
             {"type": "tool-call-count", "value": {"max": -1}},

@@ -123,6 +123,11 @@ def _bounds(low: int | None, high: int | None, ctx: BuildContext) -> bool:
     if low is not None and high is not None and low > high:
         ctx.problem(f"min ({low}) is greater than max ({high})")
         return False
+    if not low and high is None:
+        # Any number of calls is at least 0: an assertion that cannot fail (and whose `not-`
+        # form cannot pass) is refused, as an empty `contains` is.
+        ctx.problem("min 0 without a max can never fail (any count passes); give min: 1 or a max")
+        return False
     return True
 
 
