@@ -75,7 +75,8 @@ def assert_response(
     Args:
         response: A JSON value, JSON text, prose (possibly with JSON inside), bytes, or the
             response object the ``assertly_target`` pytest fixture returns (its cost, latency
-            and model then serve as the context).
+            and model then serve as the context); or a value that stands for JSON, judged as
+            it (an SDK's reply object or another pydantic model, a dataclass, a tuple).
         expectation: A compiled `Expectation`, an expect dict, a list of typed assertions, or
             a test case holding one under ``expect`` / ``assertions`` (with an optional
             ``threshold``). Anything but an `Expectation` is compiled on each call; compile it
@@ -91,7 +92,8 @@ def assert_response(
     Raises:
         AssertionError: The response failed the expectation, or could not be judged.
         ConfigError: The expectation itself is invalid (nothing was judged).
-        TypeError: ``threshold`` was given with an already compiled `Expectation`.
+        TypeError: ``threshold`` was given with an already compiled `Expectation`, or the
+            response is a value with no JSON reading (a set, an arbitrary object).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     if isinstance(expectation, Expectation):

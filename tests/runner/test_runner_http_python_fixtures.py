@@ -277,8 +277,12 @@ def test_odd_python_return_values_are_stored_and_reported(
     surrogate = project.run("run", ".", "--target", f"py:{name}:surrogate")
     assert surrogate.status("t") == "failed"
     assert "not JSON" in surrogate.tests["t"]["trials"][0]["failures"][0]["message"]
+    # A set has no JSON reading (no order): the call's error, not a verdict on a stand-in.
     odd = project.run("run", ".", "--target", f"py:{name}:not_json")
-    assert odd.status("t") == "failed"
+    assert odd.status("t") == "error"
+    assert (
+        "returned a set at tags, which is not a JSON value" in odd.tests["t"]["trials"][0]["error"]
+    )
     assert project.run("report", "last").exit_code == 1
 
 

@@ -41,6 +41,39 @@ async def slow(payload):
     await asyncio.sleep(5)
 
 not_callable = 3
+
+import dataclasses, datetime
+from pydantic import BaseModel
+
+class Call(BaseModel):          # an SDK's tool-call object
+    name: str
+    arguments: dict
+
+class Reply(BaseModel):         # an SDK's reply, or a framework's structured result
+    status: str
+    when: datetime.date
+    calls: list[Call]
+
+@dataclasses.dataclass
+class Found:
+    path: str
+    lines: tuple
+
+def model(payload):
+    calls = [Call(name="s", arguments={"q": 1})]
+    return Reply(status="success", when=datetime.date(2026, 1, 2), calls=calls)
+
+def nested(payload):
+    return {"answer": "x", "found": [Found("a.md", (1, 2))]}
+
+def sdk_calls(payload):
+    return TargetResponse("done", tool_calls=[Call(name="search", arguments={"q": "x"})])
+
+def a_set(payload):
+    return {"tags": {"a", "b"}}
+
+def an_object(payload):
+    return TargetResponse(object())
 """
 
 
@@ -73,6 +106,34 @@ def test_async_function(module: str) -> None:
 def test_target_response_passes_through(module: str) -> None:
     response = _call(PythonTarget(f"{module}:with_metadata"))
     assert (response.output, response.model, response.cost_usd) == ("x", "py-model", 0.1)
+
+
+def test_pydantic_models_and_dataclasses_are_read_as_their_json(module: str) -> None:
+    # What an SDK or agent framework returns is judged, stored and reported as its JSON.
+    assert _call(PythonTarget(f"{module}:model")).output == {
+        "status": "success",
+        "when": "2026-01-02",
+        "calls": [{"name": "s", "arguments": {"q": 1}}],
+    }
+    assert _call(PythonTarget(f"{module}:nested")).output == {
+        "answer": "x",
+        "found": [{"path": "a.md", "lines": [1, 2]}],
+    }
+    reported = _call(PythonTarget(f"{module}:sdk_calls"))
+    assert reported.tool_calls == [{"name": "search", "arguments": {"q": "x"}}]
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        ("a_set", "returned a set at tags, which is not a JSON value"),
+        ("an_object", "returned an object, which is not a JSON value"),
+    ],
+)
+def test_a_value_with_no_json_reading_is_an_error(module: str, function: str, message: str) -> None:
+    # Never judged by a stand-in (a set has no order; an object's repr is not its answer).
+    with pytest.raises(TargetError, match=message):
+        _call(PythonTarget(f"{module}:{function}"))
 
 
 def test_exceptions_and_timeouts_are_target_errors(module: str) -> None:

@@ -110,13 +110,19 @@ class Expectation:
         """Judge one response.
 
         Args:
-            response: A JSON value, JSON text, prose (possibly with JSON inside), or bytes.
+            response: A JSON value, JSON text, prose (possibly with JSON inside), or bytes;
+                or a value that stands for JSON, judged as it (a pydantic model such as an
+                SDK's reply, a dataclass, a tuple, a date: see `as_json_value`).
             context: Cost, latency, model and stored steps of the call (`CheckContext` or a
                 mapping with those keys).
             now: "Today" for date assertions (ISO string or datetime); defaults to the clock.
 
         Returns:
             The verdict. Never raises for any response.
+
+        Raises:
+            TypeError: ``response`` is no response at all: a value with no JSON reading (a
+                set, an arbitrary object), which would otherwise be judged by its ``repr``.
         """
         trace_function = self._trace_function
         if trace_function is not None and type(response) is not Response:

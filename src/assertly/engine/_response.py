@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import orjson
 
+from .._python_values import PLAIN_TYPES, as_json_value
 from ._text import fold, nfc
 from ._values import (
     EXACT_DECODER,
@@ -224,7 +225,12 @@ class Response:
     Args:
         value: A JSON value (dict, list, str, number, bool, None) or the raw output as ``str``
             or ``bytes``. Text is kept as received; bytes are decoded as UTF-8, with invalid
-            sequences replaced (and ``decode_errors`` set).
+            sequences replaced (and ``decode_errors`` set). Any other value is read as the
+            JSON value it stands for (`as_json_value`: a pydantic model such as an SDK's
+            reply, a dataclass, a tuple …).
+
+    Raises:
+        NotJsonValue: A value with no JSON reading (a set, an arbitrary object): a `TypeError`.
     """
 
     __slots__ = (
@@ -270,6 +276,10 @@ class Response:
             self._whole = _UNSET
             self._json = _UNSET
         else:
+            if type(value) not in PLAIN_TYPES:
+                # Judged as the JSON it stands for, never as its repr (whose text a
+                # `contains` would search).
+                value = as_json_value(value)
             self.is_text = False
             self._text = _UNSET
             self._whole = value

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
+from .._python_values import NotJsonValue, as_json_value
 from ._response import NOT_JSON
 from ._trace import FORMAT_LABELS, ToolCall, Trace, article
 from ._trace_text import render_call, render_calls
@@ -495,7 +496,14 @@ def _generic_list(items: list[Any], where: str, found: Trace) -> None:
 def _generic(item: Any, where: str, index: int, found: Trace) -> None:
     """``{name, arguments | args | input}``, or OpenAI's ``{function: {name, arguments}}``."""
     if type(item) is not dict:
-        raise _Unreadable(f"{where}[{index}] is {article(item)}, not a tool call object")
+        # An SDK's call object (a pydantic model), reported by a Python caller: its JSON.
+        try:
+            read = as_json_value(item)
+        except NotJsonValue:
+            read = None
+        if type(read) is not dict:
+            raise _Unreadable(f"{where}[{index}] is {article(item)}, not a tool call object")
+        item = read
     name = item.get("name")
     if name is None:
         function = item.get("function")

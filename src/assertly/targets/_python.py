@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._exceptions import TargetError
+from .._python_values import PLAIN_TYPES, READABLE, NotJsonValue, as_json_value
 from ._base import BaseTarget, TargetRequest, TargetResponse
 
 __all__ = ["MAX_VALUE_NESTING", "PythonTarget"]
@@ -200,27 +201,62 @@ class _AgentLoop:
             self.loop.call_soon_threadsafe(self.loop.stop)
 
 
-def _unstorable(value: Any, limit: int) -> str | None:
-    """Why a returned value cannot be judged, stored and reported as JSON, or None.
+def _json_output(value: Any, verb: str) -> Any:
+    """What the function gave, as the JSON value it stands for (`as_json_value`).
+
+    An SDK's reply or a framework's result (pydantic models, dataclasses, dates, tuples) is
+    judged, stored and reported as its JSON. A value with none (a set, any other object) is
+    the call's error, never judged by a stand-in such as its ``repr``.
+
+    Raises:
+        TargetError: Nested too deeply, holding NaN or an infinity, or with no JSON reading.
+    """
+    problem, plain = _unstorable(value, MAX_VALUE_NESTING)
+    if problem is None and not plain:
+        try:
+            value = as_json_value(value)
+        except NotJsonValue as error:
+            raise TargetError(
+                f"{verb} {error.what}, which is not a JSON value; {READABLE}"
+            ) from None
+        problem = _unstorable(value, MAX_VALUE_NESTING)[0]  # what a model or dataclass held
+    if problem is not None:
+        raise TargetError(problem)
+    return value
+
+
+def _unstorable(value: Any, limit: int) -> tuple[str | None, bool]:
+    """Why a returned value cannot be judged, stored and reported as JSON, and if it is plain.
+
+    Plain: dicts with string keys, lists, strings, numbers, booleans and None only, so nothing
+    needs converting (`as_json_value`). The problem is None when there is none.
 
     Containers nesting more than ``limit`` deep (a cycle always does) would exhaust every JSON
     writer on the way; NaN and infinities are not JSON, and JSON writers would silently turn
     them into ``null``, so the verdict would be on a value the agent never returned.
     """
     stack = [(value, 0)]
+    plain = True  # only dicts, lists, strings, numbers, booleans and None, as such
     while stack:
         item, depth = stack.pop()
+        kind = type(item)
         if isinstance(item, dict | list | tuple | set | frozenset):
             if depth >= limit:
-                return f"returned a value nested deeper than {limit} levels (or a cycle)"
+                return f"returned a value nested deeper than {limit} levels (or a cycle)", plain
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
+            if kind is dict:
+                plain = plain and all(type(key) is str for key in item)
+            elif kind is not list:
+                plain = False
         elif isinstance(item, float) and not math.isfinite(item):
             return (
                 f"returned a value holding {item!r}, which is not JSON (return a string, "
                 "or None for a missing number)"
-            )
-    return None
+            ), plain
+        elif kind not in PLAIN_TYPES:
+            plain = False
+    return None, plain
 
 
 def _import(module_name: str) -> Any:
@@ -294,9 +330,9 @@ class PythonTarget(BaseTarget):
                 "returned None, so there is no output to judge (return the response as text "
                 "or a JSON value, or a TargetResponse; for a JSON null answer return 'null')"
             )
-        problem = _unstorable(response.output, MAX_VALUE_NESTING)
-        if problem is not None:
-            raise TargetError(problem)
+        response.output = _json_output(response.output, "returned")
+        if response.tool_calls is not None:
+            response.tool_calls = _json_output(response.tool_calls, "reported tool_calls holding")
         return response
 
     async def aclose(self) -> None:
