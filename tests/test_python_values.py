@@ -11,11 +11,12 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import pathlib
 import uuid
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, HttpUrl
 
 import assertly
 from assertly._python_values import NotJsonValue, as_json_value
@@ -164,3 +165,74 @@ def test_checking_a_value_with_no_json_reading_raises_type_error(spec: Any, valu
     expectation = assertly.compile(spec)
     with pytest.raises(TypeError, match="is not a JSON value"):
         expectation.check(value)
+
+
+class Loose(BaseModel):
+    status: str = "ok"
+    extra: Any = None
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        return "Opaque(xyz)"
+
+
+class Shade(str, enum.Enum):  # noqa: UP042 - the mixin whose str() is "Shade.RED"
+    RED = "red"
+
+
+class Linked(BaseModel):
+    url: HttpUrl
+    path: pathlib.Path
+    wait: datetime.timedelta
+
+
+def test_inside_a_model_the_same_rules_hold() -> None:
+    # pydantic's JSON mode would write NaN as null and a set as a list in hash order.
+    assert as_json_value(Loose(extra=float("nan")))["extra"] != as_json_value(Loose())["extra"]
+    for extra, what in [
+        ({"b", "a"}, "a set at extra"),
+        (decimal.Decimal("1.10"), "a decimal.Decimal at extra"),
+        (b"\xff", "a bytes at extra"),
+        ({"k": Opaque()}, f"a {__name__}.Opaque at extra.k"),
+    ]:
+        with pytest.raises(NotJsonValue) as caught:
+            as_json_value(Loose(extra=extra))
+        assert caught.value.what == what
+    # What pydantic writes as JSON for other types, as it writes it.
+    linked = Linked(url="https://example.org/a", path=pathlib.Path("/a/b"), wait=3)
+    assert as_json_value(linked) == {"url": "https://example.org/a", "path": "/a/b", "wait": "PT3S"}
+
+
+def test_keys_are_written_as_json_writes_them() -> None:
+    assert as_json_value({Shade.RED: 1, 7: 2}) == {"red": 1, "7": 2}
+
+
+def test_a_value_inside_a_plain_response_is_never_judged_by_its_repr() -> None:
+    # The engine does not walk a plain dict on its way to a verdict; what reads the part
+    # that is not JSON errs (could not judge) instead of searching its repr.
+    for inside in (Opaque(), {"xyz"}, object()):
+        result = assertly.compile([{"type": "contains", "value": "xyz"}]).check({"a": inside})
+        assert result.outcome is assertly.Outcome.ERROR, inside
+        assert "is not a JSON value" in result.results[0].message
+    # What stands for JSON is read as it.
+    day = assertly.compile([{"type": "contains", "value": "2026-01-02"}])
+    assert day.check({"when": datetime.date(2026, 1, 2)}).passed
+    assert day.check({"model": Loose(status="2026-01-02")}).passed
+
+
+def test_an_agent_loops_message_list_with_sdk_objects_is_read() -> None:
+    # [user dict, the client's message object, tool result dict]: the usual OpenAI loop.
+    message = _completion(("delete_db", "{}")).choices[0].message
+    transcript = [{"role": "user", "content": "hi"}, message, {"role": "tool", "content": "ok"}]
+    result = assertly.compile([{"type": "not-tool-called", "value": "delete_db"}]).check(transcript)
+    assert result.outcome is assertly.Outcome.FAILED
+    assert "1. delete_db({})" in result.results[0].message
+
+
+def test_a_trace_only_expectation_treats_its_first_check_as_the_others() -> None:
+    expectation = assertly.compile([{"type": "tool-called", "value": "search"}])
+    reported = {"tool_calls": [{"name": "search"}]}
+    # The calls reported win: the output itself is not read, on the first call as later.
+    assert expectation.check(object(), context=reported).passed
+    assert expectation.check(object(), context=reported).passed

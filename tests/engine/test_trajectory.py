@@ -143,6 +143,20 @@ def test_a_listed_message_with_calls_but_no_role_is_read() -> None:
     assert isinstance(found, str) and "[1].tool_calls is an object, not a list" in found
     # Items without calls are still skipped: a transcript of them has zero calls.
     assert calls(trace([{"type": "human", "content": "hi"}, {"type": "ai", "content": "yo"}])) == []
+    # LangChain's other serialisations: `messages_to_dict` ("data") and `dumpd` ("kwargs").
+    call = {"name": "delete_db", "args": {}, "id": "1", "type": "tool_call"}
+    for wrapped in (
+        [
+            {"type": "human", "data": {"content": "hi"}},
+            {"type": "ai", "data": {"tool_calls": [call]}},
+        ],
+        [{"lc": 1, "type": "constructor", "id": ["AIMessage"], "kwargs": {"tool_calls": [call]}}],
+    ):
+        assert calls(trace(wrapped)) == [("delete_db", {})]
+        result = assertly.compile([{"type": "not-tool-called", "value": "delete_db"}]).check(
+            wrapped
+        )
+        assert result.outcome == "failed"
 
 
 def test_empty_choices_and_empty_output_are_zero_calls() -> None:

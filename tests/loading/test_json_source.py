@@ -96,6 +96,15 @@ def test_a_number_out_of_range_is_refused_in_a_test_file(tmp_path: Path) -> None
     assert str(path) in str(caught.value)
 
 
+def test_a_duplicate_key_is_refused_where_yaml_cannot_place_it(tmp_path: Path) -> None:
+    # U+007F is JSON but not YAML: the composer that finds duplicates cannot read the file,
+    # and the last "contains" silently replaced the first.
+    path = tmp_path / "t.json"
+    path.write_text('{"contains": "zzz", "contains": "\x7f"}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="duplicate key 'contains'"):
+        read_source(path)
+
+
 def _nested(depth: int) -> str:
     """A test file whose assertions hold lists ``depth`` deep below the walked levels."""
     deep = "[" * depth + "1" + "]" * depth

@@ -88,6 +88,9 @@ def test_yaml_1_2_core_forms(scalar: str, expected: Any) -> None:
         ("a: .nan\n", "t.yaml:1:4", ".nan is not a JSON value"),
         ("a: -.inf\n", "t.yaml:1:4", "-.inf is not a JSON value"),
         ("a: !!float .NaN\n", "t.yaml:1:4", ".NaN is not a JSON value"),
+        # A number that overflows to infinity, as JSON's readers refuse it (it was `inf`).
+        ("a: 1e400\n", "t.yaml:1:4", "1e400 is out of range for a number"),
+        ("a: [-2.5E+999]\n", "t.yaml:1:5", "-2.5E+999 is out of range for a number"),
         ("a: !!bool yes\n", "t.yaml:1:4", "cannot read 'yes' as bool (write true or false)"),
         ("a: !!int abc\n", "t.yaml:1:4", "cannot read 'abc' as int"),
     ],

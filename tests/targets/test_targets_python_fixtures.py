@@ -74,6 +74,12 @@ def a_set(payload):
 
 def an_object(payload):
     return TargetResponse(object())
+
+class Scored(BaseModel):
+    score: float
+
+def nan_in_model(payload):
+    return Scored(score=float("nan"))
 """
 
 
@@ -128,6 +134,8 @@ def test_pydantic_models_and_dataclasses_are_read_as_their_json(module: str) -> 
     [
         ("a_set", "returned a set at tags, which is not a JSON value"),
         ("an_object", "returned an object, which is not a JSON value"),
+        # pydantic's JSON mode would have written null: a verdict on a value never returned.
+        ("nan_in_model", "returned a value holding nan, which is not JSON"),
     ],
 )
 def test_a_value_with_no_json_reading_is_an_error(module: str, function: str, message: str) -> None:

@@ -118,10 +118,12 @@ class Expectation:
             now: "Today" for date assertions (ISO string or datetime); defaults to the clock.
 
         Returns:
-            The verdict. Never raises for any response.
+            The verdict. Never raises for a response (any text, bytes or JSON value, or a
+            value standing for one); a value inside it with no JSON reading makes the
+            assertions that read it an ``error``.
 
         Raises:
-            TypeError: ``response`` is no response at all: a value with no JSON reading (a
+            TypeError: ``response`` itself is no response: a value with no JSON reading (a
                 set, an arbitrary object), which would otherwise be judged by its ``repr``.
         """
         trace_function = self._trace_function
@@ -163,6 +165,9 @@ class Expectation:
         fast = self._fast
         if fast is _UNBUILT or fast is None:
             fast = self._build_fast() if fast is _UNBUILT else None
+            if self._trace_function is not None and type(response) is not Response:
+                # Built just now for an expectation judged on the trace alone: its way.
+                return self.check(response, context=context, now=now)
             if fast is None:
                 return self._check_detailed(response, context=context, now=now)
         if context is None and now is None and not fast.uses_ctx:

@@ -190,6 +190,22 @@ def _not_loaded(text: str, error: ValueError) -> Any:
         return NOT_JSON
 
 
+def _written(value: Any) -> str:
+    """A JSON value's text, as text assertions read it: never a stand-in such as a ``repr``.
+
+    A plain value is written by orjson (or the standard library for integers beyond 64 bits).
+    Inside a plain dict or list the engine does not look, so a value there may stand for JSON
+    (a pydantic model: read as it, `as_json_value`) or have no JSON reading (a set, an
+    object): then `NotJsonValue`, which the checker's caller makes an ``error`` (could not
+    judge), where the message writer's repr would have been searched.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    return dumps(as_json_value(value))
+
+
 def fenced_spans(text: str) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of the bodies of fenced code blocks tagged json (or untagged)."""
     if "```" not in text:
@@ -276,7 +292,8 @@ class Response:
             self._whole = _UNSET
             self._json = _UNSET
         else:
-            if type(value) not in PLAIN_TYPES:
+            kind = type(value)
+            if kind is not dict and kind is not list and kind not in PLAIN_TYPES:
                 # Judged as the JSON it stands for, never as its repr (whose text a
                 # `contains` would search).
                 value = as_json_value(value)
@@ -290,7 +307,7 @@ class Response:
         """The output as text; a JSON value is serialised compactly (non-ASCII kept)."""
         text = self._text
         if text is _UNSET:
-            text = self._text = dumps(self._whole)
+            text = self._text = _written(self._whole)
         return text
 
     @property

@@ -197,6 +197,21 @@ def read_trace(response: Response) -> Trace | str:
 
 def _read_value(data: Any) -> Trace | str:
     """The trace in a response's JSON value, by the full readers."""
+    found = _read_json(data)
+    if type(found) is Trace or not (type(data) is dict or type(data) is list):
+        return found
+    # A Python caller's value may hold objects that stand for JSON: an agent loop's message
+    # list mixes dicts and the SDK's message objects. Read as their JSON (only here, where no
+    # trace was found: a plain value is not walked on the way to its verdict).
+    try:
+        converted = as_json_value(data)
+    except NotJsonValue:
+        return found
+    again = _read_json(converted)
+    return again if type(again) is Trace else found
+
+
+def _read_json(data: Any) -> Trace | str:
     found = Trace([], [], "")
     format: str | None
     try:
@@ -389,11 +404,20 @@ def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
             elif item.get("tool_calls") or item.get("function_call"):
                 _openai_message(item, f"{where}[{index}]", found)
                 format = format or "openai-chat"
-        elif item.get("tool_calls") is not None or item.get("function_call") is not None:
-            # A message without a role that carries calls, as LangChain serialises one
-            # ({"type": "ai", "tool_calls": [{name, args}]}): read as the same object alone is
-            # read. Skipped, its calls were zero calls, and not-tool-called passed on them.
-            _openai_message(item, f"{where}[{index}]", found)
+        else:
+            # A message without a role that carries calls, as LangChain serialises one:
+            # {"type": "ai", "tool_calls": [{name, args}]} (`model_dump`), the same under
+            # "data" (`messages_to_dict`) or "kwargs" (`dumpd`, {"lc": 1, ...}). Read as the
+            # object alone is read; skipped, its calls were zero calls, and not-tool-called
+            # passed on them.
+            body, at = item, f"{where}[{index}]"
+            for key in ("data", "kwargs"):
+                inner = item.get(key)
+                if type(inner) is dict:
+                    body, at = inner, f"{at}.{key}"
+                    break
+            if body.get("tool_calls") is not None or body.get("function_call") is not None:
+                _openai_message(body, at, found)
     return format or "messages"
 
 

@@ -380,8 +380,32 @@ def parse_json(text: str, where: str) -> tuple[Any, Positions]:
             raise ConfigError(
                 [Problem(where, f"nesting deeper than {MAX_NESTING} levels")]
             ) from None
+        # Without the YAML composer (a character YAML refuses: U+007F, U+FFFE …), duplicate
+        # keys are still refused, without a line.
+        duplicate = _duplicate_key(text)
+        if duplicate is not None:
+            raise ConfigError([Problem(where, f"duplicate key {duplicate!r}")]) from None
         positions = {}
     return data, positions
+
+
+def _duplicate_key(text: str) -> str | None:
+    """The first key written twice in one object of JSON ``text``, if any."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.JSONDecoder(object_pairs_hook=pairs).decode(text.strip(" \t\r\n"))
+    except (ValueError, RecursionError):  # (read exactly already: cannot happen in practice)
+        return None
+    return found[0] if found else None
 
 
 def read_source(path: Path) -> Source:

@@ -14,6 +14,7 @@ refused where they are written.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, ClassVar
 
@@ -74,7 +75,16 @@ def _construct_float(loader: Any, node: Any) -> float:
             "write a number, or quote it to make a string",
             node.start_mark,
         )
-    return float(text)
+    value = float(text)
+    if value in (math.inf, -math.inf):  # `1e400`: out of range, as JSON's readers refuse it
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"{text} is out of range for a number (it would be read as infinity); write a "
+            "smaller number, or quote it to make a string",
+            node.start_mark,
+        )
+    return value
 
 
 def _construct_bool(loader: Any, node: Any) -> bool:
