@@ -11,6 +11,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import fractions
 import pathlib
 import uuid
 from typing import Any
@@ -187,21 +188,38 @@ class Linked(BaseModel):
     wait: datetime.timedelta
 
 
-def test_inside_a_model_the_same_rules_hold() -> None:
-    # pydantic's JSON mode would write NaN as null and a set as a list in hash order.
-    assert as_json_value(Loose(extra=float("nan")))["extra"] != as_json_value(Loose())["extra"]
+def test_a_model_is_read_as_it_writes_itself_but_nan_is_refused() -> None:
+    # Its own JSON form: a set field a list, a Decimal a string, a UTC date as the API wrote it.
+    assert as_json_value(
+        Loose(extra={"when": datetime.datetime(2025, 2, 19, tzinfo=datetime.UTC)})
+    )["extra"] == {"when": "2025-02-19T00:00:00Z"}
+    assert as_json_value(Loose(extra=decimal.Decimal("1.10")))["extra"] == "1.10"
+    # pydantic's JSON mode writes NaN as null, another value: refused, saying where.
     for extra, what in [
-        ({"b", "a"}, "a set at extra"),
-        (decimal.Decimal("1.10"), "a decimal.Decimal at extra"),
-        (b"\xff", "a bytes at extra"),
-        ({"k": Opaque()}, f"a {__name__}.Opaque at extra.k"),
+        (float("nan"), "nan at extra"),
+        ({"k": [float("inf")]}, "inf at extra.k[0]"),
     ]:
         with pytest.raises(NotJsonValue) as caught:
             as_json_value(Loose(extra=extra))
         assert caught.value.what == what
+    # What pydantic cannot write is refused too (not an internal error).
+    with pytest.raises(NotJsonValue, match="that pydantic cannot write"):
+        as_json_value(Loose(extra={"k": Opaque()}))
     # What pydantic writes as JSON for other types, as it writes it.
     linked = Linked(url="https://example.org/a", path=pathlib.Path("/a/b"), wait=3)
     assert as_json_value(linked) == {"url": "https://example.org/a", "path": "/a/b", "wait": "PT3S"}
+
+
+def test_outside_a_model_a_value_with_no_single_reading_is_refused() -> None:
+    for value, what in [
+        ({"a": float("nan")}, "nan at a"),
+        ({"it": iter([1, 2])}, "a list_iterator at it"),
+        ({"third": fractions.Fraction(1, 3)}, "a fractions.Fraction at third"),
+        ([b"raw"], "a bytes at [0]"),
+    ]:
+        with pytest.raises(NotJsonValue) as caught:
+            as_json_value(value)
+        assert caught.value.what == what
 
 
 def test_keys_are_written_as_json_writes_them() -> None:
@@ -236,3 +254,36 @@ def test_a_trace_only_expectation_treats_its_first_check_as_the_others() -> None
     # The calls reported win: the output itself is not read, on the first call as later.
     assert expectation.check(object(), context=reported).passed
     assert expectation.check(object(), context=reported).passed
+
+
+class TextBlock(BaseModel):
+    type: str = "text"
+    text: str
+
+
+class ToolUseBlock(BaseModel):
+    """The shape of the Anthropic SDK's tool_use block (a pydantic model)."""
+
+    type: str = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+def test_an_anthropic_loops_content_blocks_are_read() -> None:
+    # The loop appends {"role": "assistant", "content": response.content}: SDK blocks inside
+    # plain dicts. They were passed over, zero calls: tools_not_called and max 0 passed.
+    content = [TextBlock(text="Refunding."), ToolUseBlock(id="t", name="issue_refund", input={})]
+    for transcript in (
+        [{"role": "user", "content": "refund"}, {"role": "assistant", "content": content}],
+        {"role": "assistant", "content": content},
+        {"type": "message", "role": "assistant", "content": content},
+    ):
+        for spec in ({"tools_not_called": ["issue_refund"]}, {"max_tool_calls": 0}):
+            result = assertly.compile(spec).check(transcript)
+            assert result.outcome is assertly.Outcome.FAILED, (spec, transcript)
+        assert (
+            assertly.compile([{"type": "tool-called", "value": "issue_refund"}])
+            .check(transcript)
+            .passed
+        )

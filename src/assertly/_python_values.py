@@ -3,23 +3,27 @@
 assertly judges text and JSON values. A Python caller often holds something else: an SDK's
 reply (the OpenAI and Anthropic clients return pydantic models), a pydantic or dataclass
 result of an agent framework, a date. `as_json_value` reads such a value as JSON, as their
-own libraries write JSON (a pydantic model's fields under their aliases, the API's names; a
-dataclass field by field; a date as ISO 8601; an enum as its value; a tuple as an array),
-and refuses what has no single JSON reading (a set: no order; a `Decimal`: no exact JSON
-number; bytes inside a value; any other object) rather than judge a stand-in such as its
-``repr``. Wherever it sits: inside a model too, which is read with ``model_dump(mode="python")``
-and then by these same rules (pydantic's JSON mode writes NaN as null and a set as a list
-in hash order). Other values pydantic writes as JSON (a URL, a path, a duration) are
-written as it writes them. It imports nothing from assertly; pydantic-core only when such a
-value is met.
+own libraries write JSON: a pydantic model as it writes itself (``model_dump(mode="json",
+by_alias=True)``: the API's field names, its serializers, its dates); a dataclass field by
+field; a date ``isoformat()``; an enum its value; a tuple an array; what else pydantic
+writes as JSON (a URL, a path, a duration) as it writes it. It refuses what has no single
+JSON reading rather than judge a stand-in such as its ``repr``: NaN and infinities (JSON
+writers make them null, another value; inside a model too, found in its Python form), a set
+(no order), a `Decimal` or `Fraction` (no exact JSON number), bytes inside a value, an
+iterator (reading it uses it up), any other object. Inside a model, the model's own JSON
+form decides (its sets are lists, its decimals strings). It imports nothing from assertly;
+pydantic-core only when a value needs it.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import datetime
 import decimal
 import enum
+import fractions
+import math
 import uuid
 from typing import Any
 
@@ -85,8 +89,12 @@ def as_json_value(value: Any, *, deep: bool = True) -> Any:
 
 def _convert(value: Any) -> Any:
     kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
+    if kind is str or kind is int or kind is bool or value is None:
         return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise NotJsonValue(repr(value))  # JSON writers would make it null: another value
     if isinstance(value, dict):
         converted = {}
         for key, child in value.items():
@@ -113,33 +121,18 @@ def _convert(value: Any) -> Any:
     if isinstance(value, int):
         return int.__int__(value)
     if isinstance(value, float):
-        return float.__float__(value)
+        return _convert(float.__float__(value))  # (NaN is refused as such)
     dump = getattr(kind, "model_dump", None)
     if dump is not None and hasattr(kind, "model_fields"):
-        # A pydantic v2 model: its fields under their aliases (the API's own names), then
-        # read by these rules (its JSON mode would write NaN as null, a set in hash order).
-        try:
-            fields = dump(value, mode="python", by_alias=True, warnings=False)
-        except (ValueError, TypeError, RecursionError) as error:  # pydantic cannot dump it
-            raise NotJsonValue(
-                f"{_article(_name(kind))} that pydantic cannot dump ({error})"
-            ) from None
-        return _convert(fields)
+        return _model(value, dump)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {}
-        for field in dataclasses.fields(value):
-            try:
-                fields[field.name] = _convert(getattr(value, field.name))
-            except NotJsonValue as error:
-                raise error.inside(f".{field.name}") from None
-        return fields
+        return _dataclass(value)
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
-    to_list = getattr(value, "tolist", None)  # numpy arrays and scalars
-    if callable(to_list) and kind.__module__.startswith("numpy"):
-        return _convert(to_list())
+    if kind.__module__.startswith("numpy") and callable(getattr(kind, "tolist", None)):
+        return _convert(value.tolist())  # numpy arrays and scalars
     if not isinstance(value, _NO_READING):
         # What else pydantic writes as JSON (a URL, a path, a duration, an IP address …), as
         # it writes it inside a model.
@@ -147,18 +140,77 @@ def _convert(value: Any) -> Any:
 
         try:
             written = to_jsonable_python(value)
-        except (ValueError, TypeError):
-            pass
-        else:
-            if type(written) in PLAIN_TYPES:
-                return _convert(written)
+        except Exception:  # whatever it raises, the value has no reading here
+            written = value
+        if type(written) in PLAIN_TYPES:
+            return _convert(written)
     raise NotJsonValue(_article(_name(kind)))
 
 
-# No single JSON reading: a set has no order, a Decimal no exact JSON number, bytes no text
-# but by a guess of their encoding (pydantic would write them as a list in hash order, a
-# string, and UTF-8).
-_NO_READING = (set, frozenset, decimal.Decimal, bytes, bytearray, memoryview)
+def _model(value: Any, dump: Any) -> Any:
+    """A pydantic v2 model, as it writes itself for JSON.
+
+    Its aliases (the API's names), its serializers, dates as the API wrote them. Its JSON
+    mode writes NaN and infinities as null, a value the agent never returned: refused,
+    found in its Python form.
+    """
+    try:
+        written = dump(value, mode="json", by_alias=True, warnings=False)
+        where = _non_finite(dump(value, mode="python", by_alias=True, warnings=False))
+    except Exception as error:  # a computed field that raises, a value pydantic refuses
+        name = _article(_name(type(value)))
+        raise NotJsonValue(
+            f"{name} that pydantic cannot write ({type(error).__name__}: {error})"
+        ) from None
+    if where is not None:
+        raise NotJsonValue(where[0], where[1])
+    return _convert(written)
+
+
+def _dataclass(value: Any) -> dict[str, Any]:
+    fields = {}
+    for field in dataclasses.fields(value):
+        try:
+            fields[field.name] = _convert(getattr(value, field.name))
+        except NotJsonValue as error:
+            raise error.inside(f".{field.name}") from None
+        except Exception as error:  # a property-like field that raises
+            raise NotJsonValue(
+                f"a field that cannot be read ({error!r})", f".{field.name}"
+            ) from None
+    return fields
+
+
+def _non_finite(value: Any) -> tuple[str, str] | None:
+    """The first NaN or infinity in a model's Python form, and where: (its repr, the path)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if type(item) is float or isinstance(item, float):
+            if not math.isfinite(item):
+                return repr(float(item)), where
+        elif isinstance(item, dict):
+            stack.extend((child, f"{where}.{key}") for key, child in item.items())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
+    return None
+
+
+# No single JSON reading: a set has no order, a Decimal or a Fraction no exact JSON number,
+# a complex number none at all, bytes no text but by a guess of their encoding (pydantic
+# would write them as a list in hash order, strings, and UTF-8); an iterator would be used up
+# (an endless one never ends). Inside a model, the model's own JSON form decides instead.
+_NO_READING = (
+    set,
+    frozenset,
+    decimal.Decimal,
+    fractions.Fraction,
+    complex,
+    bytes,
+    bytearray,
+    memoryview,
+    collections.abc.Iterator,
+)
 
 
 def _key(key: Any) -> str:

@@ -135,7 +135,7 @@ def test_pydantic_models_and_dataclasses_are_read_as_their_json(module: str) -> 
         ("a_set", "returned a set at tags, which is not a JSON value"),
         ("an_object", "returned an object, which is not a JSON value"),
         # pydantic's JSON mode would have written null: a verdict on a value never returned.
-        ("nan_in_model", "returned a value holding nan, which is not JSON"),
+        ("nan_in_model", "returned nan at score, which is not a JSON value"),
     ],
 )
 def test_a_value_with_no_json_reading_is_an_error(module: str, function: str, message: str) -> None:

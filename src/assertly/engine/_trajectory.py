@@ -25,8 +25,9 @@ calls' names and their raw arguments; `ToolCall` objects, and the parse of argum
 as JSON text, are made only for the calls an assertion looks into (a call of the tool it
 names, or a message).
 
-Speed (#16): a plain API reply is read in one function (`quick_trace`), from orjson's value
-before the test for big integers when no number it holds is read (`Response.unchecked_json`),
+Speed (#16): a plain API reply is read in one function (`_trace_quick.quick_trace`), from
+orjson's value before the test for big integers when no number it holds is read
+(`Response.unchecked_json`),
 and, for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`,
 its JSON text case inlined in `Expectation.check`). Each shortcut reads what the full readers
 read; the property tests compare them.
@@ -38,9 +39,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from .._python_values import NotJsonValue, as_json_value
+from .._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
 from ._response import NOT_JSON
 from ._trace import FORMAT_LABELS, ToolCall, Trace, article
+from ._trace_quick import ANTHROPIC_CALLS, Inexact, quick_trace
 from ._trace_text import render_call, render_calls
 from ._values import TOO_DEEP_MESSAGE
 
@@ -70,7 +72,6 @@ NO_TRACE: Final = (
 
 _orjson_loads = orjson.loads
 _RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
-_ANTHROPIC_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
 
 def _kind_in(kind: Any, kinds: frozenset[str]) -> bool:
@@ -82,12 +83,22 @@ def _kind_in(kind: Any, kinds: frozenset[str]) -> bool:
     return isinstance(kind, str) and kind in kinds
 
 
-# Values of an argument object that may hide a big integer orjson read as a float (`quick_trace`).
-_INEXACT = frozenset({float, dict, list})
-
-
 class _Unreadable(Exception):
     """A call-shaped item that cannot be read: the trace is an error, not empty."""
+
+
+class _NotPlain(Exception):
+    """A reader met an object that stands for JSON (an SDK's block): read its JSON instead."""
+
+
+def _skip(value: Any) -> None:
+    """A reader passes over ``value``, not what it looks for: unless it stands for JSON.
+
+    Right for a JSON value; an object (an SDK's content block, message or item) must be read
+    as its JSON first (`_NotPlain`: `_read_value` converts the whole value and reads again).
+    """
+    if type(value) not in PLAIN_TYPES:
+        raise _NotPlain
 
 
 def trace_of(response: Response, ctx: CheckContext | None) -> Trace | str:
@@ -177,7 +188,7 @@ def read_trace(response: Response) -> Trace | str:
             quick = quick_trace(data)
             if type(quick) is Trace:
                 return quick
-            if type(quick) is _Inexact and response.whole_json is data:
+            if type(quick) is Inexact and response.whole_json is data:
                 return quick.trace  # the test found no big integer
             if quick is None:
                 tried = data
@@ -190,25 +201,25 @@ def read_trace(response: Response) -> Trace | str:
         quick = quick_trace(data)  # (on the exact value: its arguments are exact)
         if type(quick) is Trace:
             return quick
-        if type(quick) is _Inexact:
+        if type(quick) is Inexact:
             return quick.trace
     return _read_value(data)
 
 
 def _read_value(data: Any) -> Trace | str:
     """The trace in a response's JSON value, by the full readers."""
-    found = _read_json(data)
-    if type(found) is Trace or not (type(data) is dict or type(data) is list):
-        return found
-    # A Python caller's value may hold objects that stand for JSON: an agent loop's message
-    # list mixes dicts and the SDK's message objects. Read as their JSON (only here, where no
-    # trace was found: a plain value is not walked on the way to its verdict).
+    try:
+        return _read_json(data)
+    except _NotPlain:
+        pass
+    # A Python caller's value holds objects that stand for JSON: an agent loop's message list
+    # mixes dicts and the SDK's message objects or content blocks. Read as their JSON (only
+    # when met: a plain value is not walked on the way to its verdict).
     try:
         converted = as_json_value(data)
-    except NotJsonValue:
-        return found
-    again = _read_json(converted)
-    return again if type(again) is Trace else found
+    except NotJsonValue as error:
+        return f"the tool-call trace cannot be read: {error.what} is not a JSON value"
+    return _read_json(converted)
 
 
 def _read_json(data: Any) -> Trace | str:
@@ -231,110 +242,6 @@ def _read_json(data: Any) -> Trace | str:
     return found
 
 
-# The three API replies in their plain shape, read with subscripts in one function (the
-# readers below cost twice as much: a call and a `.get` per step). Only for values of
-# assertly's own JSON parser, whose objects and arrays are exactly dict and list: there, a
-# subscript raising KeyError, TypeError or IndexError means exactly that the shape is not the
-# plain one (an item that is not an object, a key missing), and the full readers then read
-# the reply from the start, with their error messages. A reply they read, these read the same
-# (tests/engine/test_trajectory_properties.py compares them on near-plain replies).
-
-
-class _Inexact:
-    """`quick_trace`'s trace of a reply whose arguments, as orjson read them, may be inexact."""
-
-    __slots__ = ("trace",)
-
-    def __init__(self, trace: Trace) -> None:
-        self.trace = trace
-
-
-def quick_trace(data: dict[str, Any]) -> Trace | _Inexact | None:
-    """The trace of a plain Chat Completions, Responses or Messages reply, else None.
-
-    The trace as is when its arguments, as orjson read them, can hold no inexact number: each
-    is JSON text (parsed exactly when read), absent, or an object none of whose values is a
-    float or nests further. Anything else may hide a big integer that orjson read as a float:
-    then `_Inexact` (rare: no allocation more on the common way).
-    """
-    names: list[str] = []
-    raw: list[Any] = []
-    add_name, add_raw = names.append, raw.append  # (bound once: a lookup less per call)
-    exact = True
-    try:
-        choices = data.get("choices")
-        if type(choices) is list:
-            message = choices[0]["message"]
-            calls = message["tool_calls"]
-            if type(calls) is not list or message.get("function_call") is not None:
-                return None
-            for item in calls:
-                function = item["function"]
-                name = function["name"]
-                if type(name) is not str:
-                    return None
-                add_name(name)
-                arguments = function.get("arguments")
-                if type(arguments) is not str and arguments is not None:
-                    exact = False
-                add_raw(arguments)
-            return (
-                Trace(names, raw, "openai-chat")
-                if exact
-                else _Inexact(Trace(names, raw, "openai-chat"))
-            )
-        output = data.get("output")
-        if type(output) is list:
-            if data.get("object") != "response":
-                return None  # typed items may still make it a Responses reply: in full
-            for item in output:
-                kind = item["type"]
-                if kind in ("function_call", "mcp_call"):  # (a tuple: `==`, as the full reader)
-                    name = item["name"]
-                    if type(name) is not str:
-                        return None
-                    add_name(name)
-                    arguments = item.get("arguments")
-                    if type(arguments) is not str and arguments is not None:
-                        exact = False
-                    add_raw(arguments)
-                elif kind == "custom_tool_call":
-                    return None  # free text: the full reader marks it
-            return (
-                Trace(names, raw, "openai-responses")
-                if exact
-                else _Inexact(Trace(names, raw, "openai-responses"))
-            )
-        content = data.get("content")
-        if type(content) is list and data.get("type") == "message" and "role" in data:
-            if "tool_calls" in data or "function_call" in data:
-                return None  # a Chat Completions message: in full
-            kinds, inexact = _ANTHROPIC_CALLS, _INEXACT
-            for block in content:
-                if block["type"] in kinds:
-                    name = block["name"]
-                    if type(name) is not str:
-                        return None
-                    add_name(name)
-                    arguments = block.get("input")
-                    if type(arguments) is dict:
-                        for value in arguments.values():
-                            if type(value) in inexact:
-                                exact = False
-                                break
-                    elif arguments is not None and type(arguments) is not str:
-                        exact = False
-                    add_raw(arguments)
-            return (
-                Trace(names, raw, "anthropic")
-                if exact
-                else _Inexact(Trace(names, raw, "anthropic"))
-            )
-    except (KeyError, TypeError, IndexError):
-        pass
-    return None
-
-
 # Each reader appends the calls it finds to a `Trace` and returns the format (None: not a
 # trace). Locations (``choices[0].message.tool_calls[2]``) are only spelt out for an error
 # message: functions take the location of the list and the item's index.
@@ -346,8 +253,10 @@ def _from_object(data: dict[str, Any], found: Trace) -> str | None:
         if not choices:
             return "openai-chat"
         first = choices[0]
+        _skip(first)
         message = first.get("message") if type(first) is dict else None
         if type(message) is not dict:
+            _skip(message)
             raise _Unreadable("choices[0] has no message object")
         _openai_message(message, "choices[0].message", found)
         return "openai-chat"
@@ -381,6 +290,8 @@ def _from_object(data: dict[str, Any], found: Trace) -> str | None:
 def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
     """A transcript: messages, Responses items or Anthropic content blocks, in order."""
     if not items or not all(type(item) is dict for item in items):
+        for item in items:
+            _skip(item)  # an SDK's message or item among dicts: read as its JSON
         return None
     if not all("role" in item or type(item.get("type")) is str for item in items):
         return None
@@ -390,15 +301,12 @@ def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
         if _kind_in(kind, _RESPONSES_CALLS):
             _responses_call(item, where, index, found)
             format = format or "openai-responses"
-        elif _kind_in(kind, _ANTHROPIC_CALLS):
+        elif _kind_in(kind, ANTHROPIC_CALLS):
             _named(item, "input", where, index, found)
             format = format or "anthropic"
         elif "role" in item:
             content = item.get("content")
-            if type(content) is list and any(
-                type(block) is dict and _kind_in(block.get("type"), _ANTHROPIC_CALLS)
-                for block in content
-            ):
+            if type(content) is list and _has_tool_use(content):
                 _anthropic_blocks(content, f"{where}[{index}].content", found)
                 format = format or "anthropic"
             elif item.get("tool_calls") or item.get("function_call"):
@@ -422,11 +330,30 @@ def _from_list(items: list[Any], found: Trace, where: str = "") -> str | None:
 
 
 def _all_typed(items: list[Any]) -> bool:
-    return all(type(item) is dict and type(item.get("type")) is str for item in items)
+    if all(type(item) is dict and type(item.get("type")) is str for item in items):
+        return True
+    for item in items:
+        _skip(item)
+    return False
 
 
 def _all_messages(items: list[Any]) -> bool:
-    return all(type(item) is dict and ("role" in item or "type" in item) for item in items)
+    if all(type(item) is dict and ("role" in item or "type" in item) for item in items):
+        return True
+    for item in items:
+        _skip(item)
+    return False
+
+
+def _has_tool_use(content: list[Any]) -> bool:
+    """Whether a message's content blocks hold an Anthropic tool call."""
+    for block in content:
+        if type(block) is dict:
+            if _kind_in(block.get("type"), ANTHROPIC_CALLS):
+                return True
+        else:
+            _skip(block)  # the SDK's block objects, as an agent loop appends them
+    return False
 
 
 def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
@@ -454,6 +381,7 @@ def _openai_message(message: dict[str, Any], where: str, found: Trace) -> None:
     if legacy is not None:
         at = _at(where, "function_call")
         if type(legacy) is not dict:
+            _skip(legacy)
             raise _Unreadable(f"{at} is {article(legacy)}, not an object")
         _named(legacy, "arguments", at, None, found)
 
@@ -466,6 +394,7 @@ def _responses_items(items: list[Any], where: str, found: Trace) -> None:
     names, raw = found.names, found.raw
     for index, item in enumerate(items):
         if type(item) is not dict:
+            _skip(item)
             continue
         kind = item.get("type")
         if kind in ("function_call", "mcp_call"):
@@ -488,10 +417,12 @@ def _responses_call(item: dict[str, Any], where: str, index: int, found: Trace) 
 
 
 def _anthropic_blocks(blocks: list[Any], where: str, found: Trace) -> None:
-    kinds = _ANTHROPIC_CALLS
+    kinds = ANTHROPIC_CALLS
     names, raw = found.names, found.raw
     for index, block in enumerate(blocks):
-        if type(block) is dict and _kind_in(block.get("type"), kinds):
+        if type(block) is not dict:
+            _skip(block)
+        elif _kind_in(block.get("type"), kinds):
             name = block.get("name")
             if type(name) is not str:
                 raise _Unreadable(_nameless(name, f"{where}[{index}]"))
