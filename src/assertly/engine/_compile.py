@@ -119,8 +119,9 @@ class Expectation:
 
         Returns:
             The verdict. Never raises for a response (any text, bytes or JSON value, or a
-            value standing for one); a value inside it with no JSON reading makes the
-            assertions that read it an ``error``.
+            value standing for one). Inside a plain dict or list, values are taken as they
+            are; one with no JSON reading is never judged by a stand-in (the text
+            assertions that would read it are an ``error``).
 
         Raises:
             TypeError: ``response`` itself is no response: a value with no JSON reading (a
