@@ -25,6 +25,7 @@ __all__ = [
     "TOO_DEEP_MESSAGE",
     "JsonTooDeep",
     "dumps",
+    "finite_float",
     "has_long_digit_run",
     "iter_brackets",
     "json_depth",
@@ -122,7 +123,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _finite_float(literal: str) -> float:
+def finite_float(literal: str) -> float:
+    """A JSON number literal as a float; one that overflows to infinity is refused."""
     value = float(literal)
     if value in (math.inf, -math.inf):  # orjson: "number out of range"
         raise ValueError(f"{literal} is out of range for a JSON number")
@@ -133,7 +135,7 @@ def _finite_float(literal: str) -> float:
 # depends on which parser read it (`loads` takes the stdlib's for big integers and lone
 # surrogates): no NaN/Infinity, no number that overflows to infinity, and only JSON's own
 # whitespace around the value (`_strict_decode`).
-EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=finite_float)
 _JSON_SPACE = " \t\n\r"
 # orjson refuses a lone surrogate, escaped (`"\ud800"`, which JSON's grammar allows and
 # JavaScript writes) or as a character of the text; the stdlib reads both, and so does
@@ -307,7 +309,7 @@ def loads_nested(text: str) -> Any:
     if _DEEP_DECODER is None:
         import json.scanner
 
-        decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+        decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=finite_float)
         decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
         _DEEP_DECODER = decoder
     # Three Python frames per level; the lock keeps two threads from lowering the limit under

@@ -35,6 +35,7 @@ read; the property tests compare them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -164,6 +165,10 @@ def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") 
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
     if type(value) is not list:
         return f"the call's reported {where} is {article(value)}, not a list of tool calls"
+    return _as_json_if_met(lambda calls: _read_calls(calls, where, format), value, format)
+
+
+def _read_calls(value: list[Any], where: str, format: str) -> Trace | str:
     found = Trace([], [], "")
     try:
         _generic_list(value, where, found)
@@ -208,18 +213,29 @@ def read_trace(response: Response) -> Trace | str:
 
 def _read_value(data: Any) -> Trace | str:
     """The trace in a response's JSON value, by the full readers."""
+    return _as_json_if_met(_read_json, data, None)
+
+
+def _as_json_if_met(
+    read: Callable[[Any], Trace | str], data: Any, format: str | None
+) -> Trace | str:
+    """``read(data)``; where a reader met an object that stands for JSON, of its JSON.
+
+    A Python caller's value may hold such objects: an agent loop's message list mixes dicts
+    and the SDK's message objects or content blocks; reported calls may be the SDK's call
+    objects. The whole value is converted only when one is met (`_NotPlain`): a plain value
+    is not walked on the way to its verdict.
+    """
     try:
-        return _read_json(data)
+        return read(data)
     except _NotPlain:
         pass
-    # A Python caller's value holds objects that stand for JSON: an agent loop's message list
-    # mixes dicts and the SDK's message objects or content blocks. Read as their JSON (only
-    # when met: a plain value is not walked on the way to its verdict).
     try:
         converted = as_json_value(data)
     except NotJsonValue as error:
-        return f"the tool-call trace cannot be read: {error.what} is not a JSON value"
-    return _read_json(converted)
+        label = "" if format is None else f" ({FORMAT_LABELS[format]})"
+        return f"the tool-call trace{label} cannot be read: {error.what} is not a JSON value"
+    return read(converted)
 
 
 def _read_json(data: Any) -> Trace | str:
@@ -451,14 +467,8 @@ def _generic_list(items: list[Any], where: str, found: Trace) -> None:
 def _generic(item: Any, where: str, index: int, found: Trace) -> None:
     """``{name, arguments | args | input}``, or OpenAI's ``{function: {name, arguments}}``."""
     if type(item) is not dict:
-        # An SDK's call object (a pydantic model), reported by a Python caller: its JSON.
-        try:
-            read = as_json_value(item)
-        except NotJsonValue:
-            read = None
-        if type(read) is not dict:
-            raise _Unreadable(f"{where}[{index}] is {article(item)}, not a tool call object")
-        item = read
+        _skip(item)  # an SDK's call object: the whole value is read as its JSON
+        raise _Unreadable(f"{where}[{index}] is {article(item)}, not a tool call object")
     name = item.get("name")
     if name is None:
         function = item.get("function")

@@ -10,10 +10,11 @@ duplicate keys, NaN, deep nesting) is left to the slower exact path, which words
 from __future__ import annotations
 
 import json
-import math
 import re
 from bisect import bisect_right
 from typing import Any
+
+from .._json import finite_float
 
 __all__ = ["UnusualJSON", "depth_exceeds", "parse_json_with_positions"]
 
@@ -35,15 +36,6 @@ def _reject_constant(name: str) -> Any:
     raise UnusualJSON(name)
 
 
-def _finite_float(literal: str) -> float:
-    # A number that overflows to infinity is not JSON (`assertly._json`'s one grammar): the
-    # exact path refuses it with its wording.
-    value = float(literal)
-    if value in (math.inf, -math.inf):
-        raise UnusualJSON("number out of range")
-    return value
-
-
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found = dict(pairs)
     if len(found) != len(pairs):
@@ -53,8 +45,9 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # The C string scanner the stdlib decoder itself uses (not in the stub's public names).
 scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
+# A number that overflows to infinity (1e400) raises: left to the exact path, which words it.
 _DECODER = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_pairs
+    parse_constant=_reject_constant, parse_float=finite_float, object_pairs_hook=_unique_pairs
 )
 
 
