@@ -209,7 +209,7 @@ def test_merge_refuses_shards_of_different_test_files(project: Project) -> None:
         db.execute("UPDATE runs SET options = ? WHERE run_id = ?", (json.dumps(data), run_id))
     result = project.run("merge", "last~1", "last")
     assert result.exit_code == 2
-    assert "are in more than one part" in result.stderr
+    assert "is not a test of shard 2/2" in result.stderr
     assert project.sql("SELECT COUNT(*) FROM runs")[0][0] == 2, "the partial merge is removed"
 
 

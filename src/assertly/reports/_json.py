@@ -10,7 +10,8 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
-from .._json import to_json_bytes
+from .._digests import RecordsDigest
+from .._json import loads, to_json_bytes
 from .._records import RunRecord
 from .._secrets import redact_text
 
@@ -42,26 +43,50 @@ def _array(items: Iterable[Any], depth: int) -> Iterator[bytes]:
     yield b"[]" if first else b"\n" + _INDENT * depth + b"]"
 
 
-def _chunks(run: RunRecord) -> Iterator[bytes]:
+def _digested(
+    kind: str, items: Iterable[Any], digest: RecordsDigest | None, secrets: frozenset[str]
+) -> Iterator[Any]:
+    """``items`` as they are, each added to ``digest`` as a reader of the report will see it.
+
+    That is, after JSON and the redaction of secrets: the merge recomputes the digest from the
+    report it reads.
+    """
+    for item in items:
+        if digest is not None:
+            text = to_json_bytes(item)
+            if secrets:
+                text = redact_text(text.decode(), secrets).encode()
+            digest.add(kind, loads(text))
+        yield item
+
+
+def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[bytes]:
+    # A shard's report carries its plan and a digest of its records, for `assertly merge`.
+    digest = RecordsDigest() if run.shard else None
     yield b"{\n"
     yield _member("run_id", run.run_id, 1) + b",\n"
     yield _member("started_at", run.started_at, 1) + b",\n"
     yield _member("summary", run.summary(), 1) + b",\n"
     yield _INDENT + b'"tests": '
-    yield from _array((test.to_dict() for test in run.tests), 1)
+    tests = (test.to_dict() for test in run.tests)
+    yield from _array(_digested("test", tests, digest, secrets), 1)
     yield b",\n" + _INDENT + b'"evals": '
-    yield from _array((suite.to_dict() for suite in run.evals), 1)
+    evals = (suite.to_dict() for suite in run.evals)
+    yield from _array(_digested("eval", evals, digest, secrets), 1)
     yield b",\n" + _member("problems", run.problems, 1)
     yield b",\n" + _member("warnings", run.warnings, 1)
     if run.shard:  # which part of a sharded suite this run is, for `assertly merge`
         yield b",\n" + _member("shard", run.shard, 1)
+        yield b",\n" + _member("plan", run.plan, 1)
+    if digest is not None:
+        yield b",\n" + _member("records_digest", digest.hexdigest(), 1)
     yield b"\n}\n"
 
 
 def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
     """Write ``run -o report.json`` to ``handle``: run_id, summary, tests, evals, problems."""
     secrets = frozenset(secret for secret in redact or () if secret)
-    for chunk in _chunks(run):
+    for chunk in _chunks(run, secrets):
         # A secret lives inside one string, so inside one chunk.
         handle.write(redact_text(chunk.decode(), secrets).encode() if secrets else chunk)
 
