@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from . import __version__
-from ._cli_compare import bless_command, diff_command
+from ._cli_compare import allow_options, allowances, bless_command, diff_command
 from ._cli_merge import merge_command
 from ._cli_support import (
     EXIT_FAILED,
@@ -358,6 +358,7 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     show_default=True,
     help="Regressions the --baseline gate allows.",
 )
+@allow_options
 def run_command(
     paths: tuple[str, ...],
     outputs: tuple[str, ...],
@@ -370,6 +371,7 @@ def run_command(
     **kwargs: Any,
 ) -> None:
     """Run agent test files and workflow eval sections."""
+    allow = allowances(kwargs)
     from .reports import ConsoleReporter
     from .runner import RunOptions
     from .runner import run as run_tests
@@ -425,7 +427,7 @@ def run_command(
         )
     exit_code = None
     if min_pass_rate is not None or base_side is not None:
-        exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions)
+        exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions, allow)
     write_reports(record, outputs, exit_code)
 
 
@@ -446,8 +448,12 @@ def _apply_gates(
     min_pass_rate: float | None,
     base_side: Any,
     max_regressions: int,
+    allow: Any,
 ) -> int:
-    """Print what the gates decided (regressions first); the exit code they decided."""
+    """Print what the gates decided; the exit code they decided.
+
+    Regressions first, then one line for each broken rule, then the decision.
+    """
     from .compare import apply_gates, open_side
     from .reports._diff import render_diff_text
 
@@ -461,11 +467,14 @@ def _apply_gates(
             baseline=base_side,
             candidate=candidate,
             max_regressions=max_regressions,
+            allow=allow,
         )
     if decision.diff is not None:
         record.comparison = decision.diff
         click.echo("")
         click.echo(render_diff_text(decision.diff))
+    for line in decision.reasons:
+        click.echo(line)
     click.echo(decision.line)
     return decision.exit_code
 
