@@ -17,7 +17,13 @@ from ._cli_support import (
     write_or_fail,
 )
 
-__all__ = ["allow_options", "allowances", "bless_command", "diff_command"]
+__all__ = [
+    "allow_options",
+    "allowances",
+    "apply_run_gates",
+    "bless_command",
+    "diff_command",
+]
 
 # The options that accept deliberately what a baseline gate fails by default (issue 28):
 # the same four on `run --baseline` and `diff`, read by `compare.baseline_verdict`.
@@ -178,3 +184,40 @@ def bless_command(run_id: str, store_path: str | None) -> None:
         f"blessed run {resolved} (started {started}) as the baseline: "
         "`--baseline blessed` and `assertly diff blessed last` compare with it"
     )
+
+
+def apply_run_gates(
+    record: Any,
+    options: Any,
+    min_pass_rate: float | None,
+    base_side: Any,
+    max_regressions: int,
+    allow: Any,
+) -> int:
+    """Print what ``run``'s gates decided; the exit code they decided.
+
+    Regressions first, then one line for each broken rule, then the decision.
+    """
+    from .compare import apply_gates, open_side
+    from .reports._diff import render_diff_text
+
+    with usage_errors():
+        candidate = None
+        if base_side is not None:
+            candidate = open_side(record.run_id, options.store_path or default_store())
+        decision = apply_gates(
+            record,
+            min_pass_rate=min_pass_rate,
+            baseline=base_side,
+            candidate=candidate,
+            max_regressions=max_regressions,
+            allow=allow,
+        )
+    if decision.diff is not None:
+        record.comparison = decision.diff
+        click.echo("")
+        click.echo(render_diff_text(decision.diff))
+    for line in decision.reasons:
+        click.echo(line)
+    click.echo(decision.line)
+    return decision.exit_code
