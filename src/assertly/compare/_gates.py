@@ -140,7 +140,8 @@ def baseline_verdict(
     else:
         rule = diff.failing_rule(fail_on)
         broken = rule is not None
-        summary = f"{rule if rule is not None else f'no {fail_on} against {against}'} "
+        what = "significant regression" if fail_on == "significant" else "change"
+        summary = f"{rule if rule is not None else f'no {what} against {against}'} "
         summary += f"(--fail-on {fail_on})"
     # The rules below hold under every --fail-on but never: a gate does not pass on less.
     added = [
