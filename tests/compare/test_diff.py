@@ -448,3 +448,17 @@ def test_cli_fail_on_significant_fails_on_a_real_regression(tmp_path: Path) -> N
     assert strict.exit_code == 0
     wrong = cli(tmp_path, "diff", "base", "cand", "--alpha", "1.5")
     assert wrong.exit_code == 2
+
+
+def test_every_fail_on_but_never_keeps_the_rules_against_less(tmp_path: Path) -> None:
+    # issue 28, build item 5: a missing test is no noise, so --fail-on significant (about
+    # chance) and changes keep the rule; never keeps its meaning.
+    store_run(tmp_path, "base", {"f::s::a": ["passed"], "f::s::gone": ["passed"]})
+    store_run(tmp_path, "cand", {"f::s::a": ["passed"]})
+    for fail_on in ("regressions", "significant", "changes"):
+        result = cli(tmp_path, "diff", "base", "cand", "--fail-on", fail_on)
+        assert result.exit_code == 1, fail_on
+        assert "diff: 1 test of the baseline missing from this run" in result.stderr
+        accepted = cli(tmp_path, "diff", "base", "cand", "--fail-on", fail_on, "--allow-removed")
+        assert accepted.exit_code == (1 if fail_on == "changes" else 0), fail_on
+    assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "never").exit_code == 0
