@@ -15,7 +15,13 @@ from typing import Any
 import click
 
 from . import __version__
-from ._cli_compare import bless_command, diff_command
+from ._cli_compare import (
+    allow_options,
+    allowances,
+    apply_run_gates,
+    bless_command,
+    diff_command,
+)
 from ._cli_merge import merge_command
 from ._cli_support import (
     EXIT_FAILED,
@@ -358,6 +364,7 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     show_default=True,
     help="Regressions the --baseline gate allows.",
 )
+@allow_options
 def run_command(
     paths: tuple[str, ...],
     outputs: tuple[str, ...],
@@ -370,6 +377,7 @@ def run_command(
     **kwargs: Any,
 ) -> None:
     """Run agent test files and workflow eval sections."""
+    allow = allowances(kwargs)
     from .reports import ConsoleReporter
     from .runner import RunOptions
     from .runner import run as run_tests
@@ -425,7 +433,9 @@ def run_command(
         )
     exit_code = None
     if min_pass_rate is not None or base_side is not None:
-        exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions)
+        exit_code = apply_run_gates(
+            record, options, min_pass_rate, base_side, max_regressions, allow
+        )
     write_reports(record, outputs, exit_code)
 
 
@@ -438,36 +448,6 @@ def _same_run(run_id: str, options: Any) -> bool:
         return bool(store.resolve_run_id(options.resume) == run_id)
     finally:
         store.close()
-
-
-def _apply_gates(
-    record: Any,
-    options: Any,
-    min_pass_rate: float | None,
-    base_side: Any,
-    max_regressions: int,
-) -> int:
-    """Print what the gates decided (regressions first); the exit code they decided."""
-    from .compare import apply_gates, open_side
-    from .reports._diff import render_diff_text
-
-    with usage_errors():
-        candidate = None
-        if base_side is not None:
-            candidate = open_side(record.run_id, options.store_path or default_store())
-        decision = apply_gates(
-            record,
-            min_pass_rate=min_pass_rate,
-            baseline=base_side,
-            candidate=candidate,
-            max_regressions=max_regressions,
-        )
-    if decision.diff is not None:
-        record.comparison = decision.diff
-        click.echo("")
-        click.echo(render_diff_text(decision.diff))
-    click.echo(decision.line)
-    return decision.exit_code
 
 
 @main.command("validate")
