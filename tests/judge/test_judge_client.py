@@ -464,6 +464,11 @@ def test_a_cached_reply_that_no_longer_reads_is_not_trusted(
         assert replayed.outcome == "error" and "cannot be read" in replayed.message
         assert fake.requests == []
         fake.answers(verdict("fail", 0.1, "rude"))
+        # ro: asked again (not read as the old reply), and the store is left alone.
+        read_only = only(judged("a", JudgeClient(judge_config(fake), store, cache="ro")))
+        assert read_only.outcome == "failed" and len(fake.requests) == 1
+        assert store.judge_reply(key) == _FAIL_JSON + "\nVERDICT: PASS"
+        fake.requests.clear()
         asked = only(judged("a", client))
         assert asked.outcome == "failed" and len(fake.requests) == 1
         assert store.judge_reply(key) == verdict("fail", 0.1, "rude")  # overwritten
