@@ -143,18 +143,13 @@ def check_command(
 
     try:
         data, source = load_located_argument(expect_argument, "expectation")
-        expectation_data, threshold = _unwrap(data)
+        expectation_data, threshold, shape, base = _unwrap(data)
         try:
-            expectation = compile_expectation(expectation_data, threshold=threshold)
+            expectation = compile_expectation(expectation_data, threshold=threshold, shape=shape)
         except ConfigError as error:
             if source is None:  # inline JSON: its keys are the whole story
                 raise
             # Each problem at its file:line:col, as a test file's are.
-            base = (
-                ()
-                if expectation_data is data
-                else ("expect" if "expect" in data else "assertions",)
-            )
             raise ConfigError(
                 located_in_file(source, error.problems, base), title=error.title
             ) from None
@@ -174,16 +169,25 @@ def check_command(
     sys.exit(EXIT_PASSED if result.passed else EXIT_FAILED)
 
 
-def _unwrap(data: Any) -> tuple[Any, float | None]:
-    """Accept a bare expectation, or a test case holding one under ``expect``/``assertions``."""
+def _unwrap(data: Any) -> tuple[Any, float | None, Any, tuple[str, ...]]:
+    """Accept a bare expectation, or a test case holding one under ``expect``/``assertions``.
+
+    Returns the expectation, its threshold, its shape (a test case's ``shape:``, or ``shape``
+    among a bare expect dict's keys, as ``check`` has no config to take one from) and where
+    the expectation sits in the file (for the problems' locations).
+    """
     if isinstance(data, dict) and ("expect" in data or "assertions" in data):
         if "expect" in data and "assertions" in data:
             raise ConfigError(
                 [Problem("expectation", "give expect or assertions to `check`, not both")]
             )
         threshold = data.get("threshold")
-        return data.get("expect", data.get("assertions")), threshold
-    return data, None
+        root = "expect" if "expect" in data else "assertions"
+        return data[root], threshold, data.get("shape"), (root,)
+    if isinstance(data, dict) and "shape" in data:
+        rest = {key: value for key, value in data.items() if key != "shape"}
+        return rest, None, data["shape"], ()
+    return data, None, None, ()
 
 
 def _load_context(argument: str | None) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, start_of
+from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
 
 if TYPE_CHECKING:
     from ..loading import JudgeModel
@@ -172,15 +172,24 @@ class JudgeClient:
         for sample in range(samples):
             key = self.cache_key(settings, request.messages, sample)
             reply = self.store.judge_reply(key) if self.store and self.cache != "off" else None
-            if reply is not None:
+            # A cached reply is trusted only if it reads as a verdict now: a store written by
+            # an older, laxer version may hold one that this version refuses. Such a reply is
+            # a miss (asked again, and overwritten in rw).
+            unreadable = None if reply is None else read_verdict(reply)
+            if reply is not None and not isinstance(unreadable, str):
                 replies.append(reply)
                 cached += 1
                 self.cached += 1
                 continue
             if self.cache == "replay":
+                why = (
+                    f"the cached judgement for this request cannot be read ({unreadable})"
+                    if isinstance(unreadable, str)
+                    else "no cached judgement for this request"
+                )
                 return Judgement(
-                    error=f"no cached judgement for this request (--judge-cache replay; "
-                    f"cache key {key[:16]}…): run once with --judge-cache rw to record it",
+                    error=f"{why} (--judge-cache replay; cache key {key[:16]}…): run once "
+                    "with --judge-cache rw to record it",
                     cost_usd=cost,
                     tokens=tokens,
                 )
@@ -204,7 +213,13 @@ class JudgeClient:
                 return Judgement(error=str(failure), cost_usd=cost, tokens=tokens)
             cost += spent
             tokens += used
-            if self.store is not None and self.cache == "rw":
+            # Only a reply that reads as a verdict is kept: an unreadable one (an error of the
+            # check) would otherwise answer every later run without the judge being asked.
+            if (
+                self.store is not None
+                and self.cache == "rw"
+                and not isinstance(read_verdict(reply), str)
+            ):
                 self.store.save_judge_reply(
                     key, reply, str(settings["model"]), used, spent, _now_iso()
                 )

@@ -57,7 +57,8 @@ class TestModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
 
@@ -103,7 +104,8 @@ class SuiteModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
 
@@ -124,7 +126,8 @@ class AgentTestFileModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
 
@@ -272,7 +275,8 @@ class ConfigModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
     plugins: list[str] = Field(default_factory=list)
