@@ -1,7 +1,8 @@
 """Semantic similarity: ``similar`` (and ``not-similar``), offline sentence embeddings.
 
 The cosine similarity between the output and ``value`` (a string, or a list of strings of
-which the best match counts) is at least ``threshold``: by default 0.7 with the local model,
+which the best match counts), rounded to 4 decimal places (`PRECISION`, so that every machine
+gives the same verdict), is at least ``threshold``: by default 0.7 with the local model,
 0.8 with ``provider: openai`` (a threshold means something only for the model that computes
 the cosines; see `LOCAL_THRESHOLD`). The model runs locally
 (`assertly.engine._embeddings`, the ``assertly[similar]`` extra); without the extra, ``similar``
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from .._base import BuildContext, Checker
-from .._embeddings import LOCAL, embedder, missing_extra
+from .._embeddings import LOCAL, PRECISION, embedder, missing_extra
 from .._entries import typed_assertion
 from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
 from .._result import PASSED, AssertionResult, errored, failed
@@ -96,8 +97,11 @@ class Similar(Checker):
         return self._verdict(response, best, float(scores[best]))
 
     def _verdict(self, response: Response, best: int, similarity: float) -> AssertionResult:
+        # Compared at the precision it is reported at: the last bits of a cosine may differ
+        # between CPUs (see `PRECISION`), a verdict must not.
+        similarity = round(similarity, PRECISION)
         score = min(max(similarity, 0.0), 1.0)
-        details: dict[str, Any] = {"similarity": round(similarity, 4)}
+        details: dict[str, Any] = {"similarity": similarity}
         if len(self.references) > 1:
             details["best_match"] = best
         if similarity + 1e-9 >= self.threshold:
