@@ -24,6 +24,7 @@ from .._entries import typed_assertion
 from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
+from .._vectors import cosine, vectors_problem
 from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:
@@ -182,18 +183,13 @@ class RemoteSimilar(Similar):
             return errored(self.key, "waiting for the embeddings")
         if answer.error is not None:
             return errored(self.key, f"embeddings: {answer.error}")
-        if len(answer.vectors) != len(texts):
-            return errored(self.key, "embeddings: the endpoint returned the wrong number")
-        output = _unit(answer.vectors[0])
-        scores = [_dot(output, _unit(vector)) for vector in answer.vectors[1:]]
+        # The client validates before it caches; checked again here, where the verdict is
+        # made: a NaN, a zero vector or two lengths would otherwise compare as a cosine.
+        names = ["the output", *(f"reference {index + 1}" for index in range(len(texts) - 1))]
+        problem = vectors_problem(answer.vectors, names)
+        if problem is not None:
+            return errored(self.key, f"embeddings: the endpoint's answer is unusable: {problem}")
+        output = answer.vectors[0]
+        scores = [cosine(output, vector) for vector in answer.vectors[1:]]
         best = max(range(len(scores)), key=scores.__getitem__)
         return self._verdict(response, best, scores[best])
-
-
-def _unit(vector: tuple[float, ...]) -> list[float]:
-    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
-    return [value / norm for value in vector]
-
-
-def _dot(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=False))
