@@ -1,8 +1,8 @@
 """Semantic similarity: ``similar`` (and ``not-similar``), offline sentence embeddings.
 
 The cosine similarity between the output and ``value`` (a string, or a list of strings of
-which the best match counts), rounded to 4 decimal places (`PRECISION`, so that every machine
-gives the same verdict), is at least ``threshold``: by default 0.7 with the local model,
+which the best match counts), rounded to 3 decimal places (`PRECISION`: what differs between
+CPUs is below that), is at least ``threshold``: by default 0.7 with the local model,
 0.8 with ``provider: openai`` (a threshold means something only for the model that computes
 the cosines; see `LOCAL_THRESHOLD`). The model runs locally
 (`assertly.engine._embeddings`, the ``assertly[similar]`` extra); without the extra, ``similar``
