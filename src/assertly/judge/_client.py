@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
+from ..engine._vectors import vector_problem, vectors_problem
 
 if TYPE_CHECKING:
     from ..loading import JudgeModel
@@ -263,8 +264,9 @@ class JudgeClient:
         if self.store is not None and self.cache != "off":
             for key in keys:
                 found = self.store.judge_reply(key)
-                if found is not None:
-                    vectors[key] = tuple(json.loads(found))
+                cached = _cached_vector(found) if found is not None else None
+                if cached is not None:  # an invalid one (cached by an older version): asked again
+                    vectors[key] = cached
         missing = [(key, text) for key, text in zip(keys, request.texts, strict=True)]
         missing = [(key, text) for key, text in missing if key not in vectors]
         self.cached += len(keys) - len(missing)
@@ -280,9 +282,10 @@ class JudgeClient:
             texts = list(dict.fromkeys(text for _, text in missing))
             body = {"model": model, "input": texts}
             deadline = time.monotonic() + self.timeout_s
+            parse = functools.partial(self._vectors, count=len(texts))
             try:
                 data, tokens, cost = await self._call(
-                    settings, deadline, "/embeddings", lambda form: body, self._vectors
+                    settings, deadline, "/embeddings", lambda form: body, parse
                 )
             except _Failure as failure:
                 return Judgement(error=str(failure))
@@ -293,23 +296,52 @@ class JudgeClient:
                     self.store.save_judge_reply(
                         key, json.dumps(by_text[text]), model, 0, 0.0, _now_iso()
                     )
+        answered = [vectors[key] for key in keys]
+        # Each vector is valid on its own; a cached one and a new one may still be of two
+        # lengths (the endpoint's model changed under the same name): not comparable.
+        problem = vectors_problem(answered, [f"text {index + 1}" for index in range(len(keys))])
+        if problem is not None:
+            return Judgement(error=f"the endpoint's embeddings are unusable: {problem}")
         return Judgement(
-            vectors=tuple(vectors[key] for key in keys),
+            vectors=tuple(answered),
             cached=not missing,
             cost_usd=cost,
             tokens=tokens,
         )
 
-    def _vectors(self, data: Any, text: str, settings: Mapping[str, Any]) -> tuple[Any, int, float]:
-        """The vectors of an ``/embeddings`` response, in input order; tokens; cost."""
+    def _vectors(
+        self, data: Any, text: str, settings: Mapping[str, Any], *, count: int
+    ) -> tuple[Any, int, float]:
+        """The ``count`` vectors of an ``/embeddings`` response, in input order; tokens; cost.
+
+        Raises:
+            _Failure: The response is not ``count`` valid vectors of one length (nothing of
+                it is cached then).
+        """
+        spent = self._usage(data, settings)  # the call was made: it counts either way
         try:
-            items = sorted(data["data"], key=lambda item: item.get("index", 0))
-            found = [tuple(float(value) for value in item["embedding"]) for item in items]
-        except (KeyError, TypeError, ValueError, AttributeError):
+            items = data["data"]
+            indices = [item.get("index", position) for position, item in enumerate(items)]
+            found = [item["embedding"] for item in items]
+        except (KeyError, TypeError, AttributeError):
             raise _Failure(f"the response has no data[].embedding: {start_of(text)!r}") from None
-        if not found or any(not vector for vector in found):
-            raise _Failure(f"the response has empty embeddings: {start_of(text)!r}")
-        return found, *self._usage(data, settings)
+        if len(found) != count:
+            raise _Failure(
+                f"the response has {len(found)} embedding(s) for {count} text(s): "
+                f"{start_of(text)!r}"
+            )
+        if any(type(index) is not int for index in indices) or sorted(indices) != list(
+            range(count)
+        ):
+            raise _Failure(
+                f"the response's data[].index are {indices!r:.80}, not 0 to {count - 1} once "
+                f"each: {start_of(text)!r}"
+            )
+        found = [found[indices.index(position)] for position in range(count)]
+        problem = vectors_problem(found, [f"text {index + 1}" for index in range(count)])
+        if problem is not None:
+            raise _Failure(f"the endpoint's embeddings are unusable: {problem}")
+        return [tuple(float(value) for value in vector) for vector in found], *spent
 
     def _usage(self, data: Any, settings: Mapping[str, Any]) -> tuple[int, float]:
         """(tokens, cost) of a response, counted in the run's totals."""
@@ -460,6 +492,17 @@ def _body(
     if response_format is not None:
         body["response_format"] = response_format
     return body
+
+
+def _cached_vector(text: str) -> tuple[float, ...] | None:
+    """A vector from the judge cache, or None when it is not a valid one."""
+    try:
+        vector = json.loads(text)
+    except ValueError:
+        return None
+    if vector_problem(vector) is not None:
+        return None
+    return tuple(float(value) for value in vector)
 
 
 def _count(value: Any) -> int:
