@@ -710,3 +710,21 @@ def test_every_option_has_help_text(command: str) -> None:
         param.opts[0] for param in params if isinstance(param, click.Option) and not param.help
     ]
     assert missing == [], f"assertly {command}: options without help: {missing}"
+
+
+# issue 29, "Unbounded" 4: numbers from the command line are bounded. click's FloatRange lets
+# nan through (every comparison with it is false): `--timeout nan` made every call an error,
+# `--rate-limit 1e-300` waited for ever.
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--timeout", "nan"], "'nan' is not a finite number"),
+        (["--timeout", "inf"], "is not in the range 0<x<=604800"),
+        (["--rate-limit", "nan"], "'nan' is not a finite number"),
+        (["--rate-limit", "1e-300"], "is not in the range 0.001<=x<=1000000"),
+    ],
+)
+def test_run_refuses_numbers_out_of_bounds(args: list[str], says: str) -> None:
+    result = CliRunner().invoke(main, ["run", "nothing.tests.yaml", *args])
+    assert result.exit_code == 2, result.output
+    assert says in result.output
