@@ -7,6 +7,7 @@ Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or confi
 from __future__ import annotations
 
 import gc
+import math
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -227,12 +228,15 @@ def _echo_text(result: Any) -> None:
 
 
 class _Finite(click.FloatRange):
-    """A FloatRange that also refuses nan and infinities (click's range lets nan through:
-    every comparison with it is false; issue 29, numbers from the command line bounded)."""
+    """A FloatRange that also refuses nan and infinities.
+
+    click's range lets nan through (every comparison with it is false); issue 29: numbers
+    from the command line are bounded.
+    """
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
-        if number != number or number in (float("inf"), float("-inf")):
+        if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
 
