@@ -755,3 +755,21 @@ def test_check_a_tag_key_over_results_without_the_tags_field_is_an_error(
     [item] = json_output(result)["results"]
     assert item["outcome"] == "error"
     assert item["message"].startswith("no result has tags at results[*].metadata.tags")
+
+
+# issue 29, "Unbounded" 4: numbers from the command line are bounded. click's FloatRange lets
+# nan through (every comparison with it is false): `--timeout nan` made every call an error,
+# `--rate-limit 1e-300` waited for ever.
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--timeout", "nan"], "'nan' is not a finite number"),
+        (["--timeout", "inf"], "is not in the range 0<x<=604800"),
+        (["--rate-limit", "nan"], "'nan' is not a finite number"),
+        (["--rate-limit", "1e-300"], "is not in the range 0.001<=x<=1000000"),
+    ],
+)
+def test_run_refuses_numbers_out_of_bounds(args: list[str], says: str) -> None:
+    result = CliRunner().invoke(main, ["run", "nothing.tests.yaml", *args])
+    assert result.exit_code == 2, result.output
+    assert says in result.output

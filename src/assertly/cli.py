@@ -7,6 +7,7 @@ Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or confi
 from __future__ import annotations
 
 import gc
+import math
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -236,6 +237,20 @@ def _echo_text(result: Any) -> None:
         console.print(Text(terminal_safe(line), style=style or ""))
 
 
+class _Finite(click.FloatRange):
+    """A FloatRange that also refuses nan and infinities.
+
+    click's range lets nan through (every comparison with it is false); issue 29: numbers
+    from the command line are bounded.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 def _checked_shard(value: str | None) -> str | None:
     """``--shard I/N`` as given, once it is known to be well formed (a usage error if not)."""
     if value is None:
@@ -306,10 +321,14 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
 @click.option(
     "--timeout",
     "timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Per-call timeout (s).",
+    type=_Finite(min=0, min_open=True, max=604_800),
+    help="Per-call timeout (s), at most a week.",
 )
-@click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Calls per second.")
+@click.option(
+    "--rate-limit",
+    type=_Finite(min=0.001, max=1_000_000),
+    help="Calls per second (0.001 to 1,000,000).",
+)
 @click.option(
     "--judge-cache",
     type=click.Choice(["rw", "ro", "off", "replay"]),

@@ -122,7 +122,15 @@ def test_a_test_stays_in_its_shard_whatever_the_order(project: Project) -> None:
 
 def test_bad_shards_are_usage_errors(project: Project) -> None:
     answers = _suite(project)
-    for wrong, says in (("0/3", "between 1 and N"), ("4/3", "between 1 and N"), ("a/b", "I/N")):
+    for wrong, says in (
+        ("0/3", "between 1 and N"),
+        ("4/3", "between 1 and N"),
+        ("a/b", "I/N"),
+        # issue 29, "Unbounded" 4: integers from the command line are bounded.
+        ("1/99999999999999999999999", "N must be at most 10,000"),
+        ("9" * 5000 + "/3", "between 1 and N"),
+        ("1/²", "I/N"),  # a digit to str.isdigit, not a number to int()
+    ):
         result = project.run("run", ".", "--target", f"fixtures:{answers}", "--shard", wrong)
         assert result.exit_code == 2
         assert says in result.stderr

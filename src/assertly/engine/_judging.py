@@ -26,6 +26,7 @@ from typing import Any
 
 __all__ = [
     "BOARD_KEY",
+    "DEFAULT_MAX_INPUT_CHARS",
     "ENV_REFERENCE",
     "VERDICT_SCHEMA",
     "JudgeBoard",
@@ -87,15 +88,29 @@ def fence(text: str) -> tuple[str, str]:
     return f"<<<OUTPUT {nonce}>>>", f"<<<END OF OUTPUT {nonce}>>>"
 
 
-def rubric_messages(rubric: str, text: str) -> tuple[dict[str, str], ...]:
-    """The chat messages asking a judge whether ``text`` meets ``rubric``."""
+def rubric_messages(
+    rubric: str, text: str, *, whole_length: int | None = None
+) -> tuple[dict[str, str], ...]:
+    """The chat messages asking a judge whether ``text`` meets ``rubric``.
+
+    Args:
+        rubric: What the output must meet.
+        text: The output (or its beginning, when it was cut).
+        whole_length: The whole output's length when ``text`` is only its beginning: the
+            judge is told, outside the fence, that it sees the first ``len(text)`` characters.
+    """
     opening, closing = fence(text)
+    template = _USER
+    if whole_length is not None:  # on the template: the rubric may hold any text
+        template = _USER.replace(
+            "OUTPUT:",
+            f"OUTPUT (its first {len(text):,} characters of {whole_length:,}; the rest was "
+            "not sent):",
+        )
+    user = template.format(rubric=rubric, open=opening, text=text, close=closing)
     return (
         {"role": "system", "content": _SYSTEM.format(open=opening, close=closing)},
-        {
-            "role": "user",
-            "content": _USER.format(rubric=rubric, open=opening, text=text, close=closing),
-        },
+        {"role": "user", "content": user},
     )
 
 
@@ -152,14 +167,26 @@ class Judgement:
     vectors: tuple[tuple[float, ...], ...] = ()  # embeddings, one per text, in order
 
 
+# What a judge is sent of one output at most, by default (the config's judge.max_input_chars):
+# ~25,000 tokens of English, within the context of the judges people run, and a bound on
+# what one call can cost (a 10 MB output was sent whole, issue 29).
+DEFAULT_MAX_INPUT_CHARS = 100_000
+
+
 class JudgeBoard:
-    """Where checks ask for judgements (first pass) and find them (second pass)."""
+    """Where checks ask for judgements (first pass) and find them (second pass).
 
-    __slots__ = ("answers", "wanted")
+    Attributes:
+        max_input_chars: The most characters of an output a judge is sent (the config's
+            ``judge.max_input_chars``); a longer output is cut, and the result says so.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("answers", "max_input_chars", "wanted")
+
+    def __init__(self, max_input_chars: int = DEFAULT_MAX_INPUT_CHARS) -> None:
         self.answers: dict[str, Judgement] = {}
         self.wanted: dict[str, JudgeRequest] = {}
+        self.max_input_chars = max_input_chars
 
     def ask(self, request: JudgeRequest) -> Judgement | None:
         """The answer to ``request``, or None after noting that it is wanted."""

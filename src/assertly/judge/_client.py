@@ -97,6 +97,13 @@ class JudgeClient:
         self.cached = 0
         self._api_key: str | None = None
         self._key_problem: str | None = None
+        # The budget (max_cost_usd), reserved before each call: without it, -j 8 calls all
+        # passed the check at $0 and a $2.50 budget ended at $8.00 (issue 29). One event loop
+        # runs the client, so plain counters and an event to wake the waiters suffice.
+        self._in_flight = 0
+        self._reserved = 0.0
+        self._estimate: float | None = None  # the costliest call so far: what one may cost
+        self._changed: asyncio.Event | None = None
         if config is not None and config.api_key:
             self._api_key, self._key_problem = self._secret(config.api_key)
 
@@ -196,12 +203,13 @@ class JudgeClient:
                 )
             if settings["key_problem"]:
                 return Judgement(error=settings["key_problem"], cost_usd=cost, tokens=tokens)
-            spent_all = self._spent()
+            spent_all, reservation = await self._reserve()
             if spent_all:
                 return Judgement(error=spent_all, cost_usd=cost, tokens=tokens)
             seed = settings.get("seed")
             call_settings = {**settings, "seed": None if seed is None else seed + sample}
             messages = request.messages
+            spent = None
             try:
                 reply, used, spent = await self._call(
                     call_settings,
@@ -212,6 +220,8 @@ class JudgeClient:
                 )
             except _Failure as failure:
                 return Judgement(error=str(failure), cost_usd=cost, tokens=tokens)
+            finally:
+                self._release(reservation, spent)
             cost += spent
             tokens += used
             # Only a reply that reads as a verdict is kept: an unreadable one (an error of the
@@ -226,6 +236,46 @@ class JudgeClient:
                 )
             replies.append(reply)
         return Judgement(tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens)
+
+    async def _reserve(self) -> tuple[str | None, float]:
+        """Wait until a call fits the budget: (why none may be made, or None; its reservation).
+
+        A call is made while the cost so far plus what the calls in flight are expected to
+        cost (each the costliest call so far) is under ``max_cost_usd``; until one call has
+        said what calls cost, one call at a time. So a run ends at most one call's cost over
+        its budget, however many calls run at once.
+        """
+        limit = self.config.max_cost_usd if self.config is not None else None
+        if limit is None:
+            return None, 0.0
+        while True:
+            spent_all = self._spent()
+            if spent_all:
+                return spent_all, 0.0
+            if self._estimate is None:
+                if self._in_flight == 0:
+                    break
+            elif self.cost_usd + self._reserved < limit:
+                break
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            await self._changed.wait()  # a call in flight ends (set by `_release`)
+        reservation = self._estimate or 0.0
+        self._in_flight += 1
+        self._reserved += reservation
+        return None, reservation
+
+    def _release(self, reservation: float, spent: float | None) -> None:
+        """A call reserved by `_reserve` ended (``spent``: its cost; None: it failed)."""
+        if self.config is None or self.config.max_cost_usd is None:
+            return
+        self._in_flight -= 1
+        self._reserved -= reservation
+        if spent is not None:
+            self._estimate = max(self._estimate or 0.0, spent)
+        if self._changed is not None:  # wake every waiter; the next wait makes a new event
+            self._changed.set()
+            self._changed = None
 
     def _spent(self) -> str | None:
         """Why no more calls may be made (the budget is spent), or None."""
@@ -279,16 +329,23 @@ class JudgeClient:
             )
             if problem:
                 return Judgement(error=problem)
+            spent_all, reservation = await self._reserve()
+            if spent_all:
+                return Judgement(error=spent_all)
             texts = list(dict.fromkeys(text for _, text in missing))
             body = {"model": model, "input": texts}
             deadline = time.monotonic() + self.timeout_s
             parse = functools.partial(self._vectors, count=len(texts))
+            spent = None
             try:
                 data, tokens, cost = await self._call(
                     settings, deadline, "/embeddings", lambda form: body, parse
                 )
+                spent = cost
             except _Failure as failure:
                 return Judgement(error=str(failure))
+            finally:
+                self._release(reservation, spent)
             by_text = dict(zip(texts, data, strict=True))
             for key, text in missing:
                 vectors[key] = by_text[text]

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from ..engine._judging import DEFAULT_MAX_INPUT_CHARS
+
 
 class FileModel(BaseModel):
     """Base of every file model: strict types, unknown keys rejected."""
@@ -227,6 +229,13 @@ class JudgeModel(FileModel):
         default=1, ge=1, le=15, description="Replies per judgement; > 1: the majority decides."
     )
     max_tokens: int | None = Field(default=None, ge=1, description="Cap on each reply's tokens.")
+    max_input_chars: int = Field(
+        default=DEFAULT_MAX_INPUT_CHARS,
+        ge=1,
+        le=100_000_000,
+        description="The most characters of one output the judge is sent; a longer output is "
+        "cut to its beginning and the result says so (input_cut).",
+    )
     max_cost_usd: float | None = Field(
         default=None,
         ge=0,

@@ -1,7 +1,9 @@
 """The JSON report: the shape pinned in the runner spec (other tools parse it).
 
 Written test by test, so a run of a million tests never holds its report in memory; the bytes
-are those of the whole document serialised at once with two-space indentation.
+are those of the whole document serialised at once with two-space indentation. Nesting is
+capped at `REPORT_MAX_DEPTH` levels (deeper values as marked JSON text), so every common JSON
+reader can read the report.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from .._digests import RecordsDigest
-from .._json import loads, to_json_bytes
+from .._json import loads, report_json_bytes, to_json_bytes
 from .._records import RunRecord
 from .._secrets import redact_text
 
@@ -22,7 +24,7 @@ _INDENT = b"  "
 
 def _member(name: str, value: Any, depth: int) -> bytes:
     """``"name": value`` indented for ``depth`` as part of an object."""
-    text = _indented(to_json_bytes(value, indent=True), depth)
+    text = _indented(report_json_bytes(value, indent=True, level=depth), depth)
     return _INDENT * depth + to_json_bytes(name) + b": " + text
 
 
@@ -38,7 +40,9 @@ def _array(items: Iterable[Any], depth: int) -> Iterator[bytes]:
         prefix = b"[\n" if first else b",\n"
         first = False
         yield (
-            prefix + _INDENT * (depth + 1) + _indented(to_json_bytes(item, indent=True), depth + 1)
+            prefix
+            + _INDENT * (depth + 1)
+            + _indented(report_json_bytes(item, indent=True, level=depth + 1), depth + 1)
         )
     yield b"[]" if first else b"\n" + _INDENT * depth + b"]"
 

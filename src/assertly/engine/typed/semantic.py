@@ -78,8 +78,9 @@ class Similar(Checker):
         return f"output is similar to {shown} (cosine >= {self.threshold:g})"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        texts = (response.text, *self.references)
         model = embedder()
+        # Only what the model reads: a long output's prefix that gives the same embedding.
+        texts = (model.fitted(response.text), *self.references)
         board = ctx.extra.get(BOARD_KEY)
         if isinstance(board, JudgeBoard) and model.missing(texts):
             # In a run: the runner embeds what many cases wait for in one batch, off the
@@ -177,7 +178,8 @@ class RemoteSimilar(Similar):
                 "no embeddings endpoint to ask: similar with provider: openai is judged by "
                 "`assertly run` (assertly check and compile() call no model)",
             )
-        texts = (response.text, *self.references)
+        # At most judge.max_input_chars of the output, as llm-rubric sends.
+        texts = (response.text[: board.max_input_chars], *self.references)
         answer = board.ask(JudgeRequest.embeddings(texts, self.options))
         if answer is None:
             return errored(self.key, "waiting for the embeddings")
