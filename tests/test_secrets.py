@@ -59,3 +59,56 @@ def test_which_environment_values_are_secrets() -> None:
     found = environment_secrets(env, env)
     assert found == {"sk-123456", "pa55word", "pwd-value", "hunter2", "p@ss-word", "p%40ss-word"}
     assert url_password("https://example.com/a@b") is None
+
+
+def _encoded(secret: str) -> dict[str, str]:
+    import base64
+    import re
+    from urllib.parse import quote, quote_plus
+
+    data = secret.encode()
+    found = {
+        "quote": quote(secret, safe=""),
+        "quote /": quote(secret),
+        "quote_plus": quote_plus(secret),
+        "encodeURIComponent": quote(secret, safe="!'()*~"),
+        "quote lower": re.sub("%..", lambda m: m.group().lower(), quote(secret, safe="")),
+        "hex": data.hex(),
+        "HEX": data.hex().upper(),
+    }
+    for name, encode in (("std", base64.b64encode), ("url", base64.urlsafe_b64encode)):
+        found[f"base64 {name}"] = encode(data).decode()
+        found[f"base64 {name} unpadded"] = encode(data).decode().rstrip("=")
+        for user in ("u", "us", "use"):  # the three alignments of HTTP Basic's user:secret
+            found[f"basic {name} {user}"] = encode(f"{user}:{secret}".encode()).decode()
+        for before in range(3):  # and inside a longer value, bytes on both sides
+            wrapped = encode(b"\x00" * before + data + b"\xff\xfe").decode()
+            found[f"embedded {name} +{before}"] = wrapped
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(_encoded(SECRET)))
+def test_every_encoding_is_redacted(name: str) -> None:
+    # issue 29, Secrets probe 1: URL-encoded, base64, HTTP Basic and hex spellings
+    spelled = _encoded(SECRET)[name]
+    cleaned = redact_text(f"before {spelled} after", {SECRET})
+    assert "[REDACTED]" in cleaned, cleaned
+    if name.startswith(("embedded", "basic")):
+        # Left: what encodes the bytes around the secret, and the one or two characters that
+        # mix their bits with the secret's first or last byte.
+        pieces = cleaned.removeprefix("before ").removesuffix(" after").split("[REDACTED]")
+        assert all(len(piece.rstrip("=")) <= 6 for piece in pieces), cleaned
+    else:
+        assert cleaned == "before [REDACTED] after"
+    # The same inside a JSON value, JSON-escaped (base64's '/' as '\/').
+    text = json.dumps({"echo": spelled}).replace("/", "\\/")
+    assert "[REDACTED]" in redact_text(text, {SECRET})
+    assert redact_value({"echo": [spelled]}, {SECRET}) != {"echo": [spelled]}
+
+
+def test_short_secrets_are_matched_raw_only() -> None:
+    from assertly._secrets import spellings
+
+    assert spellings("a/b") == ["a/b"]
+    assert "YS9iYw==" in spellings("a/bc") and "612f6263" in spellings("a/bc")
+    assert redact_text("ab.YWI=", {"ab"}) == "[REDACTED].YWI="

@@ -14,14 +14,17 @@ are built, after the store that redacts was opened.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 import orjson
+import re2
 
 __all__ = [
     "REDACTED",
@@ -92,50 +95,129 @@ def _hex(digit: str) -> str:
 
 
 def _escaped(code: int) -> str:
-    r"""A regex for ``\uXXXX`` of one UTF-16 code unit, any case of hex digits."""
+    r"""A pattern for ``\uXXXX`` of one UTF-16 code unit, any case of hex digits."""
     return r"\\u" + "".join(_hex(digit) for digit in f"{code:04x}")
+
+
+def _literal(char: str) -> str:
+    """One character as an RE2 pattern (code point escapes: no syntax to get wrong)."""
+    return char if char.isascii() and char.isalnum() else f"\\x{{{ord(char):x}}}"
 
 
 def _char_pattern(char: str) -> str:
     r"""Every spelling of one character in JSON text: raw, short escape, ``\uXXXX``."""
     code = ord(char)
-    spellings = [re.escape(char)]
+    if char.isascii() and char.isalnum():
+        return char + "|" + _escaped(code)  # the caller groups it
+    spellings = [_literal(char)]
     if char in _JSON_SHORT:
-        spellings.append(re.escape(_JSON_SHORT[char]))
+        spellings.append("".join(map(_literal, _JSON_SHORT[char])))
     if code > 0xFFFF:  # a surrogate pair
         high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
         spellings.append(_escaped(high) + _escaped(low))
     else:
         spellings.append(_escaped(code))
-    return "(?:" + "|".join(spellings) + ")"
+    return "|".join(spellings)
+
+
+# Characters skipped at the start of the base64 of a secret that starts 0, 1 or 2 bytes into
+# what is encoded: they also hold bits of the bytes before it.
+_BASE64_SKIP = (0, 2, 3)
+_PERCENT = re.compile("%[0-9A-F]{2}")
+_SURROGATE = re.compile("([\ud800-\udfff])")
+
+
+def _base64_spellings(data: bytes) -> set[str]:
+    """The base64 spellings of ``data`` wherever it starts in a longer encoded value.
+
+    For each of the three alignments and both alphabets: the characters that hold only bits of
+    ``data`` (what any encoding that holds it contains), and, for ``data`` at the end (HTTP
+    Basic's ``user:secret``), the rest with and without padding.
+    """
+    found: set[str] = set()
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        for offset, skip in enumerate(_BASE64_SKIP):
+            encoded = encode(bytes(offset) + data).decode()
+            core = encoded[skip : 8 * (offset + len(data)) // 6]
+            found |= {core, encoded[skip:], encoded[skip:].rstrip("=")}
+    return found
+
+
+def spellings(secret: str) -> list[str]:
+    """Every literal spelling of ``secret`` an agent may write, longest first.
+
+    Raw; URL-encoded (``quote`` with and without ``/`` safe, ``quote_plus``, JavaScript's
+    ``encodeURIComponent``, hex digits in either case); base64 (standard and URL-safe, padded
+    or not, in any of the three alignments inside a longer value, so HTTP Basic's
+    ``user:secret`` too); hex of its UTF-8 bytes in either case. JSON escapes of any of them
+    are matched character by character (`_Matcher`). Secrets shorter than
+    ``MIN_SECRET_LENGTH`` are matched raw only: their encodings would be too short to be
+    told from other text.
+    """
+    found = {secret}
+    if len(secret) >= MIN_SECRET_LENGTH:
+        data = secret.encode("utf-8", "surrogatepass")
+        quoted = {
+            quote(data, safe=""),
+            quote(data),
+            quote_plus(data),
+            quote(data, safe="!'()*~"),  # encodeURIComponent
+        }
+        quoted |= {_PERCENT.sub(lambda match: match.group().lower(), text) for text in quoted}
+        found |= quoted | _base64_spellings(data) | {data.hex(), data.hex().upper()}
+    found = {text for text in found if len(text) >= min(len(secret), MIN_SECRET_LENGTH)}
+    return sorted(found, key=lambda text: (-len(text), text))
+
+
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = 64 << 20  # room for the DFA of many long secrets
+    return options
+
+
+@dataclass(frozen=True)
+class _Matcher:
+    """Every spelling of every secret of a run, compiled once (RE2: one linear pass).
+
+    ``text`` finds them in any text, each character raw or JSON-escaped; ``json`` in JSON text
+    as orjson writes it (a quick test before a record is walked).
+    """
+
+    text: Any
+    json: Any
+    surrogates: tuple[str, ...]
 
 
 @lru_cache(maxsize=32)
-def _pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
-    ordered = sorted((s for s in secrets if s), key=len, reverse=True)  # longest first
-    if not ordered:
+def _matcher(secrets: frozenset[str]) -> _Matcher | None:
+    every = sorted({text for secret in secrets if secret for text in spellings(secret)})
+    if not every:
         return None
-    return re.compile("|".join("".join(map(_char_pattern, secret)) for secret in ordered))
+    every.sort(key=len, reverse=True)  # longest first: a longer spelling wins
+    text = "|".join("".join(f"(?:{_char_pattern(char)})" for char in each) for each in every)
+    odd = tuple(secret for secret in secrets if _SURROGATE.search(secret))
+    # orjson cannot write a lone surrogate: a value holding one is always walked (`_clean`).
+    every = [each for each in every if not _SURROGATE.search(each)]
+    written = "|".join("".join(map(_literal, orjson.dumps(each)[1:-1].decode())) for each in every)
+    return _Matcher(re2.compile(text, _options()), re2.compile(written.encode(), _options()), odd)
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every spelling of every secret replaced by ``[REDACTED]``."""
-    frozen = frozenset(secrets)
-    if not frozen:
+    matcher = _matcher(frozenset(secrets))
+    if matcher is None:
         return text
-    if "\\" not in text:  # no escape to spell one with: plain replacement is much faster
-        for secret in sorted(frozen, key=len, reverse=True):
-            if secret and secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
-    pattern = _pattern(frozen)
-    return text if pattern is None else pattern.sub(REDACTED, text)
-
-
-@lru_cache(maxsize=256)
-def _json_spelling(secret: str) -> bytes:
-    """How orjson writes ``secret`` inside a JSON string."""
-    return orjson.dumps(secret)[1:-1]
+    try:
+        text = matcher.text.sub(REDACTED, text)
+    except UnicodeEncodeError:  # a lone surrogate, which RE2 (reading UTF-8) cannot take
+        pieces = _SURROGATE.split(text)  # the surrogates at odd indexes
+        text = "".join(
+            matcher.text.sub(REDACTED, piece) if index % 2 == 0 else piece
+            for index, piece in enumerate(pieces)
+        )
+    for secret in matcher.surrogates:  # from an environment's undecodable bytes: raw only
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 def _clean(value: Any, secrets: frozenset[str]) -> bool:
@@ -143,8 +225,8 @@ def _clean(value: Any, secrets: frozenset[str]) -> bool:
 
     Serialised once by orjson (C): a string spells a secret with escapes only if it holds a
     literal backslash, written ``\\`` in the JSON text; without one, a secret can only be in
-    it raw, and then the JSON text holds the secret as orjson writes it. Values orjson cannot
-    write (big integers, lone surrogates) are walked.
+    it as one of its literal spellings, as orjson writes it. Values orjson cannot write (big
+    integers, lone surrogates) are walked.
     """
     try:
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
@@ -156,11 +238,12 @@ def _clean(value: Any, secrets: frozenset[str]) -> bool:
 def json_is_clean(text: bytes, secrets: Iterable[str]) -> bool:
     """Whether JSON text (as orjson writes it) holds no spelling of any secret in a string.
 
-    See `_clean`: no escaped backslash, and no secret as orjson writes it.
+    See `_clean`: no escaped backslash, and no spelling of a secret as orjson writes it.
     """
     if b"\\\\" in text:
         return False
-    return not any(_json_spelling(secret) in text for secret in secrets if secret)
+    matcher = _matcher(frozenset(secrets))
+    return matcher is None or matcher.json.search(text) is None
 
 
 def redact_value(value: Any, secrets: Iterable[str]) -> Any:
