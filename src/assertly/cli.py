@@ -504,6 +504,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         sensitive_prefixes=config.sensitive_prefixes,
         shape=config.shape,
         project_dir=config.directory or Path.cwd(),
+        judge_rules=config.judge_rules(),
     )
     dataset_hooks = [d.suite_hooks for d in loaded.datasets if d.suite_hooks is not None]
     config_problems, warnings = check_against_config(

@@ -187,6 +187,7 @@ class State:
             sensitive_prefixes=project.sensitive_prefixes,
             project_dir=project.directory or Path(self.config.rootpath),
             shape=project.shape,
+            judge_rules=project.judge_rules(),
         )
 
     # -- what items ask for ----------------------------------------------------------------------

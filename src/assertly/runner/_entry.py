@@ -57,6 +57,7 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
         sensitive_prefixes=config.sensitive_prefixes,
         shape=config.shape,
         project_dir=config.directory or Path.cwd(),
+        judge_rules=config.judge_rules(),
     )
     unmatched = unmatched_filters(
         loaded.tests,
