@@ -21,18 +21,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote
 
 import orjson
-import re2
 
 __all__ = [
     "REDACTED",
     "environment_secrets",
+    "from_environment",
+    "is_masked_url",
     "json_is_clean",
+    "mask_url",
+    "mask_urls",
     "redact_text",
     "redact_value",
+    "remember_from_environment",
+    "safe_message",
+    "spellings",
     "url_password",
+    "url_secrets",
 ]
 
 REDACTED = "[REDACTED]"
@@ -51,15 +58,81 @@ _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "
 _JSON_SHORT |= {"\r": "\\r", "\t": "\\t"}
 
 
+# A user with no password in a URL (https://TOKEN@host) is taken for a token when it is at
+# least this long; shorter ones are user names (postgresql://app@db), masked when shown only.
+MIN_TOKEN_USER_LENGTH = 8
+
+
+def _userinfo(url: str) -> tuple[str, str, str] | None:
+    """(scheme and ``://``, userinfo, the rest after ``@``) of a URL, or None.
+
+    The userinfo ends at the last ``@`` before any ``?`` or ``#``: a password holding an
+    unencoded ``/``, ``:`` or ``@`` (``postgresql://app:Pg/x@y@db/app``) is still found, where
+    `urllib.parse.urlsplit` takes the host for the user. A ``/`` before the ``@`` with no
+    ``:`` before it is a path (``https://host/@user``), not a userinfo.
+    """
+    head, separator, rest = url.strip().partition("://")
+    if not separator or not head or not head[0].isalpha():
+        return None
+    ends = [index for index in (rest.find("?"), rest.find("#")) if index >= 0]
+    at = rest.rfind("@", 0, min(ends, default=len(rest)))
+    if at <= 0:
+        return None
+    userinfo = rest[:at]
+    slash = userinfo.find("/")
+    if slash >= 0 and ":" not in userinfo[:slash]:
+        return None
+    return head + "://", userinfo, rest[at + 1 :]
+
+
+def mask_url(url: str) -> str:
+    """The URL as it may be shown: its password (or a user with no password) as ``****``.
+
+    ``postgresql://app:pw@db/x`` → ``postgresql://app:****@db/x``;
+    ``https://ghp_token@host/`` → ``https://****@host/``.
+    """
+    parts = _userinfo(url)
+    if parts is None:
+        return url
+    head, userinfo, rest = parts
+    user, colon, _ = userinfo.partition(":")
+    return f"{head}{user}:****@{rest}" if colon else f"{head}****@{rest}"
+
+
+def is_masked_url(url: str) -> bool:
+    """Whether ``url`` is one `mask_url` masked (its password, or its user, is ``****``)."""
+    parts = _userinfo(url)
+    return parts is not None and parts[1].rpartition(":")[2] == "****"
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def mask_urls(text: str) -> str:
+    """``text`` with `mask_url` applied to every URL in it (for messages)."""
+    return _URL.sub(lambda match: mask_url(match.group()), text) if "://" in text else text
+
+
+def url_secrets(value: str) -> set[str]:
+    """The secrets of a URL: its password, as written and percent-decoded.
+
+    With no password, a user of ``MIN_TOKEN_USER_LENGTH`` characters or more
+    (``https://ghp_…@github.com``) is the credential.
+    """
+    parts = _userinfo(value)
+    if parts is None:
+        return set()
+    user, colon, password = parts[1].partition(":")
+    written, least = (password, MIN_SECRET_LENGTH) if colon else (user, MIN_TOKEN_USER_LENGTH)
+    return {text for text in (written, unquote(written)) if len(text) >= least}
+
+
 def url_password(value: str) -> str | None:
     """The password of a URL such as ``postgres://user:password@host/db``, if it has one."""
-    if "://" not in value or "@" not in value:
+    parts = _userinfo(value)
+    if parts is None or ":" not in parts[1]:
         return None
-    try:
-        password = urlsplit(value.strip()).password
-    except ValueError:
-        return None
-    return unquote(password) if password else None
+    return unquote(parts[1].partition(":")[2]) or None
 
 
 def environment_secrets(names: Iterable[str], values: Mapping[str, str]) -> set[str]:
@@ -75,14 +148,33 @@ def environment_secrets(names: Iterable[str], values: Mapping[str, str]) -> set[
             continue
         if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH:
             found.add(value)
-        password = url_password(value)
-        if password is not None and len(password) >= MIN_SECRET_LENGTH:
-            found.add(password)
-            # A percent-encoded password is spelled in the URL as written.
-            written = value.split("://", 1)[1].rpartition("@")[0].partition(":")[2]
-            if written and written != password:
-                found.add(written)
+        found |= url_secrets(value)
     return found
+
+
+# Values read from ``${VAR}`` in the config by this process (the store URL, headers, env,
+# the judge's key): secrets wherever they show up, errors included (`from_environment`).
+_FROM_ENVIRONMENT: set[str] = set()
+
+
+def remember_from_environment(value: str) -> str:
+    """Note ``value`` (read from ``${VAR}``) as a secret of this process; return it."""
+    if value:
+        _FROM_ENVIRONMENT.add(value)
+    return value
+
+
+def from_environment() -> frozenset[str]:
+    """The values this process read from ``${VAR}`` (see `remember_from_environment`)."""
+    return frozenset(_FROM_ENVIRONMENT)
+
+
+def safe_message(text: str, secrets: Iterable[str] = ()) -> str:
+    """A message as it may be shown.
+
+    URL passwords masked; ``secrets`` and the values read from ``${VAR}`` redacted.
+    """
+    return redact_text(mask_urls(text), {*secrets, *_FROM_ENVIRONMENT})
 
 
 def os_environment_secrets(names: Iterable[str]) -> set[str]:
@@ -169,7 +261,9 @@ def spellings(secret: str) -> list[str]:
     return sorted(found, key=lambda text: (-len(text), text))
 
 
-def _options() -> re2.Options:
+def _options() -> Any:
+    import re2  # only when there are secrets: not on every command's start
+
     options = re2.Options()
     options.max_mem = 64 << 20  # room for the DFA of many long secrets
     return options
@@ -199,6 +293,8 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
     # orjson cannot write a lone surrogate: a value holding one is always walked (`_clean`).
     every = [each for each in every if not _SURROGATE.search(each)]
     written = "|".join("".join(map(_literal, orjson.dumps(each)[1:-1].decode())) for each in every)
+    import re2
+
     return _Matcher(re2.compile(text, _options()), re2.compile(written.encode(), _options()), odd)
 
 

@@ -30,6 +30,7 @@ from ._cli_support import (
 from ._cli_view import view_command
 from ._exceptions import AssertlyError, ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
+from ._secrets import safe_message
 from ._terminal import terminal_safe
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
@@ -50,14 +51,14 @@ class _Main(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except AssertlyError as error:  # e.g. a damaged store met while writing the reports
-            click.echo(terminal_safe(f"error: {error}"), err=True)
+            click.echo(terminal_safe(safe_message(f"error: {error}")), err=True)
             ctx.exit(EXIT_USAGE)
         except Exception as error:
             if ctx.params.get("debug"):
                 raise
-            reason = " ".join(str(error).split())[:500]
+            reason = safe_message(" ".join(str(error).split())[:500])
             click.echo(
-                f"internal error: {type(error).__name__}: {reason} "
+                f"internal error: {type(error).__name__}: {terminal_safe(reason)} "
                 "(run with --debug for the traceback)",
                 err=True,
             )

@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,59 @@ def test_an_encoded_secret_reaches_no_place(tmp_path: Path) -> None:
     for name, spelling in spellings.items():
         for place, data in places.items():
             assert spelling.encode() not in data, f"{name} spelling {spelling!r} in {place}"
+
+
+def _everything(project: Path, console: str) -> dict[str, bytes]:
+    places = {"console": console.encode()}
+    for path in [*(project / ".assertly").iterdir(), *project.glob("r.*")]:
+        places[path.name] = path.read_bytes() + stored_records_text(path)
+    with sqlite3.connect(project / ".assertly" / "runs.sqlite") as db:
+        places["stored options"] = "".join(
+            row[0] for row in db.execute("SELECT options FROM runs")
+        ).encode()
+    return places
+
+
+def test_url_passwords_are_never_shown_or_stored(tmp_path: Path) -> None:
+    # issue 29, Secrets probe 2: the judge's base_url userinfo and --target http://user:pass@…
+    (tmp_path / "agent.py").write_text(
+        "import json, sys; json.load(sys.stdin); print(json.dumps({'answer': 'hi'}))",
+        encoding="utf-8",
+    )
+    judge = "http://judgeuser:judge-pw-29%2F@127.0.0.1:9/v1"
+    config = {
+        "agents": {"cmd": {"command": [sys.executable, "agent.py"]}},
+        "judge": {"base_url": judge, "model": "m", "timeout_s": 2},
+    }
+    (tmp_path / "assertly.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    rubric = [{"type": "llm-rubric", "value": "polite"}]
+    write_tests(tmp_path / "j.tests.yaml", [{"id": "j", "input": 1, "assertions": rubric}], "cmd")
+    reports = [arg for name in ("r.json", "r.xml", "r.md", "r.html") for arg in ("-o", name)]
+    consoles = []
+    for extra in ([], ["--target", "http://tuser:target-pw-29@127.0.0.1:9/x"]):
+        result = subprocess.run(
+            [ASSERTLY, "run", ".", "--plain", *extra, *reports],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "****@127.0.0.1:9" in result.stdout, result.stdout  # the URL, masked
+        consoles.append(result.stdout + result.stderr)
+        places = _everything(tmp_path, result.stdout + result.stderr)
+        for secret in ("judge-pw-29", "target-pw-29"):
+            for place, data in places.items():
+                assert secret.encode() not in data, f"{secret} in {place}"
+    assert "tuser:****@127.0.0.1:9/x" in _everything(tmp_path, "")["stored options"].decode()
+    # Resuming that run needs the target again: its password was never stored.
+    resumed = subprocess.run(
+        [ASSERTLY, "run", "--resume", "last"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert resumed.returncode == 2 and "give --target again" in resumed.stderr, resumed.stderr

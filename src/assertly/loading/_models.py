@@ -190,12 +190,14 @@ def _expand_environment(text: str) -> str:
     import re
 
     from .._exceptions import ConfigError, Problem
+    from .._secrets import remember_from_environment
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
             raise ConfigError([Problem("store", f"${{{name}}} is not set in the environment")])
-        return os.environ[name]
+        # A secret wherever it shows up (a password, or a host that breaks the URL's syntax).
+        return remember_from_environment(os.environ[name])
 
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value, text)
 
