@@ -31,7 +31,7 @@ from ._cli_view import view_command
 from ._exceptions import AssertlyError, ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
 from ._secrets import safe_message
-from ._terminal import terminal_safe
+from ._terminal import inert_json, terminal_safe
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15), as shells report it
@@ -212,7 +212,7 @@ def _parse_now(now: str | None) -> datetime | None:
 def _echo_json(data: Any) -> None:
     from ._json import to_json_bytes
 
-    sys.stdout.write(to_json_bytes(data, indent=True).decode() + "\n")
+    sys.stdout.write(inert_json(to_json_bytes(data, indent=True)).decode() + "\n")
 
 
 def _echo_text(result: Any) -> None:
