@@ -280,6 +280,7 @@ class _Matcher:
     text: Any
     json: Any
     surrogates: tuple[str, ...]
+    shortest: int  # no shorter text can hold a spelling
 
 
 @lru_cache(maxsize=32)
@@ -295,13 +296,15 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
     written = "|".join("".join(map(_literal, orjson.dumps(each)[1:-1].decode())) for each in every)
     import re2
 
-    return _Matcher(re2.compile(text, _options()), re2.compile(written.encode(), _options()), odd)
+    shortest = min(len(each) for each in every) if every else 0
+    compiled = re2.compile(text, _options()), re2.compile(written.encode(), _options())
+    return _Matcher(*compiled, odd, shortest)
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every spelling of every secret replaced by ``[REDACTED]``."""
     matcher = _matcher(frozenset(secrets))
-    if matcher is None:
+    if matcher is None or (len(text) < matcher.shortest and not matcher.surrogates):
         return text
     try:
         text = matcher.text.sub(REDACTED, text)
