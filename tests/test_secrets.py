@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assertly._secrets import environment_secrets, redact_text, redact_value, url_password
 
@@ -112,3 +114,24 @@ def test_short_secrets_are_matched_raw_only() -> None:
     assert spellings("a/b") == ["a/b"]
     assert "YS9iYw==" in spellings("a/bc") and "612f6263" in spellings("a/bc")
     assert redact_text("ab.YWI=", {"ab"}) == "[REDACTED].YWI="
+
+
+@given(
+    secret=st.text(min_size=4, max_size=24).filter(lambda s: "\x00" not in s),
+    before=st.binary(max_size=5),
+    after=st.binary(max_size=5),
+    urlsafe=st.booleans(),
+)
+def test_base64_of_a_secret_anywhere_in_a_value_loses_the_secret(
+    secret: str, before: bytes, after: bytes, urlsafe: bool
+) -> None:
+    # issue 29: whatever bytes surround it, no 3 bytes of the secret decode from what is left
+    import base64
+
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    data = secret.encode("utf-8", "surrogatepass")
+    cleaned = redact_text(encode(before + data + after).decode(), {secret})
+    assert "[REDACTED]" in cleaned
+    for piece in cleaned.split("[REDACTED]"):
+        # A piece holds at most the neighbours' bytes and the bits mixed with them.
+        assert len(piece.rstrip("=")) <= 4 * (max(len(before), len(after)) + 2) // 3 + 2
