@@ -710,3 +710,66 @@ def test_every_option_has_help_text(command: str) -> None:
         param.opts[0] for param in params if isinstance(param, click.Option) and not param.help
     ]
     assert missing == [], f"assertly {command}: options without help: {missing}"
+
+
+# --- check --expect with a shape (issue 28, item 7) ---------------------------------------
+
+TAGGED_AT_TOP = {"results": [{"tags": ["security"]}, {"tags": ["security"]}]}
+
+
+def test_check_reads_a_shape_from_a_test_case_or_an_expect_dict(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    # issue 28, probe 7: `check --expect` refused shape (unknown assertion 'shape'), and a
+    # test case's shape: was dropped without a word.
+    response = write("r.json", TAGGED_AT_TOP)
+    for expect in (
+        {"shape": {"tags": "$.results[*].tags"}, "expect": {"none_have_tags": ["security"]}},
+        {"shape": {"tags": "$.results[*].tags"}, "none_have_tags": ["security"]},
+    ):
+        result = run(*check_args(write("case.json", expect), response, "--format", "json"))
+        assert result.exit_code == 1, result.output
+        [item] = json_output(result)["results"]
+        assert item["outcome"] == "failed" and item["path"] == "results[0].tags"
+    hits = write("hits.json", {"data": {"hits": [{"file": "a"}]}})
+    case = json.dumps({"shape": {"results": "$.data.hits"}, "expect": {"results_min": 1}})
+    assert run(*check_args(case, hits)).exit_code == 0
+
+
+def test_check_names_a_bad_shape_at_its_line(run: Run, write: Callable[[str, Any], str]) -> None:
+    path = write("case.yaml", 'shape:\n  tags: "$.results.tags"\nexpect:\n  none_have_tags: [a]\n')
+    result = run(*check_args(path, write("r.json", TAGGED_AT_TOP)))
+    assert result.exit_code == 2
+    assert f"{path}:2:3: shape.tags: expected a JSONPath to the tags of every result" in (
+        result.stderr
+    )
+
+
+def test_check_a_tag_key_over_results_without_the_tags_field_is_an_error(
+    run: Run, write: Callable[[str, Any], str]
+) -> None:
+    # issue 28, probe 7: none_have_tags passed although every result is tagged security.
+    expect = json.dumps({"none_have_tags": ["security"]})
+    result = run(*check_args(expect, write("r.json", TAGGED_AT_TOP), "--format", "json"))
+    assert result.exit_code == 1
+    [item] = json_output(result)["results"]
+    assert item["outcome"] == "error"
+    assert item["message"].startswith("no result has tags at results[*].metadata.tags")
+
+
+# issue 29, "Unbounded" 4: numbers from the command line are bounded. click's FloatRange lets
+# nan through (every comparison with it is false): `--timeout nan` made every call an error,
+# `--rate-limit 1e-300` waited for ever.
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--timeout", "nan"], "'nan' is not a finite number"),
+        (["--timeout", "inf"], "is not in the range 0<x<=604800"),
+        (["--rate-limit", "nan"], "'nan' is not a finite number"),
+        (["--rate-limit", "1e-300"], "is not in the range 0.001<=x<=1000000"),
+    ],
+)
+def test_run_refuses_numbers_out_of_bounds(args: list[str], says: str) -> None:
+    result = CliRunner().invoke(main, ["run", "nothing.tests.yaml", *args])
+    assert result.exit_code == 2, result.output
+    assert says in result.output

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -15,7 +17,53 @@ from ._cli_support import (
     write_or_fail,
 )
 
-__all__ = ["bless_command", "diff_command"]
+__all__ = [
+    "allow_options",
+    "allowances",
+    "apply_run_gates",
+    "bless_command",
+    "diff_command",
+]
+
+# The options that accept deliberately what a baseline gate fails by default (issue 28):
+# the same four on `run --baseline` and `diff`, read by `compare.baseline_verdict`.
+_ALLOW = (
+    (
+        "--allow-removed",
+        "Accept tests of the baseline missing from this run (renamed, deleted, filtered out).",
+    ),
+    (
+        "--allow-skipped",
+        "Accept tests the baseline judged that this run skipped.",
+    ),
+    (
+        "--allow-changed-definition",
+        "Accept tests whose definition changed since the baseline and that now fail.",
+    ),
+    (
+        "--allow-empty",
+        "Accept a run that judged no test and no eval suite (also for --min-pass-rate).",
+    ),
+)
+
+
+def allow_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the four ``--allow-…`` options of the baseline gates to a command."""
+    for flag, text in reversed(_ALLOW):
+        function = click.option(flag, is_flag=True, help=text)(function)
+    return function
+
+
+def allowances(options: dict[str, Any]) -> Any:
+    """The `Allowances` the ``--allow-…`` options give, popped from a command's keywords."""
+    from .compare import Allowances
+
+    return Allowances(
+        removed=bool(options.pop("allow_removed")),
+        skipped=bool(options.pop("allow_skipped")),
+        changed_definition=bool(options.pop("allow_changed_definition")),
+        empty=bool(options.pop("allow_empty")),
+    )
 
 
 @click.command("diff")
@@ -37,15 +85,25 @@ __all__ = ["bless_command", "diff_command"]
     default="regressions",
     show_default=True,
     help="What makes the exit code 1: any regression, any change, a statistically "
-    "significant regression, or nothing.",
+    "significant regression, or nothing. Under all but never, a test missing, skipped, "
+    "redefined and failing, or new and failing, and an empty run, fail too (see --allow-…).",
 )
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
-    help="Significance level for --fail-on significant (Holm-corrected across tests).",
+    help="Significance level for --fail-on significant (per test: Holm-corrected across "
+    "tests; the suite's McNemar test on its own).",
 )
+@click.option(
+    "--max-regressions",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Regressions --fail-on regressions allows (as run --baseline's).",
+)
+@allow_options
 def diff_command(
     base: str,
     candidate: str,
@@ -54,13 +112,16 @@ def diff_command(
     output: str | None,
     fail_on: str,
     alpha: float,
+    max_regressions: int,
+    **kwargs: Any,
 ) -> None:
     """Compare two runs: what regressed, what was fixed, and whether it is more than chance.
 
     BASE and CANDIDATE are run ids, last, last~N (N runs before the last), blessed, or paths
-    to JSON reports.
+    to JSON reports. The exit code follows the same rules as ``run --baseline`` (one line
+    on stderr for each broken rule, then the decision).
     """
-    from .compare import compare_runs, open_side
+    from .compare import baseline_verdict, compare_runs, open_side
     from .reports._diff import render_diff_markdown, render_diff_text, write_diff_json
 
     with usage_errors():
@@ -87,9 +148,17 @@ def diff_command(
             click.echo(text)
     if output:
         click.echo(f"wrote {output}", err=True)
-    reason = diff.failing_rule(fail_on)
-    if reason is not None:
-        click.echo(f"diff: {reason} (--fail-on {fail_on}) → exit 1", err=True)
+    verdict = baseline_verdict(
+        diff,
+        fail_on=fail_on,
+        max_regressions=max_regressions,
+        allow=allowances(kwargs),
+        label="--fail-on regressions",
+    )
+    for line in verdict.reasons + verdict.notes:
+        click.echo(f"diff: {line}", err=True)
+    if not verdict.passed:
+        click.echo(f"diff: {verdict.summary} → exit 1", err=True)
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_PASSED)
 
@@ -115,3 +184,40 @@ def bless_command(run_id: str, store_path: str | None) -> None:
         f"blessed run {resolved} (started {started}) as the baseline: "
         "`--baseline blessed` and `assertly diff blessed last` compare with it"
     )
+
+
+def apply_run_gates(
+    record: Any,
+    options: Any,
+    min_pass_rate: float | None,
+    base_side: Any,
+    max_regressions: int,
+    allow: Any,
+) -> int:
+    """Print what ``run``'s gates decided; the exit code they decided.
+
+    Regressions first, then one line for each broken rule, then the decision.
+    """
+    from .compare import apply_gates, open_side
+    from .reports._diff import render_diff_text
+
+    with usage_errors():
+        candidate = None
+        if base_side is not None:
+            candidate = open_side(record.run_id, options.store_path or default_store())
+        decision = apply_gates(
+            record,
+            min_pass_rate=min_pass_rate,
+            baseline=base_side,
+            candidate=candidate,
+            max_regressions=max_regressions,
+            allow=allow,
+        )
+    if decision.diff is not None:
+        record.comparison = decision.diff
+        click.echo("")
+        click.echo(render_diff_text(decision.diff))
+    for line in decision.reasons:
+        click.echo(line)
+    click.echo(decision.line)
+    return decision.exit_code

@@ -402,6 +402,8 @@ class RunRecord:
     # The comparison with a --baseline run (`compare.RunDiff`), shown by the HTML report.
     comparison: Any = None
     shard: str | None = None  # "I/N" when the run is one shard of a suite (`--shard`)
+    # A shard's plan: what it is a part of, with its digest (`assertly._digests`).
+    plan: dict[str, Any] | None = None
     # What the judge of model-graded assertions cost ({cost_usd, tokens, calls, cached}); None
     # when the run asked no judge.
     judge: dict[str, Any] | None = None

@@ -7,6 +7,7 @@ Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or confi
 from __future__ import annotations
 
 import gc
+import math
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -15,7 +16,13 @@ from typing import Any
 import click
 
 from . import __version__
-from ._cli_compare import bless_command, diff_command
+from ._cli_compare import (
+    allow_options,
+    allowances,
+    apply_run_gates,
+    bless_command,
+    diff_command,
+)
 from ._cli_merge import merge_command
 from ._cli_support import (
     EXIT_FAILED,
@@ -138,18 +145,13 @@ def check_command(
 
     try:
         data, source = load_located_argument(expect_argument, "expectation")
-        expectation_data, threshold = _unwrap(data)
+        expectation_data, threshold, shape, base = _unwrap(data)
         try:
-            expectation = compile_expectation(expectation_data, threshold=threshold)
+            expectation = compile_expectation(expectation_data, threshold=threshold, shape=shape)
         except ConfigError as error:
             if source is None:  # inline JSON: its keys are the whole story
                 raise
             # Each problem at its file:line:col, as a test file's are.
-            base = (
-                ()
-                if expectation_data is data
-                else ("expect" if "expect" in data else "assertions",)
-            )
             raise ConfigError(
                 located_in_file(source, error.problems, base), title=error.title
             ) from None
@@ -169,16 +171,25 @@ def check_command(
     sys.exit(EXIT_PASSED if result.passed else EXIT_FAILED)
 
 
-def _unwrap(data: Any) -> tuple[Any, float | None]:
-    """Accept a bare expectation, or a test case holding one under ``expect``/``assertions``."""
+def _unwrap(data: Any) -> tuple[Any, float | None, Any, tuple[str, ...]]:
+    """Accept a bare expectation, or a test case holding one under ``expect``/``assertions``.
+
+    Returns the expectation, its threshold, its shape (a test case's ``shape:``, or ``shape``
+    among a bare expect dict's keys, as ``check`` has no config to take one from) and where
+    the expectation sits in the file (for the problems' locations).
+    """
     if isinstance(data, dict) and ("expect" in data or "assertions" in data):
         if "expect" in data and "assertions" in data:
             raise ConfigError(
                 [Problem("expectation", "give expect or assertions to `check`, not both")]
             )
         threshold = data.get("threshold")
-        return data.get("expect", data.get("assertions")), threshold
-    return data, None
+        root = "expect" if "expect" in data else "assertions"
+        return data[root], threshold, data.get("shape"), (root,)
+    if isinstance(data, dict) and "shape" in data:
+        rest = {key: value for key, value in data.items() if key != "shape"}
+        return rest, None, data["shape"], ()
+    return data, None, None, ()
 
 
 def _load_context(argument: str | None) -> dict[str, Any] | None:
@@ -225,6 +236,20 @@ def _echo_text(result: Any) -> None:
     for line, style in render_check(result):
         # Agent output may hold control characters and lone surrogates: shown, never obeyed.
         console.print(Text(terminal_safe(line), style=style or ""))
+
+
+class _Finite(click.FloatRange):
+    """A FloatRange that also refuses nan and infinities.
+
+    click's range lets nan through (every comparison with it is false); issue 29: numbers
+    from the command line are bounded.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def _checked_shard(value: str | None) -> str | None:
@@ -297,10 +322,14 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
 @click.option(
     "--timeout",
     "timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Per-call timeout (s).",
+    type=_Finite(min=0, min_open=True, max=604_800),
+    help="Per-call timeout (s), at most a week.",
 )
-@click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Calls per second.")
+@click.option(
+    "--rate-limit",
+    type=_Finite(min=0.001, max=1_000_000),
+    help="Calls per second (0.001 to 1,000,000).",
+)
 @click.option(
     "--judge-cache",
     type=click.Choice(["rw", "ro", "off", "replay"]),
@@ -359,6 +388,7 @@ def _check_outputs(outputs: tuple[str, ...]) -> None:
     show_default=True,
     help="Regressions the --baseline gate allows.",
 )
+@allow_options
 def run_command(
     paths: tuple[str, ...],
     outputs: tuple[str, ...],
@@ -371,6 +401,7 @@ def run_command(
     **kwargs: Any,
 ) -> None:
     """Run agent test files and workflow eval sections."""
+    allow = allowances(kwargs)
     from .reports import ConsoleReporter
     from .runner import RunOptions
     from .runner import run as run_tests
@@ -426,7 +457,9 @@ def run_command(
         )
     exit_code = None
     if min_pass_rate is not None or base_side is not None:
-        exit_code = _apply_gates(record, options, min_pass_rate, base_side, max_regressions)
+        exit_code = apply_run_gates(
+            record, options, min_pass_rate, base_side, max_regressions, allow
+        )
     write_reports(record, outputs, exit_code)
 
 
@@ -439,36 +472,6 @@ def _same_run(run_id: str, options: Any) -> bool:
         return bool(store.resolve_run_id(options.resume) == run_id)
     finally:
         store.close()
-
-
-def _apply_gates(
-    record: Any,
-    options: Any,
-    min_pass_rate: float | None,
-    base_side: Any,
-    max_regressions: int,
-) -> int:
-    """Print what the gates decided (regressions first); the exit code they decided."""
-    from .compare import apply_gates, open_side
-    from .reports._diff import render_diff_text
-
-    with usage_errors():
-        candidate = None
-        if base_side is not None:
-            candidate = open_side(record.run_id, options.store_path or default_store())
-        decision = apply_gates(
-            record,
-            min_pass_rate=min_pass_rate,
-            baseline=base_side,
-            candidate=candidate,
-            max_regressions=max_regressions,
-        )
-    if decision.diff is not None:
-        record.comparison = decision.diff
-        click.echo("")
-        click.echo(render_diff_text(decision.diff))
-    click.echo(decision.line)
-    return decision.exit_code
 
 
 @main.command("validate")

@@ -170,18 +170,18 @@ def test_fisher_and_holm_per_test(tmp_path: Path) -> None:
     assert by_id["a"].base_pass_rate == 1.0 and by_id["a"].candidate_pass_rate == 0.0
     assert by_id["b"].candidate_pass_rate == pytest.approx(2 / 3)
     assert by_id["a"].score_delta == pytest.approx(-1.0)
-    # The gate is one-sided ("did it get worse?"): a's p = 1/252; b's (3/3 -> 2/3) = 3/6;
-    # the suite's McNemar (2 regressions, 0 fixes) = 1/4. Holm over those three: a's is
-    # 3 * 1/252 = 0.0119, b's max(that, 1 * 0.5) = 0.5, the suite's 2 * 0.25 = 0.5.
-    assert by_id["a"].p_regression == pytest.approx(3 / 252, rel=1e-12)
+    # The gate is one-sided ("did it get worse?"): a's p = 1/252; b's (3/3 -> 2/3) = 3/6.
+    # Holm over the per-test family only (issue 28): a's is 2 * 1/252 = 0.0079, b's
+    # max(that, 1 * 0.5) = 0.5. The suite's McNemar (2 regressions, 0 fixes) = 1/4, unadjusted.
+    assert by_id["a"].p_regression == pytest.approx(2 / 252, rel=1e-12)
     assert by_id["b"].p_regression == pytest.approx(0.5)
-    assert result.suite_p_regression == pytest.approx(0.5)
+    assert result.suite_p_regression == pytest.approx(0.25)
     assert [item.id for item in result.significant_regressions()] == ["a"]
     assert result.failing_rule("significant") == (
         "1 test regressed significantly (one-sided Fisher, Holm-adjusted p ≤ 0.05)"
     )
-    # At alpha 0.01 the adjusted 3/252 = 0.0119 is not significant; one test is not a suite.
-    strict = diff(tmp_path, alpha=0.01)
+    # At alpha 0.005 the adjusted 2/252 = 0.0079 is not significant; one test is not a suite.
+    strict = diff(tmp_path, alpha=0.005)
     assert strict.significant_regressions() == []
     assert strict.failing_rule("significant") is None
     assert strict.failing_rule("regressions") == "2 tests regressed"  # b: 2/3 fails "all"
@@ -197,9 +197,9 @@ def test_one_trial_regressions_are_judged_by_mcnemar_over_the_suite(tmp_path: Pa
     result = diff(tmp_path)
     assert result.paired_regressions == 10 and result.paired_fixes == 0
     assert result.mcnemar_p == pytest.approx(2 * 0.5**10)  # two-sided, as shown
-    # The gate's one-sided McNemar, 0.5^10, is the smallest of a family of 13 (12 tests whose
-    # one-sided p is 1/2 or 1, and the suite): Holm makes it 13 * 0.5^10 = 0.0127.
-    assert result.suite_p_regression == pytest.approx(13 * 0.5**10)
+    # The gate's one-sided McNemar, 0.5^10, is a question of its own: not Holm-adjusted with
+    # the 12 tests' one-sided p-values (issue 28).
+    assert result.suite_p_regression == pytest.approx(0.5**10)
     assert result.significant_regressions() == [], "one trial per test: no test alone is evidence"
     assert result.suite_regressed_significantly
     assert "the suite regressed significantly: 10 passing→failing against 0" in str(
@@ -214,7 +214,8 @@ def test_one_trial_regressions_are_judged_by_mcnemar_over_the_suite(tmp_path: Pa
     )
     mixed = diff(tmp_path, "c2", "c3")
     assert mixed.mcnemar_p == pytest.approx(1.0)
-    assert mixed.suite_p_regression == pytest.approx(1.0)
+    # One-sided: P(at least 1 of 2 discordant pairs is a regression) = 3/4.
+    assert mixed.suite_p_regression == pytest.approx(0.75)
     assert mixed.failing_rule("significant") is None
     assert mixed.failing_rule("changes") == "2 tests changed"
 
@@ -261,7 +262,10 @@ def test_cli_fail_on_rules_and_exit_codes(tmp_path: Path) -> None:
     assert regressed.exit_code == 1
     assert "REGRESSED f::s::a  passed → failed" in regressed.stdout
     assert "✗ contains: no f::s::a" in regressed.stdout
-    assert "diff: 1 test regressed (--fail-on regressions) → exit 1" in regressed.stderr
+    assert (
+        "diff: 1 regression against run base (--fail-on regressions, at most 0 allowed) → exit 1"
+        in regressed.stderr
+    )
     assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "never").exit_code == 0
     assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "significant").exit_code == 0
     assert cli(tmp_path, "diff", "base", "same", "--fail-on", "changes").exit_code == 0
@@ -436,11 +440,25 @@ def test_cli_fail_on_significant_fails_on_a_real_regression(tmp_path: Path) -> N
     assert "1 test regressed significantly (one-sided Fisher" in result.stderr
     data = json.loads(result.stdout)
     a = next(test for test in data["tests"] if test["id"] == "a")
-    # One-sided p = 1 / C(12, 6) = 1/924; Holm over a, b and the suite: 3/924.
-    assert a["p_regression"] == pytest.approx(3 / 924, rel=1e-12)
+    # One-sided p = 1 / C(12, 6) = 1/924; Holm over a and b (the tests only): 2/924.
+    assert a["p_regression"] == pytest.approx(2 / 924, rel=1e-12)
     assert data["summary"]["significant_regressions"] == 1
-    # The same drop at alpha 0.001 is not significant after Holm (0.0032 > 0.001).
+    # The same drop at alpha 0.001 is not significant after Holm (0.0022 > 0.001).
     strict = cli(tmp_path, "diff", "base", "cand", "--fail-on", "significant", "--alpha", "0.001")
     assert strict.exit_code == 0
     wrong = cli(tmp_path, "diff", "base", "cand", "--alpha", "1.5")
     assert wrong.exit_code == 2
+
+
+def test_every_fail_on_but_never_keeps_the_rules_against_less(tmp_path: Path) -> None:
+    # issue 28, build item 5: a missing test is no noise, so --fail-on significant (about
+    # chance) and changes keep the rule; never keeps its meaning.
+    store_run(tmp_path, "base", {"f::s::a": ["passed"], "f::s::gone": ["passed"]})
+    store_run(tmp_path, "cand", {"f::s::a": ["passed"]})
+    for fail_on in ("regressions", "significant", "changes"):
+        result = cli(tmp_path, "diff", "base", "cand", "--fail-on", fail_on)
+        assert result.exit_code == 1, fail_on
+        assert "diff: 1 test of the baseline missing from this run" in result.stderr
+        accepted = cli(tmp_path, "diff", "base", "cand", "--fail-on", fail_on, "--allow-removed")
+        assert accepted.exit_code == (1 if fail_on == "changes" else 0), fail_on
+    assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "never").exit_code == 0

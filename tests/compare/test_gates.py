@@ -24,9 +24,14 @@ class Project:
         self.root = root
         self.runs = 0
 
-    def tests(self, ids: list[str], file: str = "a.tests.yaml") -> None:
+    def tests(self, ids: list[str], file: str = "a.tests.yaml", **extra: Any) -> None:
         tests = [
-            {"id": test_id, "input": test_id, "assertions": [{"type": "contains", "value": "ok"}]}
+            {
+                "id": test_id,
+                "input": test_id,
+                "assertions": [{"type": "contains", "value": "ok"}],
+                **extra,
+            }
             for test_id in ids
         ]
         data = {"agent": "bot", "test_suites": {"s": {"tests": tests}}}
@@ -172,8 +177,13 @@ def test_a_changed_test_is_not_a_regression(project: Project) -> None:
     (project.root / "a.tests.yaml").write_text(yaml.safe_dump(data))
     project.run({"a": "ok"})
     result = project.cli("diff", "last~1", "last")
-    assert result.exit_code == 0
     assert "REDEFINED a.tests.yaml::s::a  passed → failed" in result.stdout
+    assert "0 regressed" in result.stdout, "a redefined test is not a regression"
+    # ... but it is not a known failure either (issue 28): it fails the gate unless accepted.
+    assert result.exit_code == 1
+    accepted = project.cli("diff", "last~1", "last", "--allow-changed-definition")
+    assert accepted.exit_code == 0, accepted.output
+    assert "(accepted: --allow-changed-definition)" in accepted.stderr
 
 
 def test_a_bad_report_file_is_a_clear_error(project: Project) -> None:
@@ -211,3 +221,169 @@ def test_a_resumed_run_cannot_be_its_own_baseline(project: Project) -> None:
     assert "the run being resumed: name the run to compare with" in result.stderr
     fine = project.cli("run", "--resume", "last", "--baseline", "last~1")
     assert fine.exit_code == 1 and "1 regression against run" in fine.stdout
+
+
+# --- Gates never pass on less (issue 28, reproduction 5) ----------------------------------
+
+
+def test_redefined_tests_that_now_fail_fail_the_baseline_gate(project: Project) -> None:
+    # issue 28, probe 5: bless a passing run, break the agent and add `timeout_s: 31` to every
+    # test: `run --baseline blessed` said "0 regressed … 4 changed definition" and exited 0.
+    ids = ["a", "b", "c", "d"]
+    project.tests(ids)
+    assert project.run(dict.fromkeys(ids, "ok")).exit_code == 0
+    assert project.cli("bless", "last").exit_code == 0
+    project.tests(ids, timeout_s=31)
+    broken = project.run(dict.fromkeys(ids, "no"), "--baseline", "blessed")
+    assert "0 regressed, 0 fixed, 0 unchanged, 0 added, 0 removed, 4 changed definition" in (
+        broken.stdout
+    )
+    assert broken.exit_code == 1, broken.output
+    assert (
+        "gate: 4 tests changed definition and now fail (a.tests.yaml::s::a, a.tests.yaml::s::b, "
+        "a.tests.yaml::s::c, a.tests.yaml::s::d): not comparable with the baseline, so not a "
+        "known failure; --allow-changed-definition accepts them"
+    ) in broken.stdout
+    assert "4 tests changed definition and failing → exit 1" in broken.stdout
+    accepted = project.run(
+        dict.fromkeys(ids, "no"), "--baseline", "blessed", "--allow-changed-definition"
+    )
+    assert accepted.exit_code == 0, accepted.output
+    # A redefined test that passes is no reason to fail.
+    passing = project.run(dict.fromkeys(ids, "ok"), "--baseline", "blessed")
+    assert passing.exit_code == 0, passing.output
+    # `diff` applies the same rules.
+    assert project.cli("diff", "blessed", "last~1").exit_code == 1
+    assert project.cli("diff", "blessed", "last").exit_code == 0
+
+
+def test_a_passing_test_renamed_into_a_failing_one_fails_diff(project: Project) -> None:
+    # issue 28, probe 5: `diff blessed last` exited 0 when a passing test was renamed into a
+    # failing one (removed + added: neither counted).
+    project.tests(["a", "b"])
+    project.run({"a": "ok", "b": "ok"})
+    project.cli("bless", "last")
+    project.tests(["a", "b_renamed"])
+    project.run({"a": "ok", "b_renamed": "no"})
+    result = project.cli("diff", "blessed", "last")
+    assert result.exit_code == 1, result.output
+    assert (
+        "diff: 1 new test failing (not in the baseline, so not a known failure: "
+        "a.tests.yaml::s::b_renamed)"
+    ) in result.stderr
+    assert (
+        "diff: 1 test of the baseline missing from this run (1 of them passing there; renamed, "
+        "deleted or filtered out?): a.tests.yaml::s::b; --allow-removed accepts them"
+    ) in result.stderr
+    # Accepting the removal does not accept the new failure.
+    assert project.cli("diff", "blessed", "last", "--allow-removed").exit_code == 1
+    # The same comparison as a `run --baseline` gate.
+    gated = project.run({"a": "ok", "b_renamed": "no"}, "--baseline", "blessed")
+    assert gated.exit_code == 1
+    assert "gate: 1 new test failing" in gated.stdout
+    assert "gate: 1 test of the baseline missing from this run" in gated.stdout
+
+
+def test_a_removed_test_fails_the_gate_unless_allowed(project: Project) -> None:
+    project.tests(["a", "b"])
+    project.run({"a": "ok", "b": "ok"})
+    filtered = project.run({"a": "ok", "b": "ok"}, "--baseline", "last", "--test", "a")
+    assert filtered.exit_code == 1, "a filter that drops a baseline test is not a pass"
+    assert "1 test missing from this run → exit 1" in filtered.stdout
+    allowed = project.run(
+        {"a": "ok", "b": "ok"}, "--baseline", "last~1", "--test", "a", "--allow-removed"
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert "(accepted: --allow-removed)" in allowed.stdout
+
+
+def test_a_fact_that_skips_everything_fails_the_gates(project: Project) -> None:
+    # issue 28, probe 5: a `--fact` that skips every test passed a baseline gate.
+    project.tests(["a", "b"], skip_if="offline")
+    base = project.run({"a": "ok", "b": "ok"}, "--fact", "offline=false")
+    assert base.exit_code == 0
+    skipped = project.run({"a": "no", "b": "no"}, "--fact", "offline=true", "--baseline", "last")
+    assert skipped.exit_code == 1, skipped.output
+    assert (
+        "gate: 2 tests judged in the baseline skipped in this run (a.tests.yaml::s::a, "
+        "a.tests.yaml::s::b); --allow-skipped accepts them"
+    ) in skipped.stdout
+    assert "judged no test and no eval suite (no test ran, or every test was skipped)" in (
+        skipped.stdout
+    )
+    assert "--allow-empty accepts an empty run" in skipped.stdout
+    only_skips = project.run(
+        {"a": "no", "b": "no"}, "--fact", "offline=true", "--baseline", "last~1", "--allow-skipped"
+    )
+    assert only_skips.exit_code == 1, "an empty run needs its own allowance"
+    both = project.run(
+        {"a": "no", "b": "no"},
+        "--fact",
+        "offline=true",
+        "--baseline",
+        "last~2",
+        "--allow-skipped",
+        "--allow-empty",
+    )
+    assert both.exit_code == 0, both.output
+    # diff: the same rules.
+    assert project.cli("diff", "last~3", "last").exit_code == 1
+    assert project.cli("diff", "last~3", "last", "--allow-skipped", "--allow-empty").exit_code == 0
+
+
+def test_an_empty_shard_fails_the_gates(project: Project) -> None:
+    # issue 28, probe 5: `--shard 7/50` (0 tests) passed a baseline gate.
+    project.tests(["a", "b"])
+    project.run({"a": "ok", "b": "ok"})
+    shard = project.run({"a": "ok", "b": "ok"}, "--shard", "7/50", "--baseline", "last")
+    assert "0 added, 2 removed" in shard.stdout, shard.output
+    assert shard.exit_code == 1
+    assert "--allow-empty accepts an empty run" in shard.stdout
+    assert "--allow-removed accepts them" in shard.stdout
+
+
+def test_min_pass_rate_never_passes_on_an_empty_or_all_skipped_run(project: Project) -> None:
+    # issue 28, build item 5: --min-pass-rate over no judged test.
+    project.tests(["a", "b"], skip_if="offline")
+    skipped = project.run({"a": "ok", "b": "ok"}, "--fact", "offline=true", "--min-pass-rate", "0")
+    assert skipped.exit_code == 1, skipped.output
+    assert (
+        "gate: no test was judged (none ran, or every test was skipped): the pass rate is not "
+        "defined; --allow-empty accepts an empty run"
+    ) in skipped.stdout
+    assert "gate: no test judged < 0.0% (--min-pass-rate) → exit 1" in skipped.stdout
+    allowed = project.run(
+        {"a": "ok", "b": "ok"}, "--fact", "offline=true", "--min-pass-rate", "0.9", "--allow-empty"
+    )
+    assert allowed.exit_code == 0, allowed.output
+    project.tests(["a", "b"])
+    empty_shard = project.run({"a": "ok", "b": "ok"}, "--shard", "7/50", "--min-pass-rate", "0.5")
+    assert empty_shard.exit_code == 1, empty_shard.output
+
+
+def test_fail_on_significant_tests_the_suite_on_its_own(project: Project) -> None:
+    # issue 28, probe 5: `diff --fail-on significant` exited 0 for 100 % -> 53.8 % (6 of 13
+    # single-trial tests regressed, none fixed): the suite's p had been Holm-adjusted together
+    # with the 13 per-test p-values (0.219 instead of McNemar's).
+    from math import comb
+
+    ids = [f"t{number:02d}" for number in range(13)]
+    project.tests(ids)
+    project.run(dict.fromkeys(ids, "ok"))
+    answers = {test_id: ("no" if number < 6 else "ok") for number, test_id in enumerate(ids)}
+    project.run(answers)
+    result = project.cli("diff", "last~1", "last", "--fail-on", "significant", "--format", "json")
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["candidate_pass_rate"] == pytest.approx(7 / 13)
+    # Reference (scipy is not in the venv): exact McNemar = binomial over the 6 discordant
+    # pairs, p = 1/2. One-sided: P(X >= 6), two-sided: twice that (the issue's 0.031).
+    discordant, regressions = 6, 6
+    one_sided = sum(comb(discordant, k) for k in range(regressions, discordant + 1)) / 2**6
+    assert summary["suite_p_regression"] == pytest.approx(one_sided, rel=1e-12)
+    assert summary["mcnemar_p"] == pytest.approx(2 * one_sided, rel=1e-12)
+    assert summary["significant_regressions"] == 0, "one trial per test: no test alone"
+    assert (
+        "the suite regressed significantly: 6 passing→failing against 0 failing→passing, "
+        "one-sided exact McNemar p = 0.0156 ≤ 0.05"
+    ) in result.stderr

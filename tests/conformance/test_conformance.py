@@ -63,7 +63,13 @@ def test_vector(vector: dict[str, Any]) -> None:
     got, score = verdict(vector)
     assert got == vector["assertly"], f"assertly now says {got}"
     if vector.get("assertly_score") is not None:
-        assert score is not None and math.isclose(score, vector["assertly_score"], abs_tol=1e-4)
+        # Scores are pinned at 3 decimal places, the precision `similar` compares cosines at
+        # (issue 28, reproduction 1: an AVX2 machine got 0.98669 for a pinned 0.9874); one
+        # unit either way for a cosine whose float kernels' last bits cross a rounding edge.
+        assert score is not None
+        if "similar" in json.dumps(vector["assertion"]):
+            assert score == round(score, 3)  # compared as rounded
+        assert math.isclose(score, vector["assertly_score"], abs_tol=1e-3 + 1e-9)
     agrees = vector["peer_verdict"] == vector["assertly"]
     assert vector["status"] == ("agree" if agrees else "difference")
     if not agrees:

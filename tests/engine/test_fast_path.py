@@ -39,6 +39,16 @@ SEEN: Counter[str] = Counter()
 
 # --- expect dicts ---------------------------------------------------------------------------
 
+
+def _tag_key(vocabulary: list[str]) -> st.SearchStrategy[Any]:
+    """A tag key's value: the tags, or the tags at the key's own path (issue 28, item 7)."""
+    tags = st.lists(st.sampled_from(vocabulary), min_size=1)
+    own = st.fixed_dictionaries(
+        {"tags": tags, "path": st.sampled_from(["results[*].tags", "results[*].metadata.tags"])}
+    )
+    return st.one_of(tags, own)
+
+
 SCALARS = st.sampled_from(["note", "success", "1", "", 0, 1, 1.0, -2, 0.5, True, False, None])
 EXPECT_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "status": st.sampled_from(["success", "error", 1, True, None]),
@@ -86,9 +96,9 @@ EXPECT_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "none_match_pattern": st.fixed_dictionaries(
         {"path": st.just("results[*].file"), "regex": st.sampled_from(["^work/", "secret"])}
     ),
-    "all_have_tags": st.lists(st.sampled_from(["work", "security", "q1"]), min_size=1),
-    "none_have_tags": st.lists(st.sampled_from(["personal", "work"]), min_size=1),
-    "each_has_any_tag": st.lists(st.sampled_from(["work", "vpn", "x"]), min_size=1),
+    "all_have_tags": _tag_key(["work", "security", "q1"]),
+    "none_have_tags": _tag_key(["personal", "work"]),
+    "each_has_any_tag": _tag_key(["work", "vpn", "x"]),
     "all_dates_between": st.fixed_dictionaries(
         {
             "path": st.just("results[*].metadata.created"),
@@ -158,6 +168,11 @@ MUTATIONS = [
     lambda d: d["results"][0]["metadata"].update(tags="work"),
     lambda d: d["results"][0]["metadata"].update(tags=["work", ["security"]]),
     lambda d: d["results"][0]["metadata"].pop("tags"),
+    # issue 28, probe 7: tags kept at results[*].tags, moved (none left where the key reads
+    # by default: an error) or copied.
+    lambda d: [r.update(tags=r["metadata"].pop("tags")) for r in d["results"]],
+    lambda d: [r.update(tags=r["metadata"]["tags"]) for r in d["results"]],
+    lambda d: [r["metadata"].update(tags=None) for r in d["results"]],
     lambda d: d["results"][0]["metadata"].update(type=1),
     lambda d: d["results"][0]["metadata"].update(created="2026-02-05T10:00:00Z"),
     lambda d: d["results"][0]["metadata"].update(created="2026-01-15"),
@@ -224,18 +239,26 @@ def _same(expectation: Expectation, response: Any, now: str) -> None:
 NOWS = st.sampled_from(["2026-01-20T00:00:00Z", "2026-01-31T12:00:00+05:00", "2027-03-01"])
 
 
+# Shapes: none, `results` moved, the tags moved (issue 28, item 7), both.
+SHAPES = st.sampled_from(
+    [
+        None,
+        {"results": "$.data.hits"},
+        {"tags": "$.results[*].tags"},
+        {"results": "$.data.hits", "tags": "$.results[*].tags"},
+    ]
+)
+
+
 @PROFILE
-@given(expect_dicts(), responses(), NOWS, st.booleans())
+@given(expect_dicts(), responses(), NOWS, SHAPES)
 def test_expect_dict_fast_path_agrees(
-    spec: dict[str, Any], response: Any, now: str, shaped: bool
+    spec: dict[str, Any], response: Any, now: str, shape: dict[str, str] | None
 ) -> None:
-    if shaped:
+    expectation = assertly.compile(spec, shape=shape)
+    if shape and "results" in shape and isinstance(response, dict):
         # The same fields under a shape: paths are rewritten, `results` lives elsewhere.
-        expectation = assertly.compile(spec, shape={"results": "$.data.hits"})
-        if isinstance(response, dict):
-            response = {"data": {"hits": response.get("results")}, **response}
-    else:
-        expectation = assertly.compile(spec)
+        response = {"data": {"hits": response.get("results")}, **response}
     _same(expectation, response, now)
 
 

@@ -170,3 +170,67 @@ def test_ignore_case_config_agrees_on_every_engine() -> None:
         compiled = compile_pattern(r"^(?:straße)+$", ignore_case=True, _engine=engine)
         assert compiled.search("STRAßE") is not None
         assert compiled.search("STRASSE") is None  # as re: one character at a time
+
+
+# issue 29, probe "Unbounded" 1: `^(?=(a+)+b)` ran on re (no time limit) because the nested
+# repetition sat inside a look-ahead, which the risk check did not look into.
+@pytest.mark.parametrize(
+    "pattern",
+    [r"^(?=(a+)+b)", r"(?!(a+)+b)x", r"(?<=x)(?=(a|aa)*c)", r"(?>(a+)+)b", r"(a)?(?(1)(a+)+|b)"],
+)
+def test_a_nested_repetition_anywhere_never_runs_on_re(pattern: str) -> None:
+    assert compile_pattern(pattern).engine != "re"
+
+
+def test_the_look_ahead_probe_keeps_re_s_verdict() -> None:
+    pattern = compile_pattern(r"^(?=(a+)+b)")
+    assert pattern.search("a" * 20 + "b") is not None
+    assert pattern.search("a" * 20) is None
+
+
+# issue 29, probe "Unbounded" 1: a pattern with no nested repetition can still backtrack
+# polynomially on re (`a*a*a*c` on 300 `a`s took 0.6 s, on 3,000 it would take hours), so a
+# text longer than re's bound for that pattern goes to RE2 / the time-limited engine.
+def test_a_polynomial_pattern_leaves_re_on_long_texts() -> None:
+    from assertly.engine._regex import _ReUpTo
+
+    pattern = compile_pattern(r"a*a*a*a*c")
+    assert pattern.engine == "re"
+    assert isinstance(pattern.search.__self__, _ReUpTo)
+    assert pattern.search.__self__.longest < 300
+    assert pattern.search("a" * 3000) is None
+    assert pattern.search("a" * 3000 + "c") is not None
+
+
+@pytest.mark.parametrize("pattern", [r"\d{3}-\d{4}", "hello|world", "^journal/", r"\bcat\b"])
+def test_patterns_linear_on_re_stay_on_re_for_any_length(pattern: str) -> None:
+    assert type(compile_pattern(pattern).search.__self__).__name__ == "Pattern"
+
+
+_flat_atoms = st.sampled_from(
+    [
+        *("a", "b", "é", "k", "\u212a", "ß", "1", "٣", " ", "\n", "."),
+        *(r"\d", r"\w", r"\s", "[ab]", "[^a]", "(ab|a)", r"\1", "(?=a)", "(?!b)", r"\b"),
+        *("a*", "a+?", r"\w+", r"\s*", "[ab]{1,3}", ".*", "(a)", "^", "$", r"\Z"),
+    ]
+)
+
+
+@PROPERTY
+@given(
+    parts=st.lists(_flat_atoms, min_size=1, max_size=5),
+    prefix=st.sampled_from(["", "(?i)", "(?m)", "(?s)", "(?a)"]),
+    text=_texts,
+)
+def test_the_bounded_engine_for_long_texts_agrees_with_re(
+    parts: list[str], prefix: str, text: str
+) -> None:
+    pattern = prefix + "".join(parts)
+    try:
+        re.compile(pattern)
+    except re.error:
+        return
+    expected = re.search(pattern, text) is not None
+    # `re-up-to` with a bound of 0: what every text longer than re's bound runs on.
+    bounded = compile_pattern(pattern, _engine="re-up-to")
+    assert (bounded.search(text) is not None) == expected, (pattern, text)

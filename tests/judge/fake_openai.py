@@ -1,8 +1,9 @@
 """A scripted fake OpenAI-compatible server on 127.0.0.1 for the judge's tests.
 
-It answers ``POST /v1/chat/completions``. Each request takes the next scripted answer (the last
-one repeats); an answer is a reply text (a normal completion), or a `Raw` HTTP response (a
-status, a body, headers, a body cut short). Every request's JSON and headers are recorded.
+It answers ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` (`FakeOpenAI.embed`).
+Each chat request takes the next scripted answer (the last one repeats); an answer is a reply
+text (a normal completion), or a `Raw` HTTP response (a status, a body, headers, a body cut
+short). Every request's JSON and headers are recorded.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class FakeOpenAI:
         self.headers: list[dict[str, str]] = []
         self.reject_json_schema = False  # answer 400 to response_format json_schema
         self.embedding_requests: list[dict[str, Any]] = []
+        # The /embeddings body for a request's inputs (tests replace it with bad vectors).
+        self.embed: Callable[[list[str]], bytes] = embeddings
         self._lock = threading.Lock()
         self.url = ""
 
@@ -113,7 +116,7 @@ def serve() -> Iterator[FakeOpenAI]:
             if self.path == "/v1/embeddings":
                 with fake._lock:
                     fake.embedding_requests.append(body)
-                self._send(Raw(200, embeddings(body["input"])))
+                self._send(Raw(200, fake.embed(body["input"])))
                 return
             if self.path != "/v1/chat/completions":
                 self._send(Raw(404, b'{"error": "not found"}'))

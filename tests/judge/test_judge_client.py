@@ -375,3 +375,102 @@ def test_similar_through_the_endpoint_without_a_board_is_an_error() -> None:
     (result,) = compiled.check("x").results
     assert result.outcome == "error" and "no embeddings endpoint" in result.message
     assert compiled.judged == "config"
+
+
+# issue 28, probe 6: replies whose verdicts disagree, or whose JSON repeats a key, were read
+# as PASSED (the JSON part failed to parse whole, and the VERDICT line decided; or the last
+# of two keys won).
+_FAIL_JSON = '{"reason": "rude", "verdict": "fail", "score": 0}'
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (_FAIL_JSON + "\nVERDICT: PASS", "disagree"),
+        ("```json\n" + _FAIL_JSON + "\n```\nVERDICT: PASS", "disagree"),
+        ("```json\n" + _FAIL_JSON + "\nVERDICT: PASS\n```", "disagree"),
+        ("```\n" + _FAIL_JSON + "\n```\n\nVERDICT: PASS\n", "disagree"),
+        ("My notes:\n```json\n" + _FAIL_JSON + "\n```\nVERDICT: PASS", "both verdicts"),
+        ('{"reason": "x", "verdict": "fail", "score": 0, "verdict": "pass", "score": 1}', "key"),
+        ('{"reason": "x", "verdict": "fail", "score": 0.9, "score": 0}', "repeats the key 'score'"),
+        ('{"reason": "x", "verdict": "pass", "score": 1, "extra": {"a": 1, "a": 2}}', "'a'"),
+        ("The output is rude.\nVERDICT: FAIL\nOn reflection:\nVERDICT: PASS", "both verdicts"),
+        ('It says "verdict": "fail" in my notes.\nVERDICT: PASS', "both verdicts"),
+        (_FAIL_JSON + "\nThat is my verdict.", "more than its JSON verdict"),
+        ("```json\n" + _FAIL_JSON, "does not close"),
+    ],
+)
+def test_a_reply_that_disagrees_with_itself_is_an_error(
+    fake: FakeOpenAI, reply: str, said: str
+) -> None:
+    fake.answers(reply)
+    for spec in (None, {"rubric": "The answer is polite."}):  # llm-rubric and the expect key
+        fake.requests.clear()
+        result = only(judged("Thanks", JudgeClient(judge_config(fake), None), spec))
+        assert result.outcome == "error", (reply, result)
+        assert said in result.message
+        assert " ".join(reply.split())[:15] in result.message  # the reply's start, quoted
+
+
+@pytest.mark.parametrize(
+    ("reply", "outcome", "score"),
+    [
+        ('{"reason": "ok", "verdict": "pass", "score": 0.8}\nVERDICT: PASS', "passed", 0.8),
+        ("```json\n" + _FAIL_JSON + "\n```\nVERDICT: FAIL", "failed", 0.0),
+        ('```json\n{"reason": "ok", "verdict": "pass", "score": 0.5}\n```', "passed", 0.5),
+        ('Looks "verdict": "pass"-worthy.\nVERDICT: PASS\n\nVERDICT: pass', "passed", 1.0),
+    ],
+)
+def test_a_reply_whose_verdicts_agree_is_read(
+    fake: FakeOpenAI, reply: str, outcome: str, score: float
+) -> None:
+    fake.answers(reply)
+    result = only(judged("Thanks", JudgeClient(judge_config(fake), None)))
+    assert (result.outcome, result.score) == (outcome, score), result
+
+
+def test_an_unreadable_reply_is_never_cached(fake: FakeOpenAI, tmp_path: Path) -> None:
+    # issue 28, probe 6: an unparseable reply was cached, so every rerun errored without
+    # asking the judge again.
+    store = RunStore(tmp_path / "runs.sqlite")
+    try:
+        fake.answers("Sure, looks fine!", verdict("pass", 0.9))
+        first = only(judged("a", JudgeClient(judge_config(fake), store)))
+        assert first.outcome == "error" and len(fake.requests) == 1
+        second = only(judged("a", JudgeClient(judge_config(fake), store)))
+        assert second.outcome == "passed" and second.details["judge_cached"] is False
+        assert len(fake.requests) == 2
+        third = only(judged("a", JudgeClient(judge_config(fake), store)))
+        assert third.outcome == "passed" and third.details["judge_cached"] is True
+        assert len(fake.requests) == 2
+    finally:
+        store.close()
+
+
+def test_a_cached_reply_that_no_longer_reads_is_not_trusted(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    # issue 28, probe 6: a store written by an older version holds a reply this version
+    # refuses (JSON fail, VERDICT line pass); reading it again must not pass, and rw asks anew.
+    store = RunStore(tmp_path / "runs.sqlite")
+    client = JudgeClient(judge_config(fake), store)
+    settings = client.settings({})
+    assert not isinstance(settings, str)
+    messages = rubric_messages("The answer is polite.", "a")
+    key = JudgeClient.cache_key(settings, messages, 0)
+    store.save_judge_reply(key, _FAIL_JSON + "\nVERDICT: PASS", "judge-1", 1, 0.0, "t")
+    try:
+        replayed = only(judged("a", JudgeClient(judge_config(fake), store, cache="replay")))
+        assert replayed.outcome == "error" and "cannot be read" in replayed.message
+        assert fake.requests == []
+        fake.answers(verdict("fail", 0.1, "rude"))
+        # ro: asked again (not read as the old reply), and the store is left alone.
+        read_only = only(judged("a", JudgeClient(judge_config(fake), store, cache="ro")))
+        assert read_only.outcome == "failed" and len(fake.requests) == 1
+        assert store.judge_reply(key) == _FAIL_JSON + "\nVERDICT: PASS"
+        fake.requests.clear()
+        asked = only(judged("a", client))
+        assert asked.outcome == "failed" and len(fake.requests) == 1
+        assert store.judge_reply(key) == verdict("fail", 0.1, "rude")  # overwritten
+    finally:
+        store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,60 @@ def test_similar_through_the_endpoint_in_a_run(project: Path, fake: FakeOpenAI) 
     assert report["summary"]["judge_calls"] == 2
     code, output, _ = run("validate", "sim.tests.yaml")
     assert code == 0, output
+
+
+def _slow_costly(body: dict[str, Any]) -> Raw:
+    """A judge call that costs $1.00 and takes a moment, so calls overlap at -j 8."""
+    time.sleep(0.2)
+    return Raw(200, completion(verdict("pass", 1.0), cost=1.0))
+
+
+# issue 29, probe "Unbounded" 3: max_cost_usd 2.5 at -j 8 with $1.00 calls ended at $8.00;
+# the budget is now reserved before each call, so a run ends at most one call over it.
+def test_the_budget_is_reserved_so_a_run_overshoots_by_at_most_one_call(
+    project: Path, fake: FakeOpenAI
+) -> None:
+    config(project, fake, max_cost_usd=2.5)
+    rubric = [{"type": "llm-rubric", "value": "The answer thanks the user."}]
+    tests = [
+        {"id": f"t{n}", "input": {"say": f"Thank you {n}!"}, "assertions": rubric}
+        for n in range(12)
+    ]
+    write(project / "many.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+    fake.answers(_slow_costly)
+    _, output, report = run("run", "many.tests.yaml", "--plain", "-j", "8")
+    assert report is not None, output
+    spent = report["summary"]["judge_cost_usd"]
+    assert 2.5 <= spent <= 2.5 + 1.0, spent
+    assert len(fake.requests) == round(spent)
+    statuses = [test["status"] for test in report["tests"]]
+    assert statuses.count("passed") == len(fake.requests)
+    assert statuses.count("error") == 12 - len(fake.requests)
+    assert "budget is spent" in json.dumps(report)
+
+
+# issue 29, probe "Unbounded" 3: llm-rubric on a 10 MB output sent a 10,000,113-character
+# message to the judge; it now sends at most judge.max_input_chars and says that it cut.
+@pytest.mark.parametrize("limit", [None, 5_000])
+def test_the_judge_is_sent_at_most_max_input_chars(
+    project: Path, fake: FakeOpenAI, limit: int | None
+) -> None:
+    judge = {"base_url": fake.url, "model": "judge-1"}
+    if limit is not None:
+        judge["max_input_chars"] = limit
+    agents = {"big": f"cmd:{sys.executable} big.py"}
+    write(project / "assertly.yaml", {"agents": agents, "judge": judge})
+    sent = limit or 100_000
+    write(project / "big.py", "print('Thank you! ' + 'x' * 10_000_000)")
+    rubric = [{"type": "llm-rubric", "value": "It thanks."}]
+    tests = [{"id": "big", "input": "hi", "assertions": rubric}]
+    write(project / "big.tests.yaml", {"agent": "big", "test_suites": {"s": {"tests": tests}}})
+    fake.answers(verdict("fail", 0.1, "too long"))
+    _, output, report = run("run", "big.tests.yaml", "--plain")
+    assert report is not None, output
+    user = fake.requests[0]["messages"][-1]["content"]
+    assert len(user) < sent + 1_000
+    assert f"its first {sent:,} characters of 10,000,012" in user
+    result = json.dumps(report)
+    assert f"the judge was sent the first {sent:,} of the output's 10,000,012 characters" in result
+    assert "judge.max_input_chars" in result

@@ -127,7 +127,9 @@ def test_a_backreference_pattern_runs_with_a_time_limit_and_ends_error() -> None
     started = time.perf_counter()
     result = expectation.check(text)
     elapsed = time.perf_counter() - started
-    assert 0.9 < elapsed < 5, elapsed
+    # The regex module's limit counts CPU time: a loaded machine stretches it in wall time
+    # (5.9 s seen with eight jobs on two cores), so the upper bound is only "it ended".
+    assert 0.9 < elapsed < 30, elapsed
     regex, contains = result.results
     assert regex.outcome is Outcome.ERROR
     assert regex.details["regex_engine"] == "regex-timeout"

@@ -261,3 +261,50 @@ def test_retry_after_never_waits_past_the_call_timeout(tmp_path: Path, form: str
     [test] = report["tests"]
     assert test["status"] == "error"
     assert "Retry-After" in test["trials"][0]["error"], test["trials"][0]["error"]
+
+
+LONG_JUDGING_AGENT = r"""
+open("answered", "w").close()
+print("a" * 40)
+"""
+
+
+# issue 29, probe "Unbounded" 1: a regex that backtracked kept a run going 40 s after
+# SIGTERM. Here a trial's thirty time-limited searches each run out of their 1 s: judging the
+# one response takes ~40 s in the event loop's thread, and a signal must still end the run.
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_a_run_during_a_long_evaluation(
+    tmp_path: Path, signum: signal.Signals, code: int
+) -> None:
+    (tmp_path / "agent.py").write_text(LONG_JUDGING_AGENT, encoding="utf-8")
+    (tmp_path / "assertly.yaml").write_text(
+        json.dumps({"agents": {"bot": f"cmd:{sys.executable} agent.py"}}), encoding="utf-8"
+    )
+    slow = {"type": "regex", "value": r"(?=(a|aa)+\1?c)"}
+    write_tests(
+        tmp_path / "slow.tests.yaml", [{"id": "slow", "input": "x", "assertions": [slow] * 30}]
+    )
+    process = subprocess.Popen(
+        [ASSERTLY, "run", "slow.tests.yaml", "--plain"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "answered").exists():
+        assert process.poll() is None, "the run ended before the signal"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.5)  # into the judging
+    process.send_signal(signum)
+    try:
+        # Generous for a loaded CI machine; without the fix the run went on for ~40 s (or, on
+        # re, for ever).
+        stdout, stderr = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == code, stdout + stderr
+    assert "Traceback" not in stderr

@@ -141,6 +141,10 @@ def test_last_tilde_and_blessed_name_runs(tmp_path: Path) -> None:
         for wrong, says in (
             ("last~3", "has only 3 runs (last~2 is the oldest)"),
             ("last~x", "write last~N with N a whole number"),
+            # issue 29, probe "Unbounded" 4: `last~99999999999999999999` was an OverflowError.
+            ("last~99999999999999999999", "has only 3 runs (last~2 is the oldest)"),
+            ("last~" + "9" * 5000, "has only 3 runs"),
+            ("last~²", "write last~N with N a whole number"),
             ("blessed", "no run of"),
         ):
             try:

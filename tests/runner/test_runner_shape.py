@@ -138,3 +138,39 @@ def test_a_bad_shape_in_a_file_is_a_problem_of_its_tests(project: Project) -> No
     result = project.run("validate", ".")
     assert result.exit_code == 2
     assert "unknown shape field 'resluts' (did you mean 'results'?)" in result.stderr
+
+
+def test_tags_follow_a_shape_merged_across_levels(project: Project) -> None:
+    # issue 28, probe 7: results tagged at results[*].tags passed none_have_tags; shape could
+    # not move the tags. The config moves the results, the file moves the tags inside them.
+    replies = {
+        "tagged": {"data": {"items": [{"tags": ["security"]}, {"tags": ["security"]}]}},
+        "clean": {"data": {"items": [{"tags": ["work"]}]}},
+    }
+    lines = [json.dumps({"id": name, "output": reply}) for name, reply in replies.items()]
+    project.write("replies.jsonl", "\n".join(lines) + "\n")
+    project.write(
+        "assertly.yaml",
+        {"agents": {"bot": "fixtures:replies.jsonl"}, "shape": {"results": "$.data.items"}},
+    )
+    tests = [
+        {"id": "tagged", "input": {}, "expect": {"none_have_tags": ["security"]}},
+        {"id": "clean", "input": {}, "expect": {"none_have_tags": ["security"]}},
+    ]
+    for name, shape in (("moved", {"tags": "$.results[*].tags"}), ("unmoved", None)):
+        test_file: dict[str, object] = {"agent": "bot", "test_suites": {name: {"tests": tests}}}
+        if shape is not None:
+            test_file["shape"] = shape
+        project.write(f"{name}.tests.yaml", test_file)
+    result = project.run("run", ".")
+    assert result.exit_code == 1
+    status = {
+        f"{test['suite']}::{test['id']}": test["status"]
+        for test in result.report["tests"]  # type: ignore[index]
+    }
+    assert status == {
+        "moved::tagged": "failed",
+        "moved::clean": "passed",
+        "unmoved::tagged": "error",
+        "unmoved::clean": "error",
+    }

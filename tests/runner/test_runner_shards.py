@@ -122,7 +122,15 @@ def test_a_test_stays_in_its_shard_whatever_the_order(project: Project) -> None:
 
 def test_bad_shards_are_usage_errors(project: Project) -> None:
     answers = _suite(project)
-    for wrong, says in (("0/3", "between 1 and N"), ("4/3", "between 1 and N"), ("a/b", "I/N")):
+    for wrong, says in (
+        ("0/3", "between 1 and N"),
+        ("4/3", "between 1 and N"),
+        ("a/b", "I/N"),
+        # issue 29, "Unbounded" 4: integers from the command line are bounded.
+        ("1/99999999999999999999999", "N must be at most 10,000"),
+        ("9" * 5000 + "/3", "between 1 and N"),
+        ("1/²", "I/N"),  # a digit to str.isdigit, not a number to int()
+    ):
         result = project.run("run", ".", "--target", f"fixtures:{answers}", "--shard", wrong)
         assert result.exit_code == 2
         assert says in result.stderr
@@ -209,7 +217,7 @@ def test_merge_refuses_shards_of_different_test_files(project: Project) -> None:
         db.execute("UPDATE runs SET options = ? WHERE run_id = ?", (json.dumps(data), run_id))
     result = project.run("merge", "last~1", "last")
     assert result.exit_code == 2
-    assert "are in more than one part" in result.stderr
+    assert "is not a test of shard 2/2" in result.stderr
     assert project.sql("SELECT COUNT(*) FROM runs")[0][0] == 2, "the partial merge is removed"
 
 

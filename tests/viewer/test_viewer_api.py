@@ -105,6 +105,13 @@ def test_run_names_as_users_write_them(server: str) -> None:
         ("/api/runs/cand?status=faild", 400, "did you mean 'failed'"),
         ("/api/runs/cand?limit=x", 400, "whole number"),
         ("/api/runs/cand?limit=100000", 400, "more than 500"),
+        # issue 29, probe "Unbounded" 4: an offset past 64 bits was HTTP 500 OverflowError.
+        ("/api/runs/last?offset=99999999999999999999999", 400, "more than 1000000000000"),
+        ("/api/runs?offset=99999999999999999999999", 400, "more than 1000000000000"),
+        ("/api/runs/cand?limit=" + "9" * 5000, 400, "more than 500"),
+        ("/api/runs/cand?offset=%C2%B2", 400, "whole number"),  # "²": a digit to isdigit()
+        ("/api/runs/last~99999999999999999999", 404, "only 3 runs"),
+        ("/api/runs/last~%C2%B2", 404, "no run"),
         ("/api/diff?base=base", 400, "name both runs"),
         ("/api/diff?base=/etc/passwd&candidate=cand", 404, "no run"),
         ("/api/nothing", 404, "no page"),

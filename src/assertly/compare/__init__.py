@@ -6,7 +6,7 @@ regression p-values) are pure Python and need nothing else.
 """
 
 from ._diff import CHANGES, FAIL_ON, EvalChange, RunDiff, TestChange, compare_runs
-from ._gates import GateDecision, apply_gates
+from ._gates import Allowances, BaselineVerdict, GateDecision, apply_gates, baseline_verdict
 from ._sides import EvalOutcome, RunSide, TestOutcome, open_side
 from ._stats import (
     EXACT_LIMIT,
@@ -23,7 +23,9 @@ __all__ = [
     "CHANGES",
     "EXACT_LIMIT",
     "FAIL_ON",
+    "Allowances",
     "Alternative",
+    "BaselineVerdict",
     "EvalChange",
     "EvalOutcome",
     "GateDecision",
@@ -32,6 +34,7 @@ __all__ = [
     "TestChange",
     "TestOutcome",
     "apply_gates",
+    "baseline_verdict",
     "compare_runs",
     "fisher_exact",
     "holm",

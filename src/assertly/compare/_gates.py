@@ -1,4 +1,4 @@
-"""Gates on a finished run: what decides ``assertly run``'s exit code in CI.
+"""Gates on a finished run: what decides ``assertly run``'s and ``assertly diff``'s exit code.
 
 Without a gate, a run exits 0 only when every test passed (or was skipped). A gate lets a
 team ship while known failures remain:
@@ -8,28 +8,214 @@ team ship while known failures remain:
   allows N), and no test the baseline did not have may fail (a new failing test is not a
   known failure).
 
+A gate never passes on less than the baseline (issue 28): by default each of these fails it,
+with its own line, unless an option accepts it deliberately:
+
+* a test whose definition changed and that now fails or errs (``--allow-changed-definition``);
+* a test of the baseline missing from the run, e.g. renamed or filtered out
+  (``--allow-removed``); a renamed test that fails is also a new failing test;
+* a test the baseline judged that the run skipped (``--allow-skipped``);
+* a run that judged no test and no eval suite (``--allow-empty``); ``--min-pass-rate`` too
+  never passes on a run that judged no test.
+
+``assertly diff`` applies the same rules through `baseline_verdict` (its ``--fail-on``
+chooses what a regression is: any, a significant one, any change, or nothing at all).
+
 With either gate, every eval suite must still meet its threshold and every file must load.
-The decision is one line that names the gate that decided it.
+The last line names the gate that decided.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ._diff import RunDiff, compare_runs
+from ._diff import RunDiff, TestChange, compare_runs
 from ._sides import RunSide
 
-__all__ = ["GateDecision", "apply_gates"]
+__all__ = ["Allowances", "BaselineVerdict", "GateDecision", "apply_gates", "baseline_verdict"]
+
+# Tests named in a gate's line (the count is always exact; the diff above lists them all).
+_NAMED = 5
+_NOT_PASSING = ("failed", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class Allowances:
+    """What a gate accepts deliberately (each off by default, each an ``--allow-…`` option).
+
+    Attributes:
+        removed: Tests of the baseline missing from the run (``--allow-removed``).
+        skipped: Tests the baseline judged that the run skipped (``--allow-skipped``).
+        changed_definition: Tests whose definition changed and that now fail or err
+            (``--allow-changed-definition``).
+        empty: A run that judged no test and no eval suite (``--allow-empty``).
+    """
+
+    removed: bool = False
+    skipped: bool = False
+    changed_definition: bool = False
+    empty: bool = False
+
+
+@dataclass(slots=True)
+class BaselineVerdict:
+    """What the baseline rules decided about a comparison.
+
+    Attributes:
+        passed: Whether no rule is broken.
+        summary: The short text of the verdict, for the decision line.
+        reasons: One line for each rule the comparison breaks, saying why and what accepts it.
+        notes: One line for each rule broken but accepted by an allowance (shown, not failing).
+    """
+
+    passed: bool
+    summary: str
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class GateDecision:
-    """The exit code a run's gates decided, the line that says why, and the comparison."""
+    """The exit code a run's gates decided, the lines that say why, and the comparison.
+
+    ``line`` is the decision (the last line printed); ``reasons`` come before it, one a rule.
+    """
 
     exit_code: int
     line: str
     diff: RunDiff | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _named(keys: list[str], total: int) -> str:
+    shown = ", ".join(keys[:_NAMED])
+    more = total - min(len(keys), _NAMED)
+    return f"{shown}, and {more} more" if more > 0 else shown
+
+
+def _keys(items: list[TestChange]) -> list[str]:
+    return [item.key for item in items[:_NAMED]]
+
+
+def baseline_verdict(
+    diff: RunDiff,
+    *,
+    fail_on: str = "regressions",
+    max_regressions: int = 0,
+    allow: Allowances = Allowances(),
+    label: str = "--baseline",
+) -> BaselineVerdict:
+    """Apply the baseline rules to a comparison (``run --baseline`` and ``assertly diff``).
+
+    The one implementation of both commands' rules, so they never disagree.
+
+    Args:
+        diff: The comparison (base: the baseline; candidate: the run judged).
+        fail_on: What counts as a regression: ``regressions`` (more than ``max_regressions``
+            regressed tests), ``significant`` (a significant drop of a test or of the suite),
+            ``changes`` (any test changed), or ``never`` (no rule at all: the exit code is 0).
+        max_regressions: Regressions allowed under ``regressions``.
+        allow: What is accepted deliberately.
+        label: The option named in the summary's "(…, at most N allowed)".
+    """
+    if fail_on == "never":
+        return BaselineVerdict(True, "nothing fails with --fail-on never")
+    reasons: list[str] = []
+    notes: list[str] = []
+    against = f"run {diff.base.run_id}"
+    regressed = diff.counts["regressed"]
+    # The --fail-on rule itself is said by the summary (the decision line); the rules below
+    # each get their own line.
+    if fail_on == "regressions":
+        broken = regressed > max_regressions
+        summary = (
+            f"{_plural(regressed, 'regression')} against {against} "
+            f"({label}, at most {max_regressions} allowed)"
+        )
+    else:
+        rule = diff.failing_rule(fail_on)
+        broken = rule is not None
+        what = "significant regression" if fail_on == "significant" else "change"
+        summary = f"{rule if rule is not None else f'no {what} against {against}'} "
+        summary += f"(--fail-on {fail_on})"
+    # The rules below hold under every --fail-on but never: a gate does not pass on less.
+    added = [
+        item for item in diff.changed if item.change == "added" and item.candidate in _NOT_PASSING
+    ]
+    if added:
+        summary += f", {_plural(len(added), 'new test')} failing"
+        reasons.append(
+            f"{_plural(len(added), 'new test')} failing (not in the baseline, so not a known "
+            f"failure: {_named(_keys(added), len(added))})"
+        )
+    redefined = [
+        item
+        for item in diff.changed
+        if item.change == "changed_definition" and item.candidate in _NOT_PASSING
+    ]
+    # (count, why, accepted, option, short text for the decision line), one a rule.
+    rules: list[tuple[int, str, bool, str, str]] = []
+    if redefined:
+        rules.append(
+            (
+                len(redefined),
+                f"{_plural(len(redefined), 'test')} changed definition and now "
+                f"{'fails' if len(redefined) == 1 else 'fail'} "
+                f"({_named(_keys(redefined), len(redefined))}): not comparable with the "
+                "baseline, so not a known failure",
+                allow.changed_definition,
+                "--allow-changed-definition",
+                "changed definition and failing",
+            )
+        )
+    removed = [item for item in diff.changed if item.change == "removed"]
+    if removed:
+        passing = sum(1 for item in removed if item.base in ("passed", "skipped"))
+        rules.append(
+            (
+                len(removed),
+                f"{_plural(len(removed), 'test')} of the baseline missing from this run "
+                f"({passing} of them passing there; renamed, deleted or filtered out?): "
+                f"{_named(_keys(removed), len(removed))}",
+                allow.removed,
+                "--allow-removed",
+                "missing from this run",
+            )
+        )
+    if diff.newly_skipped:
+        rules.append(
+            (
+                diff.newly_skipped,
+                f"{_plural(diff.newly_skipped, 'test')} judged in the baseline skipped in this "
+                f"run ({_named(diff.newly_skipped_keys, diff.newly_skipped)})",
+                allow.skipped,
+                "--allow-skipped",
+                "skipped",
+            )
+        )
+    if diff.candidate_rate[1] == 0 and not diff.candidate.evals:
+        rules.append(
+            (
+                0,
+                f"run {diff.candidate.run_id} judged no test and no eval suite (no test ran, "
+                "or every test was skipped): nothing was compared with the baseline",
+                allow.empty,
+                "--allow-empty",
+                "",
+            )
+        )
+    for count, why, accepted, option, short in rules:
+        if accepted:
+            notes.append(f"{why} (accepted: {option})")
+            continue
+        reasons.append(f"{why}; {option} accepts {'an empty run' if not short else 'them'}")
+        summary += f", {_plural(count, 'test')} {short}" if short else ", an empty run"
+    return BaselineVerdict(not broken and not reasons, summary, reasons, notes)
 
 
 def apply_gates(
@@ -40,6 +226,7 @@ def apply_gates(
     candidate: RunSide | None = None,
     max_regressions: int = 0,
     alpha: float = 0.05,
+    allow: Allowances = Allowances(),
 ) -> GateDecision:
     """Decide a finished run's exit code from its gates.
 
@@ -50,36 +237,45 @@ def apply_gates(
         candidate: The finished run as a comparison side (same run as ``record``).
         max_regressions: Regressions the baseline gate allows.
         alpha: Significance level for the comparison's statistics.
+        allow: What the gates accept deliberately (see `Allowances`).
     """
     reasons: list[str] = []
+    lines: list[str] = []
     passing = True
     summary = record.summary()
     if min_pass_rate is not None:
         rate = float(summary["pass_rate"])
+        judged = int(summary["passed"]) + int(summary["failed"]) + int(summary["errored"])
         met = rate + 1e-12 >= min_pass_rate
+        if judged == 0:
+            # A pass rate over no judged test is no evidence: 0 of 0 must not meet R = 0.
+            met = allow.empty
+            lines.append(
+                "no test was judged (none ran, or every test was skipped): the pass rate is "
+                "not defined"
+                + (
+                    " (accepted: --allow-empty)"
+                    if allow.empty
+                    else "; --allow-empty accepts an empty run"
+                )
+            )
+            reasons.append(
+                f"no test judged {'(accepted)' if met else '<'} {min_pass_rate * 100:.1f}% "
+                "(--min-pass-rate)"
+            )
+        else:
+            reasons.append(
+                f"pass rate {rate * 100:.1f}% {'≥' if met else '<'} {min_pass_rate * 100:.1f}% "
+                "(--min-pass-rate)"
+            )
         passing = passing and met
-        reasons.append(
-            f"pass rate {rate * 100:.1f}% {'≥' if met else '<'} {min_pass_rate * 100:.1f}% "
-            "(--min-pass-rate)"
-        )
     diff = None
     if baseline is not None and candidate is not None:
         diff = compare_runs(baseline, candidate, alpha=alpha)
-        regressed = diff.counts["regressed"]
-        new_failing = sum(
-            1
-            for item in diff.changed
-            if item.change == "added" and item.candidate in ("failed", "error")
-        )
-        met = regressed <= max_regressions and not new_failing
-        passing = passing and met
-        text = (
-            f"{regressed} regression{'' if regressed == 1 else 's'} against run "
-            f"{baseline.run_id} (--baseline, at most {max_regressions} allowed)"
-        )
-        if new_failing:
-            text += f", {new_failing} new test{'' if new_failing == 1 else 's'} failing"
-        reasons.append(text)
+        verdict = baseline_verdict(diff, max_regressions=max_regressions, allow=allow)
+        passing = passing and verdict.passed
+        lines.extend(verdict.reasons + verdict.notes)
+        reasons.append(verdict.summary)
     if not reasons:
         return GateDecision(0 if record.ok else 1, "")
     failing_evals = [suite.file for suite in record.evals if not suite.passed]
@@ -90,4 +286,9 @@ def apply_gates(
         passing = False
         reasons.append(f"{len(record.problems)} file problem(s)")
     code = 0 if passing else 1
-    return GateDecision(code, f"gate: {'; '.join(reasons)} → exit {code}", diff)
+    return GateDecision(
+        code,
+        f"gate: {'; '.join(reasons)} → exit {code}",
+        diff,
+        [f"gate: {line}" for line in lines],
+    )

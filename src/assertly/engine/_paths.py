@@ -417,12 +417,17 @@ def walk_steps(document: Any, steps: tuple[str | int, ...]) -> Any:
 def compile_jsonpath(expression: str) -> Any:
     """Compile an RFC 9535 JSONPath expression (python-jsonpath, strict mode).
 
+    Its ``match()`` and ``search()`` filter functions run with a time limit, and a literal
+    pattern that is not a valid regular expression is refused (`_jsonpath_functions`).
+
     Raises:
         ValueError: With the library's description of the syntax error.
     """
-    from jsonpath import JSONPathEnvironment, JSONPathError  # heavy import, only when used
+    from jsonpath import JSONPathError  # heavy import, only when used
 
-    environment = _jsonpath_environment(JSONPathEnvironment)
+    from ._jsonpath_functions import BoundedEnvironment  # bounded match() and search()
+
+    environment = _jsonpath_environment(BoundedEnvironment)
     try:
         return environment.compile(expression)
     except JSONPathError as error:

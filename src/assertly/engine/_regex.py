@@ -3,10 +3,12 @@
 Patterns are compiled once. Python's ``re`` is ~20x faster per call than the RE2 binding on the
 short strings agents return, but backtracks exponentially on patterns such as ``^(a+)+$``. So:
 
-* a pattern with no nested or alternated repetition (the overwhelming majority) runs on ``re``,
-  which is linear-ish for such patterns;
-* a pattern with a repetition inside a repetition (``(a+)+``, ``(a|aa)*``) runs on RE2, whose
-  time is linear in the input;
+* a pattern with no nested or alternated repetition (the overwhelming majority) runs on ``re``
+  *on texts short enough* that ``re``'s worst case (polynomial in the text's length for such a
+  pattern: `_cost_bound`) stays under `RE_WORK_BUDGET` steps; a longer text goes to the
+  bounded engine below, which gives the same verdict;
+* a pattern with a repetition inside a repetition (``(a+)+``, ``(a|aa)*``), anywhere
+  (look-arounds and atomic groups included), runs on RE2, whose time is linear in the input;
 * such a pattern that RE2 cannot run (back-references, look-arounds) runs on the ``regex``
   module with a time limit per search (``engine == "regex-timeout"``); a search that runs
   out of time raises `TimeoutError`, which makes that assertion an ``error``, never a pass.
@@ -26,28 +28,40 @@ __all__ = ["Pattern", "RegexTimeout", "compile_pattern"]
 # The stdlib's own pattern parser (3.11+) tells us the structure of a pattern exactly.
 import re._parser as _sre_parse  # type: ignore[import-not-found]
 from re._constants import (  # type: ignore[import-not-found]
+    ASSERT,
+    ASSERT_NOT,
     AT,
     AT_BEGINNING,
     AT_BEGINNING_STRING,
+    ATOMIC_GROUP,
     BRANCH,
+    GROUPREF,
+    GROUPREF_EXISTS,
     LITERAL,
     MAX_REPEAT,
     MAXREPEAT,
     MIN_REPEAT,
+    POSSESSIVE_REPEAT,
     SUBPATTERN,
 )
 
-_REPEATS = {MAX_REPEAT, MIN_REPEAT}
+_REPEATS = {MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT}
 
 
 def _children(op: Any, arg: Any) -> Any:
-    """The sub-patterns of one parsed node."""
+    """The sub-patterns of one parsed node (every kind that holds one)."""
     if op in _REPEATS:
         return (arg[2],)
     if op is SUBPATTERN:
         return (arg[-1],)
     if op is BRANCH:
         return arg[1]
+    if op is ASSERT or op is ASSERT_NOT:  # (direction, body): `^(?=(a+)+b)` is as risky
+        return (arg[1],)
+    if op is ATOMIC_GROUP:
+        return (arg,)
+    if op is GROUPREF_EXISTS:
+        return tuple(branch for branch in arg[1:] if branch is not None)
     return ()
 
 
@@ -78,6 +92,53 @@ def _nested_repeat(op: Any, arg: Any) -> bool:
 def _is_risky(items: Any) -> bool:
     """True when a repetition contains another repetition or an alternation."""
     return _any_node(items, _nested_repeat)
+
+
+# `re` backtracks; for a pattern `_is_risky` lets through, the number of ways it can try is
+# bounded by `_cost_bound`. A search stays on `re` while that bound, for the text's length, is
+# under this many steps (re does about 10^9 simple steps a second here, so well under 0.1 s
+# even at a tenth of that speed); longer texts go to RE2 or the time-limited engine.
+RE_WORK_BUDGET = 20_000_000
+
+
+def _cost_bound(items: Any) -> tuple[int, int]:
+    """``(ways, degree)``: ``re`` tries at most ``ways * (n + 1) ** degree`` paths per start.
+
+    Each repetition that can take a varying number of turns (``*``, ``+``, ``{2,5}``) and each
+    back-reference multiplies the paths by at most ``n + 1`` (n: the text's length): one more
+    degree. Alternatives add their ways; a sequence multiplies them. Look-arounds and atomic
+    groups are counted as if they backtracked too (an overestimate, never an underestimate).
+    Only meaningful for a pattern that is not `_is_risky` (no repetition inside another).
+    """
+    ways, degree = 1, 0
+    for op, arg in items:
+        if op in _REPEATS:
+            body_ways, body_degree = _cost_bound(arg[2])
+            ways *= body_ways
+            degree += body_degree + (1 if arg[1] != arg[0] else 0)
+        elif op is BRANCH or op is GROUPREF_EXISTS:
+            branches = arg[1] if op is BRANCH else [b for b in arg[1:] if b is not None]
+            bounds = [_cost_bound(branch) for branch in branches]
+            ways *= sum(b[0] for b in bounds) + (1 if op is GROUPREF_EXISTS else 0)
+            degree += max(b[1] for b in bounds)
+        elif op is GROUPREF:
+            degree += 1
+        else:
+            for child in _children(op, arg):
+                child_ways, child_degree = _cost_bound(child)
+                ways *= child_ways
+                degree += child_degree
+    return ways, degree
+
+
+def _longest_text_for_re(tree: Any) -> int | None:
+    """The longest text `re` may search with this pattern; None: any (linear) length."""
+    ways, degree = _cost_bound(tree)
+    if degree == 0 and ways <= 1_000:
+        return None  # a fixed set of fixed-length paths per start: linear in the text
+    # The search itself tries every start: one more degree.
+    limit = int((RE_WORK_BUDGET / ways) ** (1 / (degree + 1))) - 1
+    return max(limit, 0)
 
 
 class Pattern:
@@ -169,8 +230,14 @@ def compile_pattern(source: str, *, ignore_case: bool = False, _engine: str = ""
     except re.error as error:
         raise ValueError(f"invalid regular expression {source!r}: {error}") from None
     if not _engine and not _is_risky(tree):
-        return Pattern(source, "re", compiled, _literal(tree, compiled))
+        literal = _literal(tree, compiled)
+        longest = None if literal is not None else _longest_text_for_re(tree)
+        if longest is not None:
+            return Pattern(source, "re", _ReUpTo(compiled, longest, tree, source), literal)
+        return Pattern(source, "re", compiled, literal)
     flags = tree.state.flags
+    if _engine == "re-up-to":  # tests: re on short texts, a bounded engine on longer ones
+        return Pattern(source, "re", _ReUpTo(compiled, 0, tree, source))
     if _engine in ("", "re2"):
         re2_pattern = _re2_compile(tree, flags)
         if re2_pattern is not None:
@@ -179,6 +246,38 @@ def compile_pattern(source: str, *, ignore_case: bool = False, _engine: str = ""
             raise ValueError(f"RE2 cannot run {source!r} with re's meaning")
     # RE2 cannot express it (back-references, look-arounds, \b): backtrack, with a limit.
     return Pattern(source, "regex-timeout", _TimedSearch(_regex_compile(tree, flags), source))
+
+
+def _bounded_search(tree: Any, source: str) -> Any:
+    """RE2, else the time-limited regex module, for ``tree``: the engines with a bound."""
+    flags = tree.state.flags
+    re2_pattern = _re2_compile(tree, flags)
+    if re2_pattern is not None:
+        return _Re2Search(re2_pattern, tree, flags, source)
+    return _TimedSearch(_regex_compile(tree, flags), source)
+
+
+class _ReUpTo:
+    """``search`` on ``re`` for texts up to ``longest`` characters, a bounded engine beyond.
+
+    The bounded engine gives re's verdict (`_translate`), so only the time differs.
+    """
+
+    __slots__ = ("bounded", "compiled", "longest", "source", "tree")
+
+    def __init__(self, compiled: re.Pattern[str], longest: int, tree: Any, source: str) -> None:
+        self.compiled = compiled
+        self.longest = longest
+        self.tree = tree
+        self.source = source
+        self.bounded: Any = None
+
+    def search(self, text: str) -> Any:
+        if len(text) <= self.longest:
+            return self.compiled.search(text)
+        if self.bounded is None:  # compiled on the first long text only
+            self.bounded = _bounded_search(self.tree, self.source)
+        return self.bounded.search(text)
 
 
 def _re2_compile(tree: Any, flags: int) -> Any:

@@ -6,6 +6,9 @@ those fields. Real agents answer in other shapes (``{"data": {"hits": ...}}``, `
 ...}``, OpenAI's ``choices``). A shape maps each field to a singular JSONPath, and every key
 that reads the field follows it, including paths written from it (``results[*].file`` reads
 ``data.hits[*].file``), so messages name the path the shape gave.
+
+``tags`` is the one field inside each result: ``$.results[*].tags`` says where the tag keys
+(``all_have_tags`` …) find a result's tags (``metadata.tags`` by default).
 """
 
 from __future__ import annotations
@@ -19,32 +22,41 @@ from ._paths import DotPath, PathMiss, singular_steps
 if TYPE_CHECKING:
     from ._base import BuildContext
 
-__all__ = ["DEFAULT_SHAPE", "SHAPE_FIELDS", "Field", "Shape", "compile_shape"]
+__all__ = ["DEFAULT_SHAPE", "DEFAULT_TAGS", "SHAPE_FIELDS", "Field", "Shape", "compile_shape"]
 
-SHAPE_FIELDS = ("status", "results", "summary", "message", "model")
+SHAPE_FIELDS = ("status", "results", "summary", "message", "model", "tags")
+# Where a result's tags are when the shape does not say (the seed's `results[*].metadata.tags`).
+DEFAULT_TAGS = "metadata.tags"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIRST_SEGMENT = re.compile(r"(?:\$\.?)?([A-Za-z_][A-Za-z0-9_]*)(?=$|[.\[])")
 
 
 class Shape:
-    """Field name → where it lives, as a dot path (top-level fields are not listed)."""
+    """Field name → where it lives, as a dot path (top-level fields are not listed).
 
-    __slots__ = ("_paths",)
+    ``tags`` is kept apart: it is a path inside each result, not from the response's root, so
+    it never rewrites a user's path.
+    """
 
-    def __init__(self, paths: Mapping[str, str] | None = None) -> None:
+    __slots__ = ("_paths", "tags")
+
+    def __init__(self, paths: Mapping[str, str] | None = None, tags: str | None = None) -> None:
         self._paths = dict(paths or {})
+        self.tags = tags or DEFAULT_TAGS  # a result's tags: a dot path inside each result
 
     def __bool__(self) -> bool:
-        return bool(self._paths)
+        return bool(self._paths) or self.tags != DEFAULT_TAGS
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Shape) and self._paths == other._paths
+        return isinstance(other, Shape) and (self._paths, self.tags) == (other._paths, other.tags)
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self._paths.items())))
+        return hash((tuple(sorted(self._paths.items())), self.tags))
 
     def __repr__(self) -> str:
+        if self.tags != DEFAULT_TAGS:
+            return f"Shape({self._paths!r}, tags={self.tags!r})"
         return f"Shape({self._paths!r})"
 
     def gives(self, field: str) -> bool:
@@ -86,6 +98,13 @@ class Field:
         # None: the seed's top-level field, read with a dict lookup (and its own messages).
         self.path = DotPath(self.text) if shape.gives(name) else None
 
+    @classmethod
+    def at(cls, name: str, path: DotPath) -> Field:
+        """The field read at ``path`` (an assertion's own path, not the shape's)."""
+        field = cls.__new__(cls)
+        field.name, field.text, field.path = name, path.text, path
+        return field
+
     def get(self, data: Any) -> Any:
         """The field's value, or a `PathMiss` saying why there is none."""
         if self.path is None:
@@ -118,6 +137,7 @@ def compile_shape(spec: Any, ctx: BuildContext) -> Shape | None:
         ctx.problem(f"expected a mapping such as {{results: '$.data.hits'}}, got {spec!r}")
         return None
     paths: dict[str, str] = {}
+    results_steps: tuple[str | int, ...] = ("results",)
     before = len(ctx.problems)
     for field, expression in spec.items():
         where = ctx.at(str(field))
@@ -128,6 +148,8 @@ def compile_shape(spec: Any, ctx: BuildContext) -> Shape | None:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             where.problem(f"unknown shape field '{field}'{hint}; fields: {', '.join(SHAPE_FIELDS)}")
             continue
+        if field == "tags":
+            continue  # a path inside each result: read once `results` is known (below)
         steps = singular_steps(expression) if isinstance(expression, str) else None
         if not steps:
             where.problem(
@@ -136,4 +158,27 @@ def compile_shape(spec: Any, ctx: BuildContext) -> Shape | None:
             )
             continue
         paths[field] = _dot_path(steps)
-    return Shape(paths) if len(ctx.problems) == before else None
+        if field == "results":
+            results_steps = steps
+    tags = _tags_path(spec["tags"], results_steps, ctx.at("tags")) if "tags" in spec else None
+    return Shape(paths, tags) if len(ctx.problems) == before else None
+
+
+def _tags_path(
+    expression: Any, results_steps: tuple[str | int, ...], ctx: BuildContext
+) -> str | None:
+    """The dot path inside each result of ``tags: "$.results[*].<path>"``, or None (a problem).
+
+    The part before ``[*]`` names the results: ``$.results`` (wherever the shape puts them) or
+    the shape's own results path; the part after it is a singular path inside each result.
+    """
+    text = expression if isinstance(expression, str) else ""
+    prefix, star, rest = text.partition("[*]")
+    inside = singular_steps("$" + rest) if star and rest else None
+    if inside and singular_steps(prefix) in (("results",), results_steps):
+        return _dot_path(inside)
+    ctx.problem(
+        "expected a JSONPath to the tags of every result, such as '$.results[*].tags' or "
+        f"'$.results[*].metadata.labels', got {expression!r}"
+    )
+    return None

@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._secrets import mask_url, remember_from_environment, url_secrets
-from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, start_of
+from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
+from ..engine._vectors import vector_problem, vectors_problem
 
 if TYPE_CHECKING:
     from ..loading import JudgeModel
@@ -97,6 +98,13 @@ class JudgeClient:
         self.cached = 0
         self._api_key: str | None = None
         self._key_problem: str | None = None
+        # The budget (max_cost_usd), reserved before each call: without it, -j 8 calls all
+        # passed the check at $0 and a $2.50 budget ended at $8.00 (issue 29). One event loop
+        # runs the client, so plain counters and an event to wake the waiters suffice.
+        self._in_flight = 0
+        self._reserved = 0.0
+        self._estimate: float | None = None  # the costliest call so far: what one may cost
+        self._changed: asyncio.Event | None = None
         if config is not None and config.api_key:
             self._api_key, self._key_problem = self._secret(config.api_key)
         if config is not None:  # http://user:password@host/v1: the password is a secret
@@ -176,26 +184,36 @@ class JudgeClient:
         for sample in range(samples):
             key = self.cache_key(settings, request.messages, sample)
             reply = self.store.judge_reply(key) if self.store and self.cache != "off" else None
-            if reply is not None:
+            # A cached reply is trusted only if it reads as a verdict now: a store written by
+            # an older, laxer version may hold one that this version refuses. Such a reply is
+            # a miss (asked again, and overwritten in rw).
+            unreadable = None if reply is None else read_verdict(reply)
+            if reply is not None and not isinstance(unreadable, str):
                 replies.append(reply)
                 cached += 1
                 self.cached += 1
                 continue
             if self.cache == "replay":
+                why = (
+                    f"the cached judgement for this request cannot be read ({unreadable})"
+                    if isinstance(unreadable, str)
+                    else "no cached judgement for this request"
+                )
                 return Judgement(
-                    error=f"no cached judgement for this request (--judge-cache replay; "
-                    f"cache key {key[:16]}…): run once with --judge-cache rw to record it",
+                    error=f"{why} (--judge-cache replay; cache key {key[:16]}…): run once "
+                    "with --judge-cache rw to record it",
                     cost_usd=cost,
                     tokens=tokens,
                 )
             if settings["key_problem"]:
                 return Judgement(error=settings["key_problem"], cost_usd=cost, tokens=tokens)
-            spent_all = self._spent()
+            spent_all, reservation = await self._reserve()
             if spent_all:
                 return Judgement(error=spent_all, cost_usd=cost, tokens=tokens)
             seed = settings.get("seed")
             call_settings = {**settings, "seed": None if seed is None else seed + sample}
             messages = request.messages
+            spent = None
             try:
                 reply, used, spent = await self._call(
                     call_settings,
@@ -206,14 +224,62 @@ class JudgeClient:
                 )
             except _Failure as failure:
                 return Judgement(error=str(failure), cost_usd=cost, tokens=tokens)
+            finally:
+                self._release(reservation, spent)
             cost += spent
             tokens += used
-            if self.store is not None and self.cache == "rw":
+            # Only a reply that reads as a verdict is kept: an unreadable one (an error of the
+            # check) would otherwise answer every later run without the judge being asked.
+            if (
+                self.store is not None
+                and self.cache == "rw"
+                and not isinstance(read_verdict(reply), str)
+            ):
                 self.store.save_judge_reply(
                     key, reply, str(settings["model"]), used, spent, _now_iso()
                 )
             replies.append(reply)
         return Judgement(tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens)
+
+    async def _reserve(self) -> tuple[str | None, float]:
+        """Wait until a call fits the budget: (why none may be made, or None; its reservation).
+
+        A call is made while the cost so far plus what the calls in flight are expected to
+        cost (each the costliest call so far) is under ``max_cost_usd``; until one call has
+        said what calls cost, one call at a time. So a run ends at most one call's cost over
+        its budget, however many calls run at once.
+        """
+        limit = self.config.max_cost_usd if self.config is not None else None
+        if limit is None:
+            return None, 0.0
+        while True:
+            spent_all = self._spent()
+            if spent_all:
+                return spent_all, 0.0
+            if self._estimate is None:
+                if self._in_flight == 0:
+                    break
+            elif self.cost_usd + self._reserved < limit:
+                break
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            await self._changed.wait()  # a call in flight ends (set by `_release`)
+        reservation = self._estimate or 0.0
+        self._in_flight += 1
+        self._reserved += reservation
+        return None, reservation
+
+    def _release(self, reservation: float, spent: float | None) -> None:
+        """A call reserved by `_reserve` ended (``spent``: its cost; None: it failed)."""
+        if self.config is None or self.config.max_cost_usd is None:
+            return
+        self._in_flight -= 1
+        self._reserved -= reservation
+        if spent is not None:
+            self._estimate = max(self._estimate or 0.0, spent)
+        if self._changed is not None:  # wake every waiter; the next wait makes a new event
+            self._changed.set()
+            self._changed = None
 
     def _spent(self) -> str | None:
         """Why no more calls may be made (the budget is spent), or None."""
@@ -252,8 +318,9 @@ class JudgeClient:
         if self.store is not None and self.cache != "off":
             for key in keys:
                 found = self.store.judge_reply(key)
-                if found is not None:
-                    vectors[key] = tuple(json.loads(found))
+                cached = _cached_vector(found) if found is not None else None
+                if cached is not None:  # an invalid one (cached by an older version): asked again
+                    vectors[key] = cached
         missing = [(key, text) for key, text in zip(keys, request.texts, strict=True)]
         missing = [(key, text) for key, text in missing if key not in vectors]
         self.cached += len(keys) - len(missing)
@@ -266,15 +333,23 @@ class JudgeClient:
             )
             if problem:
                 return Judgement(error=problem)
+            spent_all, reservation = await self._reserve()
+            if spent_all:
+                return Judgement(error=spent_all)
             texts = list(dict.fromkeys(text for _, text in missing))
             body = {"model": model, "input": texts}
             deadline = time.monotonic() + self.timeout_s
+            parse = functools.partial(self._vectors, count=len(texts))
+            spent = None
             try:
                 data, tokens, cost = await self._call(
-                    settings, deadline, "/embeddings", lambda form: body, self._vectors
+                    settings, deadline, "/embeddings", lambda form: body, parse
                 )
+                spent = cost
             except _Failure as failure:
                 return Judgement(error=str(failure))
+            finally:
+                self._release(reservation, spent)
             by_text = dict(zip(texts, data, strict=True))
             for key, text in missing:
                 vectors[key] = by_text[text]
@@ -282,23 +357,52 @@ class JudgeClient:
                     self.store.save_judge_reply(
                         key, json.dumps(by_text[text]), model, 0, 0.0, _now_iso()
                     )
+        answered = [vectors[key] for key in keys]
+        # Each vector is valid on its own; a cached one and a new one may still be of two
+        # lengths (the endpoint's model changed under the same name): not comparable.
+        problem = vectors_problem(answered, [f"text {index + 1}" for index in range(len(keys))])
+        if problem is not None:
+            return Judgement(error=f"the endpoint's embeddings are unusable: {problem}")
         return Judgement(
-            vectors=tuple(vectors[key] for key in keys),
+            vectors=tuple(answered),
             cached=not missing,
             cost_usd=cost,
             tokens=tokens,
         )
 
-    def _vectors(self, data: Any, text: str, settings: Mapping[str, Any]) -> tuple[Any, int, float]:
-        """The vectors of an ``/embeddings`` response, in input order; tokens; cost."""
+    def _vectors(
+        self, data: Any, text: str, settings: Mapping[str, Any], *, count: int
+    ) -> tuple[Any, int, float]:
+        """The ``count`` vectors of an ``/embeddings`` response, in input order; tokens; cost.
+
+        Raises:
+            _Failure: The response is not ``count`` valid vectors of one length (nothing of
+                it is cached then).
+        """
+        spent = self._usage(data, settings)  # the call was made: it counts either way
         try:
-            items = sorted(data["data"], key=lambda item: item.get("index", 0))
-            found = [tuple(float(value) for value in item["embedding"]) for item in items]
-        except (KeyError, TypeError, ValueError, AttributeError):
+            items = data["data"]
+            indices = [item.get("index", position) for position, item in enumerate(items)]
+            found = [item["embedding"] for item in items]
+        except (KeyError, TypeError, AttributeError):
             raise _Failure(f"the response has no data[].embedding: {start_of(text)!r}") from None
-        if not found or any(not vector for vector in found):
-            raise _Failure(f"the response has empty embeddings: {start_of(text)!r}")
-        return found, *self._usage(data, settings)
+        if len(found) != count:
+            raise _Failure(
+                f"the response has {len(found)} embedding(s) for {count} text(s): "
+                f"{start_of(text)!r}"
+            )
+        if any(type(index) is not int for index in indices) or sorted(indices) != list(
+            range(count)
+        ):
+            raise _Failure(
+                f"the response's data[].index are {indices!r:.80}, not 0 to {count - 1} once "
+                f"each: {start_of(text)!r}"
+            )
+        found = [found[indices.index(position)] for position in range(count)]
+        problem = vectors_problem(found, [f"text {index + 1}" for index in range(count)])
+        if problem is not None:
+            raise _Failure(f"the endpoint's embeddings are unusable: {problem}")
+        return [tuple(float(value) for value in vector) for vector in found], *spent
 
     def _usage(self, data: Any, settings: Mapping[str, Any]) -> tuple[int, float]:
         """(tokens, cost) of a response, counted in the run's totals."""
@@ -450,6 +554,17 @@ def _body(
     if response_format is not None:
         body["response_format"] = response_format
     return body
+
+
+def _cached_vector(text: str) -> tuple[float, ...] | None:
+    """A vector from the judge cache, or None when it is not a valid one."""
+    try:
+        vector = json.loads(text)
+    except ValueError:
+        return None
+    if vector_problem(vector) is not None:
+        return None
+    return tuple(float(value) for value in vector)
 
 
 def _count(value: Any) -> int:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..engine._judging import FileJudgeRules
+from ..engine._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
 
 
 class FileModel(BaseModel):
@@ -59,7 +59,8 @@ class TestModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
 
@@ -105,7 +106,8 @@ class SuiteModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
 
@@ -126,7 +128,8 @@ class AgentTestFileModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
 
@@ -228,6 +231,13 @@ class JudgeModel(FileModel):
         default=1, ge=1, le=15, description="Replies per judgement; > 1: the majority decides."
     )
     max_tokens: int | None = Field(default=None, ge=1, description="Cap on each reply's tokens.")
+    max_input_chars: int = Field(
+        default=DEFAULT_MAX_INPUT_CHARS,
+        ge=1,
+        le=100_000_000,
+        description="The most characters of one output the judge is sent; a longer output is "
+        "cut to its beginning and the result says so (input_cut).",
+    )
     max_cost_usd: float | None = Field(
         default=None,
         ge=0,
@@ -276,7 +286,8 @@ class ConfigModel(FileModel):
     shape: dict[str, str] | None = Field(
         default=None,
         description="Where the fields the expect dict reads live, as JSONPaths: status, results, "
-        "summary, message, model (e.g. {results: '$.data.hits'}); the nearest level wins, field "
+        "summary, message, model, and tags inside each result (e.g. {results: '$.data.hits', "
+        "tags: '$.results[*].labels'}); the nearest level wins, field "
         "by field.",
     )
     plugins: list[str] = Field(default_factory=list)

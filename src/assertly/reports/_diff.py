@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from .._json import to_json_bytes
+from .._json import report_json_bytes, to_json_bytes
 from .._terminal import inert_json, inert_text, terminal_safe
 from ..compare import RunDiff, TestChange
 from ._analysis import NONE, clip
@@ -233,13 +233,14 @@ def _json_chunks(diff: RunDiff) -> Iterator[bytes]:
 
     yield b'{"base":' + to_json_bytes(side(diff.base))
     yield b',"candidate":' + to_json_bytes(side(diff.candidate))
-    yield b',"summary":' + to_json_bytes(diff.summary())
+    yield b',"summary":' + report_json_bytes(diff.summary(), level=1)
     yield b',"tests":['
     first = True
     for item in diff.tests():
-        yield (b"" if first else b",") + b"\n" + to_json_bytes(item.to_dict())
+        yield (b"" if first else b",") + b"\n" + report_json_bytes(item.to_dict(), level=2)
         first = False
-    yield b'],"evals":' + to_json_bytes([change.to_dict() for change in diff.evals]) + b"}\n"
+    evals = [change.to_dict() for change in diff.evals]
+    yield b'],"evals":' + report_json_bytes(evals, level=1) + b"}\n"
 
 
 def write_diff_json(diff: RunDiff, handle: BinaryIO) -> None:

@@ -1,7 +1,9 @@
 """The JSON report: the shape pinned in the runner spec (other tools parse it).
 
 Written test by test, so a run of a million tests never holds its report in memory; the bytes
-are those of the whole document serialised at once with two-space indentation.
+are those of the whole document serialised at once with two-space indentation. Nesting is
+capped at `REPORT_MAX_DEPTH` levels (deeper values as marked JSON text), so every common JSON
+reader can read the report.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
-from .._json import to_json_bytes
+from .._digests import RecordsDigest
+from .._json import loads, report_json_bytes, to_json_bytes
 from .._records import RunRecord
 from .._secrets import redact_text
 from .._terminal import inert_json
@@ -22,7 +25,7 @@ _INDENT = b"  "
 
 def _member(name: str, value: Any, depth: int) -> bytes:
     """``"name": value`` indented for ``depth`` as part of an object."""
-    text = _indented(to_json_bytes(value, indent=True), depth)
+    text = _indented(report_json_bytes(value, indent=True, level=depth), depth)
     return _INDENT * depth + to_json_bytes(name) + b": " + text
 
 
@@ -38,31 +41,57 @@ def _array(items: Iterable[Any], depth: int) -> Iterator[bytes]:
         prefix = b"[\n" if first else b",\n"
         first = False
         yield (
-            prefix + _INDENT * (depth + 1) + _indented(to_json_bytes(item, indent=True), depth + 1)
+            prefix
+            + _INDENT * (depth + 1)
+            + _indented(report_json_bytes(item, indent=True, level=depth + 1), depth + 1)
         )
     yield b"[]" if first else b"\n" + _INDENT * depth + b"]"
 
 
-def _chunks(run: RunRecord) -> Iterator[bytes]:
+def _digested(
+    kind: str, items: Iterable[Any], digest: RecordsDigest | None, secrets: frozenset[str]
+) -> Iterator[Any]:
+    """``items`` as they are, each added to ``digest`` as a reader of the report will see it.
+
+    That is, after JSON and the redaction of secrets: the merge recomputes the digest from the
+    report it reads.
+    """
+    for item in items:
+        if digest is not None:
+            text = to_json_bytes(item)
+            if secrets:
+                text = redact_text(text.decode(), secrets).encode()
+            digest.add(kind, loads(text))
+        yield item
+
+
+def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[bytes]:
+    # A shard's report carries its plan and a digest of its records, for `assertly merge`.
+    digest = RecordsDigest() if run.shard else None
     yield b"{\n"
     yield _member("run_id", run.run_id, 1) + b",\n"
     yield _member("started_at", run.started_at, 1) + b",\n"
     yield _member("summary", run.summary(), 1) + b",\n"
     yield _INDENT + b'"tests": '
-    yield from _array((test.to_dict() for test in run.tests), 1)
+    tests = (test.to_dict() for test in run.tests)
+    yield from _array(_digested("test", tests, digest, secrets), 1)
     yield b",\n" + _INDENT + b'"evals": '
-    yield from _array((suite.to_dict() for suite in run.evals), 1)
+    evals = (suite.to_dict() for suite in run.evals)
+    yield from _array(_digested("eval", evals, digest, secrets), 1)
     yield b",\n" + _member("problems", run.problems, 1)
     yield b",\n" + _member("warnings", run.warnings, 1)
     if run.shard:  # which part of a sharded suite this run is, for `assertly merge`
         yield b",\n" + _member("shard", run.shard, 1)
+        yield b",\n" + _member("plan", run.plan, 1)
+    if digest is not None:
+        yield b",\n" + _member("records_digest", digest.hexdigest(), 1)
     yield b"\n}\n"
 
 
 def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
     """Write ``run -o report.json`` to ``handle``: run_id, summary, tests, evals, problems."""
     secrets = frozenset(secret for secret in redact or () if secret)
-    for chunk in _chunks(run):
+    for chunk in _chunks(run, secrets):
         # A secret lives inside one string, so inside one chunk.
         data = redact_text(chunk.decode(), secrets).encode() if secrets else chunk
         handle.write(inert_json(data))  # C1 controls, bidi overrides: escaped, same value

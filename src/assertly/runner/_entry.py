@@ -7,6 +7,7 @@ the finished run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any, cast
 
 from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from .._records import RunRecord
-from .._secrets import from_environment, is_masked_url, mask_url, url_secrets
+from .._secrets import from_environment, is_masked_url, url_secrets
 from ..engine import Expectation
 from ..loading import (
     ConfigModel,
@@ -29,6 +30,7 @@ from ..targets import parse_spec
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._options import RunOptions, options_dict, parse_shard, restore_options
+from ._plan import refuse_changed_config, shard_plan, verdict_config
 from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm
@@ -75,6 +77,9 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     # a shard takes the eval suites whose file hashes to it.
     evals = [] if filtered(options) else loaded.evals
     if options.shard:
+        whole = dataclasses.replace(options, shard=None)
+        tests.whole = TestPlan(select_tests(loaded.tests, whole), loaded.datasets, whole)
+        tests.whole.eval_files = sorted(suite.file for suite in evals)
         shard = parse_shard(options.shard)
         evals = [suite for suite in evals if in_shard(suite.file, shard)]
     if not tests and not evals and not options.shard:  # a shard of a small suite may be empty
@@ -144,17 +149,9 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     try:
         runner = runner_class(options, config, store, secrets, listener)
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
-        files = _files_of(tests, evals)
-        if options.resume:
-            _refuse_new_files(files, store.run_info(run_id)["options"], run_id)
+        data = _run_options(store, runner, run_id, tests, evals, problems)
         store.claim_run(run_id, now_iso())
         claimed = run_id
-        threshold = options.pass_threshold or config.pass_threshold
-        data = options_dict(options, threshold, problems)
-        for name in ("target", "store_path"):  # stored with no password, not [REDACTED]
-            if isinstance(data.get(name), str):
-                data[name] = mask_url(data[name])
-        data["files"] = files
         store.start_run(run_id, now_iso(), data)
         runner.fit_open_files()
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
@@ -177,6 +174,46 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         # Filters can leave no line of a dataset, which is only known once it has been read.
         raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record
+
+
+def _run_options(
+    store: RunStore,
+    runner: Runner,
+    run_id: str,
+    tests: TestPlan,
+    evals: list[EvalSuite],
+    problems: list[str],
+) -> dict[str, Any]:
+    """What is stored with the run; for ``--resume``, the checks that it may go on.
+
+    Raises:
+        ConfigError: The resumed run lacks files the paths now hold, or was judged under
+            another verdict-changing config.
+    """
+    options, config = runner.options, runner.config
+    files = _files_of(tests, evals)
+    verdicts = verdict_config(config, options)
+    if options.resume:
+        stored = store.run_info(run_id)["options"]
+        _refuse_new_files(files, stored, run_id)
+        refuse_changed_config(verdicts, stored, run_id, runner.warnings.append)
+    data = options_dict(options, options.pass_threshold or config.pass_threshold, problems)
+    data["files"] = files
+    data["verdict_config"] = verdicts
+    if tests.whole is not None and not options.resume:  # a resumed run keeps its plan
+        data["plan"] = _plan_of(runner, tests.whole, options, verdicts)
+    return data
+
+
+def _plan_of(
+    runner: Runner, whole: TestPlan, options: RunOptions, verdicts: dict[str, Any]
+) -> dict[str, Any]:
+    """A shard's plan (`shard_plan`), without the warnings about other shards' tests."""
+    warnings = list(runner.warnings)
+    try:
+        return shard_plan(whole, runner.definition_of, options, verdicts)
+    finally:
+        runner.warnings[:] = warnings
 
 
 def _runner_class(options: RunOptions) -> type[Runner]:

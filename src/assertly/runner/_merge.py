@@ -6,6 +6,12 @@ reports written on other machines (``report.json``). Every part must be a shard 
 split (``--shard I/N`` with one N), no shard may come twice, none may be missing, and no test
 may be in two parts: anything else is refused with what is wrong, and nothing is written.
 
+Every part must also carry the same plan (`assertly._digests`: the filters and verdict-changing
+config it ran with, and the digest of the whole test set with every test's definition), the
+tests of all the parts must add up to that test set exactly, each test must belong to the
+shard that holds it, a JSON report's records must match their digest, and no trial may claim
+a pass (or a skip) that its own failures or error contradict.
+
 A part read from a store keeps every stored trial as it is. A part read from a JSON report
 keeps what the report holds: each trial's verdict, failures, error, output and metrics (not
 each assertion's passing result).
@@ -20,11 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._digests import combine_sums, plan_digest, records_digest, tests_sum
 from .._exceptions import StoreError
 from .._records import RunRecord
 from ..store import RunStore, new_run_id
 from ..store._files import is_sqlite_file, read_report
 from ._options import parse_shard
+from ._plan import describe_selection
+from ._selection import in_shard
 from ._verdict import build_run
 
 __all__ = ["merge_runs"]
@@ -44,6 +53,7 @@ class _Part:
     evals: list[dict[str, Any]]
     store: str | None = None  # a stored run: what opens its store again (a path or a URL)
     report: dict[str, Any] | None = None  # a JSON report
+    plan: Any = None  # what the shard is a part of (`assertly._digests`), as the part says
 
     def tests(self) -> Iterator[tuple[dict[str, Any], dict[int, dict[str, Any]]]]:
         """Each test's metadata with its trial records, in run order."""
@@ -138,11 +148,25 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
         duration_ms=float(info.get("duration_ms") or 0.0),
         evals=evals,
         store=location,
+        plan=options.get("plan"),
     )
 
 
 def _report_part(name: str, path: Path) -> _Part:
     data = read_report(path)
+    if data.get("shard"):  # not a shard: refused as such by _check_shards
+        claimed = data.get("records_digest")
+        if not claimed:
+            raise StoreError(
+                f"{name}: the report carries no records_digest (written by an assertly before "
+                "shards were verified, or edited): run the shard again"
+            )
+        actual = records_digest(data["tests"], data.get("evals") or [])
+        if actual != claimed:
+            raise StoreError(
+                f"{name}: its tests or evals do not match the report's records_digest: the "
+                "report was changed after assertly wrote it; use the report as written"
+            )
     summary = data.get("summary") or {}
     return _Part(
         name=name,
@@ -161,6 +185,7 @@ def _report_part(name: str, path: Path) -> _Part:
             for suite in data.get("evals") or []
         ],
         report=data,
+        plan=data.get("plan"),
     )
 
 
@@ -189,6 +214,47 @@ def _check_shards(parts: list[_Part]) -> None:
     thresholds = {part.threshold for part in parts if part.store is not None}
     if len(thresholds) > 1:
         raise StoreError(f"the parts were run with different pass thresholds: {sorted(thresholds)}")
+    _check_plans(parts)
+
+
+def _check_plans(parts: list[_Part]) -> None:
+    """Refuse parts without a plan, with an edited one, or of different plans."""
+    for part in parts:
+        plan = part.plan
+        if not isinstance(plan, dict) or not plan.get("digest"):
+            raise StoreError(
+                f"{part.name}: shard {part.shard} carries no plan digest (run by an assertly "
+                "before shards were verified): run the shard again"
+            )
+        if plan_digest(plan) != plan["digest"]:
+            raise StoreError(f"{part.name}: its plan does not match its digest (edited)")
+    first = parts[0]
+    assert isinstance(first.plan, dict)
+    for part in parts[1:]:
+        assert isinstance(part.plan, dict)
+        if part.plan["digest"] == first.plan["digest"]:
+            continue
+        mine, theirs = part.plan, first.plan
+        if mine.get("selection") != theirs.get("selection"):
+            why = (
+                f"it was run with {describe_selection(mine.get('selection'))}, "
+                f"{first.name} with {describe_selection(theirs.get('selection'))}"
+            )
+        elif mine.get("config") != theirs.get("config"):
+            why = (
+                "the config parts that change verdicts (sensitive_prefixes, shape, facts, "
+                "judge, plugins) differ"
+            )
+        else:
+            why = (
+                f"its test set is not {first.name}'s: {mine.get('tests')} tests against "
+                f"{theirs.get('tests')}, or tests of the same ids with other definitions "
+                "(the shards were not run from the same checkout)"
+            )
+        raise StoreError(
+            f"{part.name} (shard {part.shard}) is not a part of the same run as {first.name} "
+            f"(shard {first.shard}): {why}"
+        )
 
 
 def merge_runs(sources: list[str], store_path: str) -> RunRecord:
@@ -212,14 +278,17 @@ def merge_runs(sources: list[str], store_path: str) -> RunRecord:
     try:
         store.start_run(run_id, started, options)
         position = 0
+        sums: list[tuple[int, str]] = []
         for part in parts:
-            position = _copy(store, run_id, part, position)
+            position = _copy(store, run_id, part, position, sums)
         stored = store.count_tests(run_id)
         if stored != position:
             raise StoreError(
                 f"{position - stored} test(s) are in more than one part: the shards were not "
                 "made from the same test files"
             )
+        _check_test_set(parts[0], combine_sums(sums))
+        _check_evals(parts)
         for part in parts:
             for record in part.evals:
                 store.save_eval(run_id, str(record["file"]), record)
@@ -235,8 +304,74 @@ def merge_runs(sources: list[str], store_path: str) -> RunRecord:
         store.close()
 
 
-def _copy(store: RunStore, run_id: str, part: _Part, position: int) -> int:
-    """Copy a part's tests and trials into ``run_id`` from ``position`` on; the next position."""
+def _check_test_set(part: _Part, found: tuple[int, str]) -> None:
+    """Refuse parts whose tests together are not the plan's test set, with its definitions."""
+    plan = part.plan
+    assert isinstance(plan, dict)
+    count, total = found
+    if count != plan.get("tests"):
+        raise StoreError(
+            f"the parts hold {count} tests, their plan {plan.get('tests')}: tests are missing "
+            "from a part (or were added to one)"
+        )
+    if total != plan.get("sum"):
+        raise StoreError(
+            "the parts' tests are not those of their plan: a test's definition or key in a "
+            "part differs from the one the shards were planned with"
+        )
+
+
+def _check_evals(parts: list[_Part]) -> None:
+    """Refuse parts whose eval suites together are not the plan's."""
+    plan = parts[0].plan
+    assert isinstance(plan, dict)
+    found = sorted(str(record.get("file")) for part in parts for record in part.evals)
+    if found != sorted(plan.get("evals") or []):
+        missing = sorted(set(plan.get("evals") or []) - set(found))
+        raise StoreError(
+            f"the parts' eval suites are not those of their plan (missing: "
+            f"{', '.join(missing) or 'none'}; held: {', '.join(found) or 'none'})"
+        )
+
+
+_CONTRADICTED = ("passed", "skipped")  # verdicts a failing assertion or an error contradicts
+
+
+def _check_trial(part: _Part, key: str, record: dict[str, Any]) -> None:
+    """Refuse a trial whose verdict its own content contradicts (recomputed, not trusted)."""
+    status = record.get("status")
+    if status not in ("passed", "failed", "error", "skipped"):
+        raise StoreError(f"{part.name}: {key} trial {record.get('trial')}: status {status!r}")
+    if status not in _CONTRADICTED:
+        return
+    outcomes = {
+        str(failure.get("outcome", "failed")) if isinstance(failure, dict) else "failed"
+        for failure in record.get("failures") or []
+    }
+    outcomes |= {
+        str(step.get("status"))
+        for step in record.get("steps") or []
+        if isinstance(step, dict) and step.get("status") in ("failed", "error")
+    }
+    if record.get("error"):
+        outcomes.add("error")
+    if outcomes:
+        recomputed = "failed" if "failed" in outcomes else "error"
+        raise StoreError(
+            f"{part.name}: {key} trial {record.get('trial')} says {status}, but its failures "
+            f"and error make it {recomputed}: the part was edited"
+        )
+
+
+def _copy(
+    store: RunStore, run_id: str, part: _Part, position: int, sums: list[tuple[int, str]]
+) -> int:
+    """Copy a part's tests and trials into ``run_id`` from ``position`` on; the next position.
+
+    Adds the part's ``(count, sum)`` of test definitions to ``sums``.
+    """
+    shard = parse_shard(str(part.shard))
+    pairs: list[tuple[str, str | None]] = []
     metas: list[dict[str, Any]] = []
     trials: list[tuple[str, int, dict[str, Any]]] = []
 
@@ -249,13 +384,22 @@ def _copy(store: RunStore, run_id: str, part: _Part, position: int) -> int:
         trials.clear()
 
     for meta, by_trial in part.tests():
+        key = str(meta["key"])
+        if not in_shard(key, shard):
+            raise StoreError(
+                f"{part.name}: {key} is not a test of shard {part.shard}: the part is not the "
+                "shard it says"
+            )
+        pairs.append((key, meta.get("definition")))
         if not meta.get("pass_threshold"):
             meta["pass_threshold"] = part.threshold
         metas.append(meta)
         for number, record in by_trial.items():
-            trials.append((meta["key"], number, {**record, "test_key": meta["key"]}))
+            _check_trial(part, key, record)
+            trials.append((key, number, {**record, "test_key": key}))
         position += 1
         if len(metas) >= _BATCH:
             flush()
     flush()
+    sums.append(tests_sum(pairs))
     return position

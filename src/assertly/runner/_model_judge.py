@@ -17,7 +17,13 @@ from typing import Any
 from .._records import StepRecord
 from ..engine import CheckContext, Expectation
 from ..engine._embeddings import LOCAL
-from ..engine._judging import BOARD_KEY, JudgeBoard, Judgement, JudgeRequest
+from ..engine._judging import (
+    BOARD_KEY,
+    DEFAULT_MAX_INPUT_CHARS,
+    JudgeBoard,
+    Judgement,
+    JudgeRequest,
+)
 from ..judge import CacheMode, JudgeClient
 from ..loading import JudgeModel
 from ..store import RunStore
@@ -75,7 +81,9 @@ class ModelJudge:
         judge: Judge,
     ) -> tuple[StepRecord, list[dict[str, Any]]]:
         """The step's record and failures, judged by ``judge`` with the judge's answers."""
-        board = JudgeBoard()
+        board = JudgeBoard(
+            self._config.max_input_chars if self._config is not None else DEFAULT_MAX_INPUT_CHARS
+        )
         ctx = context.replaced(self._now, extra={**context.extra, BOARD_KEY: board})
         for expectation in checks:
             expectation.check(output, context=ctx)  # collects the requests

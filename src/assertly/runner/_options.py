@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from .._records import PassThreshold
+from .._secrets import mask_url
 
 __all__ = ["RunOptions", "options_dict", "parse_shard", "restore_options"]
 
@@ -42,6 +43,11 @@ class RunOptions:
     judge_cache: str | None = None  # rw (default), ro, off or replay
 
 
+# More parts than any CI fans out to; the number is stored with the run (issue 29: integers
+# from the command line are bounded before they reach Python's or SQLite's limits).
+MAX_SHARDS = 10_000
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """``"I/N"`` → ``(I, N)``, with 1 <= I <= N.
 
@@ -49,9 +55,12 @@ def parse_shard(text: str) -> tuple[int, int]:
         ValueError: Not of that form; the message says what would be right.
     """
     index, _, count = text.partition("/")
-    if not (index.strip().isdigit() and count.strip().isdigit()):
+    index, count = index.strip(), count.strip()
+    if not (index.isascii() and index.isdigit() and count.isascii() and count.isdigit()):
         raise ValueError(f"--shard takes I/N, the I-th of N parts (e.g. 2/4), got {text!r}")
-    number, parts = int(index), int(count)
+    if len(count) > len(str(MAX_SHARDS)) or int(count) > MAX_SHARDS:
+        raise ValueError(f"--shard {text}: N must be at most {MAX_SHARDS:,}")
+    number, parts = (int(index) if len(index) <= len(count) else int(count) + 1), int(count)
     if not 1 <= number <= parts:
         raise ValueError(f"--shard {text}: I must be between 1 and N (1/{parts} … {parts}/{parts})")
     return number, parts
@@ -86,6 +95,9 @@ def restore_options(options: RunOptions, stored: dict[str, Any]) -> None:
 def options_dict(options: RunOptions, threshold: str, problems: list[str]) -> dict[str, Any]:
     """The options as stored with a run (what `restore_options` reads back)."""
     data = asdict(options)
+    for name in ("target", "store_path"):  # stored with no password (`mask_url`)
+        if isinstance(data.get(name), str):
+            data[name] = mask_url(data[name])
     data["now"] = options.now.isoformat() if options.now else None
     data["pass_threshold"] = threshold
     data["problems"] = problems

@@ -19,6 +19,7 @@ from ..loading import Step, TestCase
 from ..store import RunStore, new_run_id
 from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
+from ._plan import shard_plan, verdict_config
 from ._run import Runner
 from ._steps import Answer, StepFailure, judge_steps
 from ._support import now_iso, test_meta
@@ -52,8 +53,14 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         threshold = options.pass_threshold or config.pass_threshold
         data = options_dict(options, threshold, problems)
         data["recheck_of"] = source_id
-        store.start_run(new_id, now_iso(), data)
         runner = Runner(options, config, store, store.redact)
+        # Judged under the config as it is now: a resume or a merge of this run checks that.
+        data["verdict_config"] = verdict_config(config, options)
+        if tests.whole is not None:
+            data["plan"] = shard_plan(
+                tests.whole, runner.definition_of, options, data["verdict_config"]
+            )
+        store.start_run(new_id, now_iso(), data)
         started = time.perf_counter()
         kept = [test for test in tests if test.key in stored]
         metas = [

@@ -151,6 +151,9 @@ class TestPlan:
             and (not options.suites or dataset.suite in options.suites)
         ]
         self.options = options
+        # A shard's whole plan: the tests of every shard (set by `prepare`, for the plan digest).
+        self.whole: TestPlan | None = None
+        self.eval_files: list[str] = []  # on `whole`: every eval suite's file, before the split
 
     def __iter__(self) -> Iterator[TestCase]:
         yield from self.tests

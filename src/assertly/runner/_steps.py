@@ -18,6 +18,7 @@ from typing import Any
 from .._records import Status, StepRecord, TrialRecord
 from ..engine import CheckContext, CheckResult, Outcome
 from ..loading import Step
+from ._signals import done, judging
 
 __all__ = [
     "Answer",
@@ -171,7 +172,13 @@ def judge_checks(
     Pure: what `judge_steps`' judges run inline, in the judge process, and (twice, around the
     judge's calls) for model-graded assertions.
     """
-    results = [expectation.check(output, context=context) for expectation in checks]
+    # Pure, so abandoned on SIGTERM or Ctrl-C in the event loop's thread (`_signals`).
+    marked = judging()
+    try:
+        results = [expectation.check(output, context=context) for expectation in checks]
+    finally:
+        if marked:
+            done()
     status = step_status(result.outcome for result in results)
     score = sum(r.score for r in results) / len(results) if results else 1.0
     failures = [failure for result in results for failure in failures_of(name, result)]

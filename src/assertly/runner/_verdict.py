@@ -205,5 +205,6 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         problems=options.get("problems", []),
         warnings=options.get("warnings", []),
         shard=options.get("shard"),
+        plan=options.get("plan"),
         judge=store.judge_spend(run_id),
     )

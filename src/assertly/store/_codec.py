@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._json import loads
+from .._json import MAX_JSON_DEPTH, loads, loads_nested, nested_too_deep
 
 __all__ = [
     "DICTIONARY_AFTER",
@@ -492,7 +492,12 @@ def loads_text(text: bytes | str) -> Any:
 
     try:
         return loads(text)
-    except ValueError:
+    except ValueError as error:
+        if nested_too_deep(error):
+            # A record holding an output nested up to MAX_JSON_DEPTH levels (orjson reads
+            # 1,024; the stdlib's C scanner recursed out, an internal error, issue 29).
+            decoded = text if isinstance(text, str) else bytes(text).decode("utf-8")
+            return loads_nested(decoded, most=MAX_JSON_DEPTH + 64)
         # orjson refuses escaped lone surrogates, which the stdlib fallback writes.
         return json.loads(text)
 

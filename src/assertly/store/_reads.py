@@ -70,12 +70,14 @@ class StoreReads:
         """
         if run_id == "last" or run_id.startswith("last~"):
             back = run_id.removeprefix("last").removeprefix("~") or "0"
-            if not back.isdigit():
+            if not (back.isascii() and back.isdigit()):
                 raise StoreError(f"{run_id!r}: write last~N with N a whole number (e.g. last~1)")
+            # Beyond 64 bits SQLite raises OverflowError; no store holds 10^15 runs, so such
+            # an N is simply "more runs back than there are" (issue 29).
             row = self._one(
                 f"SELECT run_id FROM runs ORDER BY started_at DESC, {self._TIE} DESC "
                 "LIMIT 1 OFFSET ?",
-                (int(back),),
+                (min(int(back), 10**15) if len(back) <= 20 else 10**15,),
             )
             if row is None:
                 count = self._one("SELECT COUNT(*) FROM runs")[0]

@@ -56,9 +56,11 @@ def _host_name(header: str) -> str:
 
 def _json_error(status: int, message: str) -> web.Response:
     body = {"error": {"status": status, "message": message}}
-    from .._json import to_json_bytes
+    from .._json import report_json_bytes
 
-    return web.Response(status=status, body=to_json_bytes(body), content_type="application/json")
+    return web.Response(
+        status=status, body=report_json_bytes(body), content_type="application/json"
+    )
 
 
 def _page_error(status: int, reason: str, message: str) -> web.Response:

@@ -127,19 +127,28 @@ def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+# Larger than any store holds, far below SQLite's and PostgreSQL's 64-bit integers (an offset
+# of 10^23 was an OverflowError, HTTP 500, issue 29).
+MAX_OFFSET = 10**12
+
+
 def page_bounds(query: dict[str, str]) -> tuple[int, int]:
     """``offset`` and ``limit`` from URL parameters, checked."""
     bounds = []
-    for name, default, high in (("offset", 0, None), ("limit", DEFAULT_LIMIT, MAX_LIMIT)):
+    for name, default, high in (("offset", 0, MAX_OFFSET), ("limit", DEFAULT_LIMIT, MAX_LIMIT)):
         text = query.get(name, "").strip()
         if not text:
             bounds.append(default)
             continue
-        if not text.isdigit():
+        # ASCII digits only: "²" is a digit to str.isdigit and not a number to int().
+        if not (text.isascii() and text.isdigit()):
             raise QueryError(f"{name}={text!r}: write a whole number (e.g. {name}={default})")
+        if len(text) > len(str(high)) or int(text) > high:  # before SQLite's 64-bit integers
+            raise QueryError(
+                f"{name}={text[:30]}{'…' if len(text) > 30 else ''} is more than {high}"
+                + ("; page with offset instead" if name == "limit" else "")
+            )
         value = int(text)
-        if high is not None and value > high:
-            raise QueryError(f"{name}={value} is more than {high}; page with offset instead")
         bounds.append(value)
     return bounds[0], bounds[1]
 

@@ -86,11 +86,130 @@ def test_result_without_tags_has_none() -> None:
     assert failure(ALL, tagged(["work", "security"], None)).message == (
         "Result 1 missing required tags: 'work', 'security'"
     )
-    no_metadata_tags = {"results": [{"metadata": {"type": "note"}}, {"metadata": None}]}
-    assert failure({"all_have_tags": ["work"]}, no_metadata_tags).message == (
+    # Some results without the field: they have no tags (the spec's rule), so none_have_tags
+    # holds for them and all_have_tags fails on them.
+    some_without = {"results": [{"metadata": {"type": "note"}}, {"metadata": {"tags": []}}]}
+    assert failure({"all_have_tags": ["work"]}, some_without).message == (
         "Result 0 missing required tag: 'work' (and 1 more)"
     )
-    assert passes(NONE, no_metadata_tags)
+    assert passes(NONE, some_without)
+    # null tags are no tags, and the field is there.
+    assert passes(NONE, {"results": [{"metadata": {"tags": None}}]})
+
+
+@pytest.mark.parametrize("expect", KEYS, ids=key_of)
+def test_results_none_of_which_has_tags_are_an_error(expect: dict[str, Any]) -> None:
+    # issue 28, probe 7: the tags were read only at results[*].metadata.tags, so results
+    # tagged at results[*].tags passed none_have_tags and failed all_have_tags with [].
+    for response in (
+        {"results": [{"tags": ["security"]}, {"tags": ["security"]}]},
+        {"results": [{"metadata": {"type": "note"}}, {"metadata": None}, "not an object"]},
+    ):
+        result = only(expect, response)
+        assert result.outcome is Outcome.ERROR, result
+        assert result.message.startswith("no result has tags at results[*].metadata.tags")
+    # One through a shape that moves the results too: the message names the shape's path.
+    shaped = assertly.compile(expect, shape={"results": "$.data.hits"})
+    result = shaped.check({"data": {"hits": [{"tags": ["security"]}]}}).results[0]
+    assert result.outcome is Outcome.ERROR
+    assert "no result has tags at data.hits[*].metadata.tags" in result.message
+    # one_of keeps it an error, never a pass.
+    nested = assertly.compile({"one_of": [expect, {"status": "nope"}]})
+    assert not nested.check({"results": [{"tags": ["x"]}]}).passed
+
+
+@pytest.mark.parametrize(
+    ("shape", "expect", "response", "outcome", "path"),
+    [
+        # issue 28, probe 7: shape could not move the tags.
+        (
+            {"tags": "$.results[*].tags"},
+            {"none_have_tags": ["security"]},
+            {"results": [{"tags": ["security"]}, {"tags": ["security"]}]},
+            "failed",
+            "results[0].tags",
+        ),
+        (
+            {"tags": "$.results[*].tags"},
+            {"all_have_tags": ["security"]},
+            {"results": [{"tags": ["security"]}, {"tags": ["security", "x"]}]},
+            "passed",
+            None,
+        ),
+        (
+            {"results": "$.data.hits", "tags": "$.results[*].meta.labels"},
+            {"each_has_any_tag": ["a", "b"]},
+            {"data": {"hits": [{"meta": {"labels": ["b"]}}, {"meta": {"labels": ["c"]}}]}},
+            "failed",
+            "data.hits[1].meta.labels",
+        ),
+        (
+            {"results": "$.data.hits", "tags": "$.data.hits[*]['my tags']"},
+            {"all_have_tags": ["a"]},
+            {"data": {"hits": [{"my tags": ["b"]}]}},
+            "failed",
+            'data.hits[0]["my tags"]',
+        ),
+        # The key's own path, which follows the shape like every path from the root.
+        (
+            None,
+            {"none_have_tags": {"tags": ["security"], "path": "results[*].tags"}},
+            {"results": [{"tags": ["security"]}]},
+            "failed",
+            "results[0].tags",
+        ),
+        (
+            {"results": "$.data.hits"},
+            {"all_have_tags": {"tags": ["a"], "path": "results[*].labels"}},
+            {"data": {"hits": [{"labels": ["a"]}, {"labels": ["b"]}]}},
+            "failed",
+            "data.hits[1].labels",
+        ),
+        (
+            None,
+            {"all_have_tags": {"tags": ["a"], "path": "results[*].labels"}},
+            {"results": [{"tags": ["a"]}]},
+            "error",
+            "results[*].labels",
+        ),
+    ],
+)
+def test_tags_follow_the_shape_and_the_keys_path(
+    shape: dict[str, str] | None,
+    expect: dict[str, Any],
+    response: Any,
+    outcome: str,
+    path: str | None,
+) -> None:
+    expectation = assertly.compile(expect, shape=shape)
+    result = expectation.check(response).results[0]
+    assert (result.outcome, result.path) == (outcome, path), result
+    # The detailed path alone agrees with the generated one.
+    assert expectation._check_detailed(response).to_dict() == (
+        expectation.check(response).to_dict()
+    )
+
+
+@pytest.mark.parametrize(
+    ("shape", "expect", "problem"),
+    [
+        ({"tags": "$.results.tags"}, ALL, "expected a JSONPath to the tags of every result"),
+        ({"tags": "$.other[*].tags"}, ALL, "such as '$.results[*].tags'"),
+        ({"tags": "$.results[*]"}, ALL, "shape.tags"),
+        ({"tags": 3}, ALL, "shape.tags"),
+        (None, {"all_have_tags": {"tags": ["a"]}}, "exactly those two keys"),
+        (None, {"all_have_tags": {"tags": ["a"], "path": "x", "y": 1}}, "exactly those two keys"),
+        (None, {"all_have_tags": {"tags": ["a"], "path": "results.tags"}}, "with one [*]"),
+        (None, {"all_have_tags": {"tags": ["a"], "path": "r[*].t[*].u"}}, "with one [*]"),
+        (None, {"all_have_tags": {"tags": [], "path": "r[*].t"}}, "all_have_tags.tags"),
+    ],
+)
+def test_a_bad_tags_location_is_a_configuration_error(
+    shape: dict[str, Any] | None, expect: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        assertly.compile(expect, shape=shape)
+    assert problem in str(caught.value)
 
 
 def test_tags_are_case_sensitive_and_strings_only() -> None:
@@ -179,7 +298,7 @@ def test_text_without_json_fails(expect: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("key", ["all_have_tags", "none_have_tags", "each_has_any_tag"])
-@pytest.mark.parametrize("bad", ["work", [], ["work", 3], None, {"tags": ["a"]}])
+@pytest.mark.parametrize("bad", ["work", [], ["work", 3], None])
 def test_tags_must_be_a_non_empty_list_of_strings(key: str, bad: Any) -> None:
     with pytest.raises(ConfigError) as caught:
         assertly.compile({key: bad})

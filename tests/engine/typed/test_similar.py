@@ -123,3 +123,46 @@ def test_without_the_extra_similar_says_how_to_install_it(
     with pytest.raises(assertly.ConfigError) as raised:
         assertly.compile([{"type": "similar", "value": "x"}])
     assert "pip install 'assertly[similar]'" in str(raised.value)
+
+
+# issue 29, probe "Unbounded" 3: `similar` on a 50 MB output took 61 s and 6.9 GB, the
+# tokenizer reading the whole text the model reads 256 tokens of. Only a prefix that gives the
+# model the same input is tokenized now.
+def test_a_long_output_is_tokenized_only_as_far_as_the_model_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = _embeddings.embedder()
+    output = "Your refund arrives within five business days. " * 40_000  # ~2 MB
+    reference = "You will get your refund in 5 business days."
+    vectors = model.compute([output, reference])  # the whole text, as before
+    expected = round(float(vectors[1] @ vectors[0]), 4)
+    seen: list[int] = []
+    run = model._run
+
+    def spy(texts: list[str]) -> Any:
+        seen.extend(len(text) for text in texts)
+        return run(texts)
+
+    monkeypatch.setattr(model, "_run", spy)
+    found = result(output, value=reference)
+    assert found.details["similarity"] == expected  # the verdict of the whole text
+    assert seen and max(seen) < 20_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your refund arrives within five business days. " * 2_000,
+        "word " * 300 + " " * 50_000 + "tail words here " * 1_000,  # spaces the tokenizer drops
+        "\x00\x01 " * 10_000 + "real words at the end " * 500,  # control characters dropped
+        "é" * 150 + " " + "短い文章です。" * 3_000,  # an [UNK] word, then ideographs
+        "a\u0301 " * 8_000,  # combining marks the tokenizer strips
+    ],
+)
+def test_the_fitted_prefix_gives_the_same_embedding(text: str) -> None:
+    model = _embeddings.embedder()
+    fitted = model.fitted(text)
+    assert text.startswith(fitted)
+    whole = model._tokenizer.encode(text).ids
+    assert model._tokenizer.encode(fitted).ids == whole
+    assert (model.compute([fitted]) == model.compute([text])).all()

@@ -275,3 +275,43 @@ def test_singular_fast_path_selects_what_the_library_selects(
         assert found is _NOT_FOUND
     else:
         assert found is not _NOT_FOUND and found == match.obj
+
+
+# issue 29, probe "Unbounded" 2: `$[?search(@, '[')]` (an invalid pattern) passed validation
+# and silently never matched; a literal pattern is now compiled with the path.
+@pytest.mark.parametrize(
+    ("expression", "function"),
+    [("$[?search(@, '[')]", "search"), ("$.items[?match(@.a, 'a(')].a", "match")],
+)
+def test_an_invalid_literal_pattern_in_a_filter_is_a_load_error(
+    expression: str, function: str
+) -> None:
+    found = problems([{"type": "contains", "value": "x", "transform": f"json_path:{expression}"}])
+    assert len(found) == 1
+    assert f"{function}() pattern" in found[0]
+    assert "is not a valid regular expression" in found[0]
+
+
+def test_a_pattern_taken_from_the_document_still_follows_rfc_9535() -> None:
+    # Only a pattern written in the path can be refused up front; one read from the output
+    # that does not compile is a filter that selects nothing, as the RFC says.
+    spec = {"type": "equals", "value": "1", "transform": "json_path:$[?search(@.a, @.p)].a"}
+    assert judge(spec, [{"a": "1", "p": "["}]).outcome == Outcome.FAILED
+    assert judge(spec, [{"a": "1", "p": "1"}]).outcome == Outcome.PASSED
+
+
+# issue 29, probe "Unbounded" 2: `json_path:$.items[?search(@.a, '(a+)+$')].a` on a
+# 5,000-character value ran for 306 s (no time limit); it now ends `error` naming the pattern.
+def test_a_backtracking_filter_pattern_ends_error_naming_it() -> None:
+    spec = {
+        "type": "contains",
+        "value": "a",
+        "transform": "json_path:$.items[?search(@.a, '(a+)+$')].a",
+    }
+    result = judge(spec, {"items": [{"a": "a" * 5000 + "!"}]})
+    assert result.outcome == Outcome.ERROR
+    assert "'(a+)+$'" in result.message
+    assert "backtracked" in result.message
+    # Within the limit, the verdicts are the library's.
+    assert judge(spec, {"items": [{"a": "aaa"}]}).outcome == Outcome.PASSED
+    assert judge(spec, {"items": [{"a": "b"}]}).outcome == Outcome.FAILED

@@ -1,6 +1,9 @@
 """Tag assertions over ``results[*].metadata.tags``.
 
-``all_have_tags``, ``none_have_tags`` and ``each_has_any_tag``. A result without tags has none.
+``all_have_tags``, ``none_have_tags`` and ``each_has_any_tag``. A result without tags has none,
+but results none of which carries the tags field are an ``error``: the tags are elsewhere
+(``shape: {tags: "$.results[*].tags"}`` or the key's own ``path`` says where), and a check over
+tags that are not there would pass ``none_have_tags`` by default.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
-from .._result import AssertionResult, failed, passed
+from .._paths import DotPath, PathMiss
+from .._result import AssertionResult, errored, failed, passed
 from .._shape import Field
 from .._values import fmt, json_type
 from ._common import VACUOUS, JsonChecker, results_field, results_keys, results_of
@@ -21,12 +25,19 @@ if TYPE_CHECKING:
 _ALL = 0
 _NONE = 1
 _ANY = 2
+# What `_tags_of` returns for a result that lacks the tags field altogether.
+_ABSENT: list[Any] = []
 
 
-def _tags_of(result: Any) -> list[Any] | str:
-    """The result's tags, or a reason string when ``tags`` is there but not an array."""
-    metadata = result.get("metadata") if type(result) is dict else None
-    tags = metadata.get("tags") if type(metadata) is dict else None
+def _tags_of(result: Any, inside: DotPath) -> list[Any] | str:
+    """The result's tags, or a reason string when ``tags`` is there but not an array.
+
+    A result without the field gives `_ABSENT` (no tags, told apart by identity); ``null``
+    gives no tags too, but counts as carrying the field.
+    """
+    tags = inside.get(result)
+    if type(tags) is PathMiss:
+        return _ABSENT
     if tags is None:
         return []
     if type(tags) is not list:
@@ -39,14 +50,21 @@ def _tags_of(result: Any) -> list[Any] | str:
 class Tags(JsonChecker):
     """Every / no / each result has (some of) the tags."""
 
-    __slots__ = ("mode", "results", "tag_set", "tags")
+    __slots__ = ("inside", "mode", "results", "tag_set", "tags")
 
-    def __init__(self, key: str, tags: list[str], mode: int, results: Field) -> None:
+    def __init__(
+        self, key: str, tags: list[str], mode: int, results: Field, inside: DotPath
+    ) -> None:
         self.key = key
         self.tags = tags
         self.tag_set = frozenset(tags)
         self.mode = mode
-        self.results = results  # where the shape puts `results`
+        self.results = results  # where the shape (or the key's path) puts `results`
+        self.inside = inside  # where each result keeps its tags
+
+    def _location(self, index: int | str) -> str:
+        inside = self.inside.text
+        return f"{self.results.text}[{index}]{'' if inside[0] == '[' else '.'}{inside}"
 
     def describe(self) -> str:
         listed = ", ".join(map(fmt, self.tags))
@@ -59,10 +77,11 @@ class Tags(JsonChecker):
     def emit(self, gen: FastGen) -> bool:
         # `_all_pass` as code: every result has a tags array that decides by itself.
         keys = results_keys(self.results)
-        if keys is None:
+        inside = self.inside.keys
+        if keys is None or inside is None:
             return False
         loop = gen.each(keys, vacuous=True)
-        tags = loop.value(("metadata", "tags"))
+        tags = loop.value(inside)
         wanted = gen.const(self.tag_set)
         if self.mode == _ALL:
             test = f"{wanted}.issubset({tags})"
@@ -82,14 +101,24 @@ class Tags(JsonChecker):
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
         if self._all_pass(results):  # type: ignore[arg-type]
             return passed(self.key)
+        inside = self.inside
+        every = [_tags_of(result, inside) for result in results]  # type: ignore[union-attr]
+        if all(tags is _ABSENT for tags in every):
+            # Not a pass: the tags are elsewhere, so none_have_tags would hold by default.
+            return errored(
+                self.key,
+                f"no result has tags at {self._location('*')}: say where they are with "
+                "shape: {tags: '$.results[*].<path>'} or the key's path",
+                path=self._location("*"),
+                expected=self.tags,
+            )
         problems: list[tuple[int, str]] = []
         mode = self.mode
         # The seed's wording: "Result 0 missing ..." among several results, "Result missing
         # ..." when there is only one (the path still names results[0]).
         single = len(results) == 1
-        for index, result in enumerate(results):
+        for index, tags in enumerate(every):
             label = "Result" if single else f"Result {index}"
-            tags = _tags_of(result)
             if type(tags) is str:
                 problems.append((index, f"{label} {tags}"))
                 continue
@@ -118,21 +147,25 @@ class Tags(JsonChecker):
         index, message = problems[0]
         if len(problems) > 1:
             message += f" (and {len(problems) - 1} more)"
-        actual = _tags_of(results[index])
+        actual = every[index]
         return failed(
             self.key,
             message,
-            path=f"{where}[{index}].metadata.tags",
+            path=self._location(index),
             expected=self.tags,
             actual=actual if type(actual) is list else None,
         )
 
     def _all_pass(self, results: list[Any]) -> bool:
         """Fast yes/no over well-formed results; any doubt goes to the full walk."""
-        tag_set, mode = self.tag_set, self.mode
+        tag_set, mode, inside = self.tag_set, self.mode, self.inside.keys
+        if inside is None:
+            return False
         try:
             for result in results:
-                tags = result["metadata"]["tags"]
+                tags = result
+                for key in inside:
+                    tags = tags[key]
                 if type(tags) is not list:
                     return False
                 if mode == _ALL:
@@ -145,6 +178,46 @@ class Tags(JsonChecker):
         return True
 
 
+def _tag_spec(value: Any, ctx: BuildContext) -> tuple[list[str], Field, DotPath] | None:
+    """The tags, where the results are and where each keeps its tags; None after a problem.
+
+    ``[tag, …]`` reads the tags where the shape says (``results[*].metadata.tags`` by default);
+    ``{tags: [tag, …], path: "results[*].labels"}`` reads them at the key's own path, whose
+    part before ``[*]`` follows the shape like every path from the response's root.
+    """
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"tags", "path"})
+        if unknown or "tags" not in value or "path" not in value:
+            ctx.problem(
+                "expected a list of tags, or {tags: [...], path: 'results[*].tags'} with "
+                f"exactly those two keys, got {value!r}"
+            )
+            return None
+        tags = _tag_list(value["tags"], ctx.at("tags"))
+        where = _own_path(value["path"], ctx.at("path"))
+        return (tags, *where) if tags and where else None
+    tags = _tag_list(value, ctx)
+    if tags is None:
+        return None
+    return tags, results_field(ctx), DotPath(ctx.options.shape.tags)
+
+
+def _own_path(text: Any, ctx: BuildContext) -> tuple[Field, DotPath] | None:
+    """``results[*].labels``: the array's path (shaped) and the path inside each element."""
+    prefix, star, rest = text.partition("[*]") if isinstance(text, str) else ("", "", "")
+    if not prefix or not star or not rest.startswith((".", "[")) or "[*]" in rest:
+        ctx.problem(
+            "expected a path to the tags of every result, with one [*], such as "
+            f"'results[*].tags' or 'data.hits[*].metadata.labels', got {text!r}"
+        )
+        return None
+    array = ctx.dot_path(prefix)
+    inside = ctx.dot_path(rest[1:] if rest.startswith(".") else rest, relative=True)
+    if array is None or inside is None:
+        return None
+    return Field.at("results", array), inside
+
+
 def _tag_list(value: Any, ctx: BuildContext) -> list[str] | None:
     if not isinstance(value, list) or not value or not all(isinstance(t, str) for t in value):
         ctx.problem(f"expected a non-empty list of tag strings such as ['work'], got {value!r}")
@@ -152,22 +225,24 @@ def _tag_list(value: Any, ctx: BuildContext) -> list[str] | None:
     return value
 
 
+def _build(key: str, mode: int, value: Any, ctx: BuildContext) -> Checker | None:
+    spec = _tag_spec(value, ctx)
+    return Tags(key, spec[0], mode, spec[1], spec[2]) if spec else None
+
+
 @expect_assertion("all_have_tags")
 def build_all_have_tags(value: Any, ctx: BuildContext) -> Checker | None:
     """Every result has all of these tags."""
-    tags = _tag_list(value, ctx)
-    return Tags("all_have_tags", tags, _ALL, results_field(ctx)) if tags else None
+    return _build("all_have_tags", _ALL, value, ctx)
 
 
 @expect_assertion("none_have_tags")
 def build_none_have_tags(value: Any, ctx: BuildContext) -> Checker | None:
     """No result has any of these tags."""
-    tags = _tag_list(value, ctx)
-    return Tags("none_have_tags", tags, _NONE, results_field(ctx)) if tags else None
+    return _build("none_have_tags", _NONE, value, ctx)
 
 
 @expect_assertion("each_has_any_tag")
 def build_each_has_any_tag(value: Any, ctx: BuildContext) -> Checker | None:
     """Every result has at least one of these tags."""
-    tags = _tag_list(value, ctx)
-    return Tags("each_has_any_tag", tags, _ANY, results_field(ctx)) if tags else None
+    return _build("each_has_any_tag", _ANY, value, ctx)

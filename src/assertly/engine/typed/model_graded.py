@@ -96,11 +96,28 @@ class LlmRubric(Checker):
                 "config (assertly check and compile() call no model)",
                 expected=self.rubric,
             )
-        request = JudgeRequest.make(rubric_messages(self.rubric, response.text), self.options)
-        judgement = board.ask(request)
+        text = response.text
+        limit = board.max_input_chars
+        cut = len(text) > limit
+        # Cut before the request is made: the cache key is of what the judge is sent.
+        messages = (
+            rubric_messages(self.rubric, text[:limit], whole_length=len(text))
+            if cut
+            else rubric_messages(self.rubric, text)
+        )
+        judgement = board.ask(JudgeRequest.make(messages, self.options))
         if judgement is None:  # the first pass: the runner will ask the judge and check again
             return errored(self.key, "waiting for the judge", expected=self.rubric)
-        return self._verdict(judgement)
+        result = self._verdict(judgement)
+        if cut:
+            note = (
+                f"the judge was sent the first {limit:,} of the output's {len(text):,} "
+                "characters (judge.max_input_chars)"
+            )
+            result.details = {**(result.details or {}), "input_cut": note}
+            if result.message:
+                result.message = f"{result.message} ({note})"
+        return result
 
     def _verdict(self, judgement: Judgement) -> AssertionResult:
         details: dict[str, Any] = {"judge_cached": judgement.cached}

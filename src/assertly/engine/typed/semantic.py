@@ -1,7 +1,8 @@
 """Semantic similarity: ``similar`` (and ``not-similar``), offline sentence embeddings.
 
 The cosine similarity between the output and ``value`` (a string, or a list of strings of
-which the best match counts) is at least ``threshold``: by default 0.7 with the local model,
+which the best match counts), rounded to 3 decimal places (`PRECISION`: what differs between
+CPUs is below that), is at least ``threshold``: by default 0.7 with the local model,
 0.8 with ``provider: openai`` (a threshold means something only for the model that computes
 the cosines; see `LOCAL_THRESHOLD`). The model runs locally
 (`assertly.engine._embeddings`, the ``assertly[similar]`` extra); without the extra, ``similar``
@@ -18,11 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from .._base import BuildContext, Checker
-from .._embeddings import LOCAL, embedder, missing_extra
+from .._embeddings import LOCAL, PRECISION, embedder, missing_extra
 from .._entries import typed_assertion
 from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
+from .._vectors import cosine, vectors_problem
 from ._wrapper import TypedSpec
 from .model_graded import judge_settings_allowed
 
@@ -77,8 +79,9 @@ class Similar(Checker):
         return f"output is similar to {shown} (cosine >= {self.threshold:g})"
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
-        texts = (response.text, *self.references)
         model = embedder()
+        # Only what the model reads: a long output's prefix that gives the same embedding.
+        texts = (model.fitted(response.text), *self.references)
         board = ctx.extra.get(BOARD_KEY)
         if isinstance(board, JudgeBoard) and model.missing(texts):
             # In a run: the runner embeds what many cases wait for in one batch, off the
@@ -97,8 +100,11 @@ class Similar(Checker):
         return self._verdict(response, best, float(scores[best]))
 
     def _verdict(self, response: Response, best: int, similarity: float) -> AssertionResult:
+        # Compared at the precision it is reported at: the last bits of a cosine may differ
+        # between CPUs (see `PRECISION`), a verdict must not.
+        similarity = round(similarity, PRECISION)
         score = min(max(similarity, 0.0), 1.0)
-        details: dict[str, Any] = {"similarity": round(similarity, 4)}
+        details: dict[str, Any] = {"similarity": similarity}
         if len(self.references) > 1:
             details["best_match"] = best
         if similarity + 1e-9 >= self.threshold:
@@ -175,24 +181,20 @@ class RemoteSimilar(Similar):
                 "no embeddings endpoint to ask: similar with provider: openai is judged by "
                 "`assertly run` (assertly check and compile() call no model)",
             )
-        texts = (response.text, *self.references)
+        # At most judge.max_input_chars of the output, as llm-rubric sends.
+        texts = (response.text[: board.max_input_chars], *self.references)
         answer = board.ask(JudgeRequest.embeddings(texts, self.options))
         if answer is None:
             return errored(self.key, "waiting for the embeddings")
         if answer.error is not None:
             return errored(self.key, f"embeddings: {answer.error}")
-        if len(answer.vectors) != len(texts):
-            return errored(self.key, "embeddings: the endpoint returned the wrong number")
-        output = _unit(answer.vectors[0])
-        scores = [_dot(output, _unit(vector)) for vector in answer.vectors[1:]]
+        # The client validates before it caches; checked again here, where the verdict is
+        # made: a NaN, a zero vector or two lengths would otherwise compare as a cosine.
+        names = ["the output", *(f"reference {index + 1}" for index in range(len(texts) - 1))]
+        problem = vectors_problem(answer.vectors, names)
+        if problem is not None:
+            return errored(self.key, f"embeddings: the endpoint's answer is unusable: {problem}")
+        output = answer.vectors[0]
+        scores = [cosine(output, vector) for vector in answer.vectors[1:]]
         best = max(range(len(scores)), key=scores.__getitem__)
         return self._verdict(response, best, scores[best])
-
-
-def _unit(vector: tuple[float, ...]) -> list[float]:
-    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
-    return [value / norm for value in vector]
-
-
-def _dot(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=False))

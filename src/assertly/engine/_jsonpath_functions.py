@@ -1,0 +1,84 @@
+"""The JSONPath environment of ``json_path:`` transforms: bounded ``match`` and ``search``.
+
+python-jsonpath's own ``match()`` and ``search()`` filter functions run a backtracking engine
+with no time limit (``$.items[?search(@.a, '(a+)+$')]`` on a 5,000-character value ran for
+five minutes, deaf to SIGTERM) and, as RFC 9535 allows, treat an invalid pattern as one that
+never matches (``$[?search(@, '[')]`` validated and silently selected nothing). Here both run
+with the time limit of every other backtracking search (`SEARCH_TIMEOUT_S`, a `RegexTimeout`
+naming the pattern: the assertion ends ``error``), and a literal pattern that does not compile
+is refused when the path is compiled, so it is a load error at the test's file and line.
+
+The pattern dialect and every verdict within the limit are the library's own (I-Regexp
+mapped to the ``regex`` module by `check_cache`): only the time limit is added. Imported only
+when a path needs the general JSONPath machinery (its import is heavy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonpath import JSONPathEnvironment, JSONPathTypeError
+from jsonpath.filter import StringLiteral
+from jsonpath.function_extensions import Match, Search
+
+from ._regex import SEARCH_TIMEOUT_S, RegexTimeout
+
+__all__ = ["BoundedEnvironment"]
+
+
+def _timed(compiled: Any, pattern: str, value: str, *, whole: bool) -> bool:
+    try:
+        if whole:
+            return bool(compiled.fullmatch(value, timeout=SEARCH_TIMEOUT_S))
+        return bool(compiled.search(value, timeout=SEARCH_TIMEOUT_S))
+    except TimeoutError:
+        raise RegexTimeout(
+            f"JSONPath filter pattern {pattern!r} backtracked for more than "
+            f"{SEARCH_TIMEOUT_S:g} s on this output; simplify the pattern"
+        ) from None
+
+
+class _BoundedMatch(Match):
+    """RFC 9535 ``match()`` (the whole value) with a time limit."""
+
+    def __call__(self, value: object, pattern: object) -> bool:
+        if not isinstance(value, str) or not isinstance(pattern, str):
+            return False
+        compiled = self.check_cache(pattern)
+        return compiled is not None and _timed(compiled, pattern, value, whole=True)
+
+
+class _BoundedSearch(Search):
+    """RFC 9535 ``search()`` (anywhere in the value) with a time limit."""
+
+    def __call__(self, value: object, pattern: object) -> bool:
+        if not isinstance(value, str) or not isinstance(pattern, str):
+            return False
+        compiled = self.check_cache(pattern)
+        return compiled is not None and _timed(compiled, pattern, value, whole=False)
+
+
+class BoundedEnvironment(JSONPathEnvironment):  # type: ignore[misc]
+    """A strict RFC 9535 environment whose regex functions are bounded and checked early."""
+
+    def setup_function_extensions(self) -> None:
+        """The library's functions, with ``match`` and ``search`` replaced."""
+        super().setup_function_extensions()
+        self.function_extensions["match"] = _BoundedMatch()
+        self.function_extensions["search"] = _BoundedSearch()
+
+    def check_well_typedness(self, token: Any, func: Any, args: list[Any]) -> None:
+        """The library's checks, then: a literal pattern must compile.
+
+        A pattern computed at run time (taken from the document) still never matches when it
+        is invalid, as RFC 9535 says; a pattern written in the path is a mistake to report.
+        """
+        super().check_well_typedness(token, func, args)
+        if not isinstance(func, (_BoundedMatch, _BoundedSearch)) or len(args) != 2:
+            return
+        pattern = args[1]
+        if isinstance(pattern, StringLiteral) and func.check_cache(pattern.value) is None:
+            raise JSONPathTypeError(
+                f"{token.value}() pattern {pattern.value!r} is not a valid regular expression",
+                token=token,
+            )
