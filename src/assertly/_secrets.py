@@ -241,10 +241,10 @@ def spellings(secret: str) -> list[str]:
     Raw; URL-encoded (``quote`` with and without ``/`` safe, ``quote_plus``, JavaScript's
     ``encodeURIComponent``, hex digits in either case); base64 (standard and URL-safe, padded
     or not, in any of the three alignments inside a longer value, so HTTP Basic's
-    ``user:secret`` too); hex of its UTF-8 bytes in either case. JSON escapes of any of them
-    are matched character by character (`_Matcher`). Secrets shorter than
-    ``MIN_SECRET_LENGTH`` are matched raw only: their encodings would be too short to be
-    told from other text.
+    ``user:secret`` too); hex of its UTF-8 bytes in either case. The secret is also matched
+    JSON-escaped character by character, its encodings with ``/`` as JSON's escape of it
+    (`_matcher`). Secrets shorter than ``MIN_SECRET_LENGTH`` are matched raw only: their
+    encodings would be too short to be told from other text.
     """
     found = {secret}
     if len(secret) >= MIN_SECRET_LENGTH:
@@ -266,6 +266,7 @@ def _options() -> Any:
 
     options = re2.Options()
     options.max_mem = 64 << 20  # room for the DFA of many long secrets
+    options.log_errors = False  # a DFA out of memory falls back to the NFA: no stderr noise
     return options
 
 
@@ -289,7 +290,16 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
     if not every:
         return None
     every.sort(key=len, reverse=True)  # longest first: a longer spelling wins
-    text = "|".join("".join(f"(?:{_char_pattern(char)})" for char in each) for each in every)
+    # A secret itself: each character raw or JSON-escaped in any way. Its encodings (ASCII
+    # letters, digits and % + - _ = /): as written, '/' also as JSON's '\/' — escaping every
+    # character of every encoding would make the pattern too big for RE2's DFA (50 secrets:
+    # 500,000 characters, and a search 4,000 times slower on the NFA).
+    text = "|".join(
+        "".join(f"(?:{_char_pattern(char)})" for char in each)
+        if each in secrets
+        else "".join("(?:/|\\\\/)" if char == "/" else _literal(char) for char in each)
+        for each in every
+    )
     odd = tuple(secret for secret in secrets if _SURROGATE.search(secret))
     # orjson cannot write a lone surrogate: a value holding one is always walked (`_clean`).
     every = [each for each in every if not _SURROGATE.search(each)]
