@@ -135,3 +135,20 @@ def test_base64_of_a_secret_anywhere_in_a_value_loses_the_secret(
     for piece in cleaned.split("[REDACTED]"):
         # A piece holds at most the neighbours' bytes and the bits mixed with them.
         assert len(piece.rstrip("=")) <= 4 * (max(len(before), len(after)) + 2) // 3 + 2
+
+
+def test_many_secrets_are_all_redacted_in_every_spelling() -> None:
+    # One matcher for a run's every secret: 60 of them (RE2's DFA budget must hold them).
+    import base64
+    from urllib.parse import quote
+
+    secrets = {f"tok-{index:03d}/é+{'x' * 30}" for index in range(60)}
+    for secret in sorted(secrets)[::7]:
+        for spelled in (
+            secret,
+            json.dumps(secret)[1:-1],
+            quote(secret, safe=""),
+            base64.b64encode(secret.encode()).decode(),
+            secret.encode().hex(),
+        ):
+            assert redact_text(f"<{spelled}>", secrets) == "<[REDACTED]>", spelled
