@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assertly._secrets import environment_secrets, redact_text, redact_value, url_password
 
@@ -59,3 +61,94 @@ def test_which_environment_values_are_secrets() -> None:
     found = environment_secrets(env, env)
     assert found == {"sk-123456", "pa55word", "pwd-value", "hunter2", "p@ss-word", "p%40ss-word"}
     assert url_password("https://example.com/a@b") is None
+
+
+def _encoded(secret: str) -> dict[str, str]:
+    import base64
+    import re
+    from urllib.parse import quote, quote_plus
+
+    data = secret.encode()
+    found = {
+        "quote": quote(secret, safe=""),
+        "quote /": quote(secret),
+        "quote_plus": quote_plus(secret),
+        "encodeURIComponent": quote(secret, safe="!'()*~"),
+        "quote lower": re.sub("%..", lambda m: m.group().lower(), quote(secret, safe="")),
+        "hex": data.hex(),
+        "HEX": data.hex().upper(),
+    }
+    for name, encode in (("std", base64.b64encode), ("url", base64.urlsafe_b64encode)):
+        found[f"base64 {name}"] = encode(data).decode()
+        found[f"base64 {name} unpadded"] = encode(data).decode().rstrip("=")
+        for user in ("u", "us", "use"):  # the three alignments of HTTP Basic's user:secret
+            found[f"basic {name} {user}"] = encode(f"{user}:{secret}".encode()).decode()
+        for before in range(3):  # and inside a longer value, bytes on both sides
+            wrapped = encode(b"\x00" * before + data + b"\xff\xfe").decode()
+            found[f"embedded {name} +{before}"] = wrapped
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(_encoded(SECRET)))
+def test_every_encoding_is_redacted(name: str) -> None:
+    # issue 29, Secrets probe 1: URL-encoded, base64, HTTP Basic and hex spellings
+    spelled = _encoded(SECRET)[name]
+    cleaned = redact_text(f"before {spelled} after", {SECRET})
+    assert "[REDACTED]" in cleaned, cleaned
+    if name.startswith(("embedded", "basic")):
+        # Left: what encodes the bytes around the secret, and the one or two characters that
+        # mix their bits with the secret's first or last byte.
+        pieces = cleaned.removeprefix("before ").removesuffix(" after").split("[REDACTED]")
+        assert all(len(piece.rstrip("=")) <= 6 for piece in pieces), cleaned
+    else:
+        assert cleaned == "before [REDACTED] after"
+    # The same inside a JSON value, JSON-escaped (base64's '/' as '\/').
+    text = json.dumps({"echo": spelled}).replace("/", "\\/")
+    assert "[REDACTED]" in redact_text(text, {SECRET})
+    assert redact_value({"echo": [spelled]}, {SECRET}) != {"echo": [spelled]}
+
+
+def test_short_secrets_are_matched_raw_only() -> None:
+    from assertly._secrets import spellings
+
+    assert spellings("a/b") == ["a/b"]
+    assert "YS9iYw==" in spellings("a/bc") and "612f6263" in spellings("a/bc")
+    assert redact_text("ab.YWI=", {"ab"}) == "[REDACTED].YWI="
+
+
+@given(
+    secret=st.text(min_size=4, max_size=24).filter(lambda s: "\x00" not in s),
+    before=st.binary(max_size=5),
+    after=st.binary(max_size=5),
+    urlsafe=st.booleans(),
+)
+def test_base64_of_a_secret_anywhere_in_a_value_loses_the_secret(
+    secret: str, before: bytes, after: bytes, urlsafe: bool
+) -> None:
+    # issue 29: whatever bytes surround it, no 3 bytes of the secret decode from what is left
+    import base64
+
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    data = secret.encode("utf-8", "surrogatepass")
+    cleaned = redact_text(encode(before + data + after).decode(), {secret})
+    assert "[REDACTED]" in cleaned
+    for piece in cleaned.split("[REDACTED]"):
+        # A piece holds at most the neighbours' bytes and the bits mixed with them.
+        assert len(piece.rstrip("=")) <= 4 * (max(len(before), len(after)) + 2) // 3 + 2
+
+
+def test_many_secrets_are_all_redacted_in_every_spelling() -> None:
+    # One matcher for a run's every secret: 60 of them (RE2's DFA budget must hold them).
+    import base64
+    from urllib.parse import quote
+
+    secrets = {f"tok-{index:03d}/é+{'x' * 30}" for index in range(60)}
+    for secret in sorted(secrets)[::7]:
+        for spelled in (
+            secret,
+            json.dumps(secret)[1:-1],
+            quote(secret, safe=""),
+            base64.b64encode(secret.encode()).decode(),
+            secret.encode().hex(),
+        ):
+            assert redact_text(f"<{spelled}>", secrets) == "<[REDACTED]>", spelled

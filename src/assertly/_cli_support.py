@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ._exceptions import AssertlyError, ConfigError
+from ._secrets import safe_message
 from ._terminal import terminal_safe
 
 __all__ = [
@@ -32,7 +33,8 @@ EXIT_USAGE = 2
 def print_problems(error: ConfigError) -> None:
     """Every problem of ``error``, one per line on stderr."""
     # One problem per line; each line inert (problems quote file contents).
-    click.echo("\n".join(map(terminal_safe, f"error: {error}".split("\n"))), err=True)
+    text = safe_message(f"error: {error}")  # no URL password, no value read from ${VAR}
+    click.echo("\n".join(map(terminal_safe, text.split("\n"))), err=True)
 
 
 store_option = click.option(
@@ -49,7 +51,7 @@ def usage_errors() -> Iterator[None]:
         print_problems(error)
         sys.exit(EXIT_USAGE)
     except AssertlyError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(terminal_safe(safe_message(f"error: {error}")), err=True)
         sys.exit(EXIT_USAGE)
 
 

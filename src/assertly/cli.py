@@ -37,7 +37,8 @@ from ._cli_support import (
 from ._cli_view import view_command
 from ._exceptions import AssertlyError, ConfigError, Problem
 from ._frontend import check_report_paths, parse_facts, parse_now_option
-from ._terminal import terminal_safe
+from ._secrets import safe_message
+from ._terminal import inert_json, terminal_safe
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15), as shells report it
@@ -57,14 +58,14 @@ class _Main(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except AssertlyError as error:  # e.g. a damaged store met while writing the reports
-            click.echo(terminal_safe(f"error: {error}"), err=True)
+            click.echo(terminal_safe(safe_message(f"error: {error}")), err=True)
             ctx.exit(EXIT_USAGE)
         except Exception as error:
             if ctx.params.get("debug"):
                 raise
-            reason = " ".join(str(error).split())[:500]
+            reason = safe_message(" ".join(str(error).split())[:500])
             click.echo(
-                f"internal error: {type(error).__name__}: {reason} "
+                f"internal error: {type(error).__name__}: {terminal_safe(reason)} "
                 "(run with --debug for the traceback)",
                 err=True,
             )
@@ -222,7 +223,7 @@ def _parse_now(now: str | None) -> datetime | None:
 def _echo_json(data: Any) -> None:
     from ._json import to_json_bytes
 
-    sys.stdout.write(to_json_bytes(data, indent=True).decode() + "\n")
+    sys.stdout.write(inert_json(to_json_bytes(data, indent=True)).decode() + "\n")
 
 
 def _echo_text(result: Any) -> None:
@@ -507,6 +508,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         sensitive_prefixes=config.sensitive_prefixes,
         shape=config.shape,
         project_dir=config.directory or Path.cwd(),
+        judge_rules=config.judge_rules(),
     )
     dataset_hooks = [d.suite_hooks for d in loaded.datasets if d.suite_hooks is not None]
     config_problems, warnings = check_against_config(

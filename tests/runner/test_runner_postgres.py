@@ -188,7 +188,7 @@ def test_the_password_is_a_secret(project: Project, database: str, tmp_path: Pat
     result = project.run("run", ".", "--target", project.agent, "--store", database)
     assert result.exit_code == 1
     stored = _rows(database, "SELECT options FROM runs")[0][0]
-    assert PASSWORD not in stored and "[REDACTED]" in stored
+    assert PASSWORD not in stored and "assertly:****@" in stored
     everything = _rows(
         database,
         "SELECT string_agg(meta, '') FROM tests "
@@ -235,3 +235,36 @@ def test_the_store_url_in_the_config_reads_the_password_from_the_environment(
     result = project.run("run", ".", "--target", project.agent)
     assert result.exit_code == 1
     assert _rows(database, "SELECT COUNT(*) FROM runs")[0][0] == 1
+
+
+def test_a_percent_encoded_password_is_never_stored(
+    project: Project, database: str, tmp_path: Path
+) -> None:
+    # issue 29, Secrets probe 2: --store postgresql://app:Pg%2F…@… was stored in clear
+    _suite(project, tmp_path / "calls.log")
+    written = "%61ssertly%2Dtest"  # "assertly-test", as no encoder would write it
+    encoded = database.replace(PASSWORD, written)
+    result = project.run("run", ".", "--target", project.agent, "--store", encoded)
+    assert result.exit_code == 1, result.stdout + result.stderr
+    [(stored,)] = _rows(database, "SELECT options FROM runs")
+    assert written not in stored and PASSWORD not in stored and "assertly:****@" in stored
+    assert written not in result.stdout + result.stderr + json.dumps(result.report)
+
+
+def test_a_variable_in_the_store_url_is_never_shown(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 29, Secrets probe 2: a ${PGPW} inside store: was shown in an error. A password with
+    # an unencoded '/', ':' and '@' is one urllib cannot find; and a host from ${VAR} too.
+    _suite(project, tmp_path / "calls.log")
+    project.write(
+        "assertly.yaml",
+        {"store": "postgresql://app:${PGPW_29}@${PGHOST_29}:1/db", "agents": {}},
+    )
+    monkeypatch.setenv("PGPW_29", "Pg/sec:ret@x-29")
+    monkeypatch.setenv("PGHOST_29", "127.0.0.1")
+    result = project.run("run", ".", "--target", project.agent)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "cannot open the run store postgresql://app:****@" in result.stderr, result.stderr
+    for part in ("Pg/sec", "sec:ret", "ret@x-29", "127.0.0.1"):
+        assert part not in result.stdout + result.stderr, part

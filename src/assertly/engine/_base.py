@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._context import CheckContext
+    from ._judging import FileJudgeRules
     from ._registry import Registry
     from ._response import Response
     from ._result import AssertionResult
@@ -79,17 +80,21 @@ class Options:
             none by default: which files are sensitive is the project's to say (its config).
         shape: Where the fields the expect dict reads live (`Shape`; the seed's top level
             by default).
+        judge_rules: What assertions may set of their judge (`FileJudgeRules`; test files).
     """
 
-    __slots__ = ("judged", "sensitive_prefixes", "shape")
+    __slots__ = ("judge_rules", "judged", "sensitive_prefixes", "shape")
 
     def __init__(
         self,
         sensitive_prefixes: tuple[str, ...] = (),
         shape: Shape = DEFAULT_SHAPE,
+        judge_rules: FileJudgeRules | None = None,
     ) -> None:
         self.sensitive_prefixes = tuple(sensitive_prefixes)
         self.shape = shape
+        # What a test file's assertions may say about their judge (None: any, as in code).
+        self.judge_rules = judge_rules
         # Set by the builders of model-graded assertions: the expectation needs a judge; "self"
         # when every one of them names its own base_url and model, "config" when one needs
         # the config's judge:; "local" when the only ones are local `similar`s (the runner

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -30,6 +30,9 @@ from ._result import (
 from ._shape import compile_shape
 from ._trajectory import Trace, peek_trace, quick_trace
 from ._values import dumps
+
+if TYPE_CHECKING:
+    from ._judging import FileJudgeRules
 
 __all__ = ["Expectation", "check", "compile"]
 
@@ -402,6 +405,7 @@ def compile(
     shape: Mapping[str, str] | None = None,
     registry: Registry | None = None,
     location: str = "",
+    judge_rules: FileJudgeRules | None = None,
 ) -> Expectation:
     """Compile an expect dict or a list of typed assertions into an `Expectation`.
 
@@ -417,12 +421,14 @@ def compile(
             seed's top-level ones. See `compile_shape`.
         registry: Where to look assertion names up (the global registry by default).
         location: Prefix for problem locations (the loader passes file, line and test id).
+        judge_rules: What assertions may set of their judge (the loader passes the project
+            config's for test files: `FileJudgeRules`); None: anything, as code may.
 
     Raises:
         ConfigError: Listing every problem found.
     """
     problems: list[Problem] = []
-    options = Options() if sensitive_prefixes is None else Options(tuple(sensitive_prefixes))
+    options = Options(tuple(sensitive_prefixes or ()), judge_rules=judge_rules)
     ctx = BuildContext(registry or REGISTRY, options, problems, location, compile_expect_checkers)
     if shape is not None:
         compiled_shape = compile_shape(shape, ctx.at("shape"))

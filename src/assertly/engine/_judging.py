@@ -28,8 +28,10 @@ __all__ = [
     "BOARD_KEY",
     "DEFAULT_MAX_INPUT_CHARS",
     "ENV_REFERENCE",
+    "JUDGE_KEYS_FROM_CONFIG",
     "VERDICT_SCHEMA",
     "JudgeBoard",
+    "FileJudgeRules",
     "JudgeRequest",
     "Judgement",
     "Verdict",
@@ -44,6 +46,60 @@ BOARD_KEY = "assertly.judge"
 # An API key in a test file must name an environment variable (a key written there would be
 # committed).
 ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+# What an assertion of a test file may not choose for itself (`FileJudgeRules`).
+JUDGE_KEYS_FROM_CONFIG = ("base_url", "api_key")
+
+
+@dataclass(frozen=True)
+class FileJudgeRules:
+    """What an assertion in a test file may say about its judge: the project config decides.
+
+    A test file is often less trusted than the config (a pull request can change it, and CI
+    runs it with the project's secrets). Were its ``config: {base_url: …, api_key: ${VAR}}``
+    obeyed, it could send any environment variable to any server. So in test files the
+    endpoint is the config's (a ``base_url`` is refused unless it is the config's own), and
+    ``api_key: ${NAME}`` may name only a variable listed in the config's
+    ``secrets_from_tests:``. `assertly.compile` in Python code applies no rules (None).
+
+    Args:
+        base_url: The config's ``judge.base_url`` (None: no judge configured).
+        secrets_from_tests: The variables a test file may name.
+    """
+
+    base_url: str | None = None
+    secrets_from_tests: frozenset[str] = frozenset()
+
+    def refusals(self, given: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(key, message) for each judge setting of ``given`` a test file may not make."""
+        found: list[tuple[str, str]] = []
+        url = given.get("base_url")
+        if url is not None and (
+            self.base_url is None or str(url).rstrip("/") != self.base_url.rstrip("/")
+        ):
+            found.append(
+                (
+                    "base_url",
+                    "a test file cannot choose the judge's endpoint (it could send outputs and "
+                    "keys to any server): set judge: {base_url: …} in the project config "
+                    "(assertly.yaml) and remove base_url here",
+                )
+            )
+        key = given.get("api_key")
+        if key is not None:
+            name = str(key)[2:-1] if ENV_REFERENCE.match(str(key)) else str(key)
+            if name not in self.secrets_from_tests:
+                allowed = ", ".join(sorted(self.secrets_from_tests)) or "none"
+                found.append(
+                    (
+                        "api_key",
+                        f"a test file may read only the environment variables the project "
+                        f"config lists in secrets_from_tests: (now: {allowed}); add "
+                        f"secrets_from_tests: [{name}] to assertly.yaml if this file may send "
+                        f"it to the judge, or set judge: {{api_key: ${{{name}}}}} there",
+                    )
+                )
+        return found
+
 
 # The structured output asked for (OpenAI ``response_format: {type: json_schema}``); reason
 # first, so that a model writing left to right reasons before it decides.

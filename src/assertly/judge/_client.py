@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._secrets import mask_url, remember_from_environment, url_secrets
 from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
 from ..engine._vectors import vector_problem, vectors_problem
 
@@ -106,6 +107,8 @@ class JudgeClient:
         self._changed: asyncio.Event | None = None
         if config is not None and config.api_key:
             self._api_key, self._key_problem = self._secret(config.api_key)
+        if config is not None:  # http://user:password@host/v1: the password is a secret
+            self.secrets.update(url_secrets(config.base_url))
 
     def _secret(self, text: str) -> tuple[str | None, str | None]:
         """An api_key as written (``${VAR}`` read from the environment), registered secret."""
@@ -116,7 +119,7 @@ class JudgeClient:
         value = os.environ.get(match.group(1))
         if not value:
             return None, f"api_key: environment variable {match.group(1)} is not set"
-        self.secrets.add(value)
+        self.secrets.add(remember_from_environment(value))
         return value, None
 
     async def close(self) -> None:
@@ -135,6 +138,7 @@ class JudgeClient:
                 "no judge is configured: add judge: {base_url: …, model: …} to the config "
                 "(or base_url and model to the assertion's config:)"
             )
+        self.secrets.update(url_secrets(str(merged["base_url"])))
         merged.setdefault("temperature", 0.0)
         merged.setdefault("samples", 1)
         # A key belongs to its endpoint: an assertion that names another base_url gets no key
@@ -467,7 +471,8 @@ class JudgeClient:
                     ) from None
                 await asyncio.sleep(delay)
             except (aiohttp.ClientError, TimeoutError) as error:
-                last = f"cannot reach the judge at {url}: {type(error).__name__}: {error}"
+                shown = mask_url(url)  # never its password
+                last = f"cannot reach the judge at {shown}: {type(error).__name__}: {error}"
                 delay = min(0.1 * 2 ** (attempt - 1), 5.0)
                 if time.monotonic() + delay >= deadline:
                     raise _Failure(

@@ -10,11 +10,11 @@ These models describe *files*; the runtime objects the runner uses live in `._te
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..engine._judging import DEFAULT_MAX_INPUT_CHARS
+from ..engine._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
 
 
 class FileModel(BaseModel):
@@ -193,12 +193,14 @@ def _expand_environment(text: str) -> str:
     import re
 
     from .._exceptions import ConfigError, Problem
+    from .._secrets import remember_from_environment
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
             raise ConfigError([Problem("store", f"${{{name}}} is not set in the environment")])
-        return os.environ[name]
+        # A secret wherever it shows up (a password, or a host that breaks the URL's syntax).
+        return remember_from_environment(os.environ[name])
 
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value, text)
 
@@ -298,6 +300,11 @@ class ConfigModel(FileModel):
     judge: JudgeModel | None = Field(
         default=None, description="The judge model of model-graded assertions (llm-rubric)."
     )
+    secrets_from_tests: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description="Environment variables a test file may name as ${NAME} (an "
+        "assertion's api_key); none by default: the judge's key comes from judge: here.",
+    )
 
     _directory: Path | None = PrivateAttr(default=None)
     _path: Path | None = PrivateAttr(default=None)
@@ -311,6 +318,16 @@ class ConfigModel(FileModel):
     def directory(self) -> Path | None:
         """The config file's directory; None without a config file (the current directory)."""
         return self._directory
+
+    def judge_rules(self) -> FileJudgeRules:
+        """What an assertion in a test file may set of its judge.
+
+        This config's endpoint only, and keys only from the variables of ``secrets_from_tests``.
+        """
+        return FileJudgeRules(
+            self.judge.base_url if self.judge is not None else None,
+            frozenset(self.secrets_from_tests),
+        )
 
     @property
     def store_path(self) -> str:

@@ -18,6 +18,7 @@ import orjson
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
+from ..engine._judging import FileJudgeRules
 from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
 from ._datasets import Dataset, has_lines, inside_project
 from ._discover import discover
@@ -83,10 +84,13 @@ class _LoadContext:
         sensitive_prefixes: Sequence[str] | None,
         project_dir: Path,
         shape: dict[str, str] | None = None,
+        judge_rules: FileJudgeRules | None = None,
     ) -> None:
         self.sensitive_prefixes = sensitive_prefixes
         self.project_dir = project_dir
         self.shape = shape or {}  # the config's: every file's default
+        # Test files never choose their judge's endpoint or key themselves (the config does).
+        self.judge_rules = judge_rules or FileJudgeRules()
         self._compiled: dict[bytes, Expectation] = {}
 
     def compile(
@@ -115,6 +119,7 @@ class _LoadContext:
                 sensitive_prefixes=self.sensitive_prefixes,
                 shape=shape or None,
                 location=location,
+                judge_rules=self.judge_rules,
             )
             if key is not None:
                 self._compiled[key] = found
@@ -299,7 +304,11 @@ def _add_dataset(
                 for name, spec in (("expect", suite.expect), ("assertions", suite.assertions))
                 if spec is not None
             ],
-            functools.partial(compile_expectation, sensitive_prefixes=context.sensitive_prefixes),
+            functools.partial(
+                compile_expectation,
+                sensitive_prefixes=context.sensitive_prefixes,
+                judge_rules=context.judge_rules,
+            ),
         )
     else:
         checks, problems = _compile_checks(
@@ -510,6 +519,7 @@ def load_paths(
     sensitive_prefixes: Sequence[str] | None = None,
     project_dir: Path | None = None,
     shape: dict[str, str] | None = None,
+    judge_rules: FileJudgeRules | None = None,
 ) -> LoadResult:
     """Load every test file and workflow eval section under ``paths``.
 
@@ -520,9 +530,11 @@ def load_paths(
             working directory.
         shape: The config's ``shape:``, every file's default (a file, suite or test may
             override it, field by field).
+        judge_rules: What assertions may set of their judge (`ConfigModel.judge_rules`);
+            default: nothing (no endpoint, no environment variable).
     """
     result = LoadResult()
-    context = _LoadContext(sensitive_prefixes, project_dir or Path.cwd(), shape)
+    context = _LoadContext(sensitive_prefixes, project_dir or Path.cwd(), shape, judge_rules)
     files, problems = discover(paths)
     result.file_problems.extend(problems)
     for path in files:

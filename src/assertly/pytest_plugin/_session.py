@@ -132,11 +132,11 @@ class State:
         if self.store_path is None or self.run_id is None:
             return None
         if self._store is None:
-            from .._secrets import url_password
+            from .._secrets import from_environment, url_secrets
             from ..store import RunStore
 
-            if password := url_password(str(self.store_path)):
-                self.secrets.add(password)  # a database URL's password is a secret
+            # A database URL's password is a secret, as is every value read from ${VAR}.
+            self.secrets.update(url_secrets(str(self.store_path)), from_environment())
             self._store = RunStore(self.store_path, redact=self.secrets)
         return self._store
 
@@ -187,6 +187,7 @@ class State:
             sensitive_prefixes=project.sensitive_prefixes,
             project_dir=project.directory or Path(self.config.rootpath),
             shape=project.shape,
+            judge_rules=project.judge_rules(),
         )
 
     # -- what items ask for ----------------------------------------------------------------------

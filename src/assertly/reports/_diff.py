@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .._json import report_json_bytes, to_json_bytes
-from .._terminal import terminal_safe
+from .._terminal import inert_json, inert_text, terminal_safe
 from ..compare import RunDiff, TestChange
 from ._analysis import NONE, clip
 from ._markdown import md_code, md_text
@@ -100,7 +100,7 @@ def render_diff_text(diff: RunDiff) -> str:
         lines.append("")
     lines.append(_headline(diff))
     lines.append(_rates_line(diff))
-    return "\n".join(lines)
+    return inert_text("\n".join(lines))
 
 
 def _score(value: float | None) -> str:
@@ -159,7 +159,7 @@ def render_diff_markdown(diff: RunDiff) -> str:
                 f"{_score(change.candidate_score)} | {change.delta:+.3f} |"
             )
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return inert_text("\n".join(lines).rstrip() + "\n")  # no control reaches a terminal
 
 
 def _table(items: list[TestChange], *, with_failure: bool) -> list[str]:
@@ -246,4 +246,4 @@ def _json_chunks(diff: RunDiff) -> Iterator[bytes]:
 def write_diff_json(diff: RunDiff, handle: BinaryIO) -> None:
     """``assertly diff --format json``, streamed test by test (flat memory on any run)."""
     for chunk in _json_chunks(diff):
-        handle.write(chunk)
+        handle.write(inert_json(chunk))

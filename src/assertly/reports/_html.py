@@ -17,6 +17,7 @@ import jinja2
 
 from .. import __version__
 from .._records import RunRecord, TestRecord
+from .._terminal import inert_text
 from ..engine._values import dumps
 from ._analysis import (
     DETAILED_NOT_PASSED,
@@ -55,6 +56,9 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("assertly.reports", "templates"),
         autoescape=True,  # every value is escaped; the template marks nothing safe
+        # Controls and bidirectional overrides shown as escapes, never obeyed (Markup is not a
+        # plain str: what the template built is left alone).
+        finalize=lambda value: inert_text(value) if type(value) is str else value,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

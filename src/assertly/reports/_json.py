@@ -16,6 +16,7 @@ from .._digests import RecordsDigest
 from .._json import loads, report_json_bytes, to_json_bytes
 from .._records import RunRecord
 from .._secrets import redact_text
+from .._terminal import inert_json
 
 __all__ = ["render_json", "write_json"]
 
@@ -92,7 +93,8 @@ def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None)
     secrets = frozenset(secret for secret in redact or () if secret)
     for chunk in _chunks(run, secrets):
         # A secret lives inside one string, so inside one chunk.
-        handle.write(redact_text(chunk.decode(), secrets).encode() if secrets else chunk)
+        data = redact_text(chunk.decode(), secrets).encode() if secrets else chunk
+        handle.write(inert_json(data))  # C1 controls, bidi overrides: escaped, same value
 
 
 def render_json(run: RunRecord, redact: set[str] | None = None) -> bytes:

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._records import RunRecord, TestRecord
+from .._terminal import inert_text
 from ._analysis import (
     DETAILED_NOT_PASSED,
     LISTED_PASSED,
@@ -524,4 +525,4 @@ def render_markdown(run: RunRecord) -> str:
         *_evals(data),
         *_passed(data),
     ]
-    return "\n".join(lines).rstrip() + "\n"
+    return inert_text("\n".join(lines).rstrip() + "\n")  # no control reaches a terminal

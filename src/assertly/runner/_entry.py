@@ -11,11 +11,11 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from .._records import RunRecord
-from .._secrets import url_password
+from .._secrets import from_environment, is_masked_url, url_secrets
 from ..engine import Expectation
 from ..loading import (
     ConfigModel,
@@ -59,6 +59,7 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
         sensitive_prefixes=config.sensitive_prefixes,
         shape=config.shape,
         project_dir=config.directory or Path.cwd(),
+        judge_rules=config.judge_rules(),
     )
     unmatched = unmatched_filters(
         loaded.tests,
@@ -88,6 +89,47 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     return config, tests, evals, problems
 
 
+def _restore(options: RunOptions) -> None:
+    """Take what the command line does not give again from the run ``--resume`` names."""
+    # The run to resume lives in the configured store and names its paths, target, filters
+    # and the rest.
+    config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
+    store_path = options.store_path or load_config(config_file).store_path
+    with_store = RunStore(store_path, must_exist=True)
+    try:
+        resumed_id = with_store.resolve_run_id(cast(str, options.resume))
+        stored = with_store.run_info(resumed_id)["options"]
+    finally:
+        with_store.close()
+    restore_options(options, stored)
+    if isinstance(options.target, str) and is_masked_url(options.target):
+        # Its password was never stored (masked): the command line must give it again.
+        raise ConfigError(
+            [
+                Problem(
+                    "--target",
+                    f"the run's target {options.target} had a password, which is never "
+                    "stored: give --target again to resume it",
+                )
+            ]
+        )
+
+
+def _known_secrets(options: RunOptions, config: ConfigModel, store_location: str) -> set[str]:
+    """The secrets known before any target is built (targets add theirs to the same set).
+
+    A database URL's password, the target's and the judge's, and every value read from
+    ``${VAR}`` (the store URL's): redacted from the options stored with the run as from
+    everything else.
+    """
+    secrets = url_secrets(store_location) | set(from_environment())
+    if isinstance(options.target, str):
+        secrets |= url_secrets(options.target)
+    if config.judge is not None:
+        secrets |= url_secrets(config.judge.base_url)
+    return secrets
+
+
 def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     """Load, run and store; return the finished run.
 
@@ -96,22 +138,11 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         StoreError: The run store cannot be used.
     """
     if options.resume:
-        # The run to resume lives in the configured store and names its paths, target, filters
-        # and the rest: what the command line does not give again is taken from it.
-        config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
-        store_path = options.store_path or load_config(config_file).store_path
-        with_store = RunStore(store_path, must_exist=True)
-        try:
-            resumed_id = with_store.resolve_run_id(options.resume)
-            stored = with_store.run_info(resumed_id)["options"]
-        finally:
-            with_store.close()
-        restore_options(options, stored)
+        _restore(options)
     config, tests, evals, problems = prepare(options)
     runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
     store_location = options.store_path or config.store_path
-    # A database URL's password is a secret: redacted from the options stored with the run.
-    secrets: set[str] = {password} if (password := url_password(store_location)) else set()
+    secrets = _known_secrets(options, config, store_location)
     store = RunStore(store_location, redact=secrets)
     runner: Runner | None = None
     claimed: str | None = None

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from .._records import PassThreshold
+from .._secrets import mask_url
 
 __all__ = ["RunOptions", "options_dict", "parse_shard", "restore_options"]
 
@@ -94,6 +95,9 @@ def restore_options(options: RunOptions, stored: dict[str, Any]) -> None:
 def options_dict(options: RunOptions, threshold: str, problems: list[str]) -> dict[str, Any]:
     """The options as stored with a run (what `restore_options` reads back)."""
     data = asdict(options)
+    for name in ("target", "store_path"):  # stored with no password (`mask_url`)
+        if isinstance(data.get(name), str):
+            data[name] = mask_url(data[name])
     data["now"] = options.now.isoformat() if options.now else None
     data["pass_threshold"] = threshold
     data["problems"] = problems

@@ -384,6 +384,7 @@ class RayWorker:
                 sensitive_prefixes=config.sensitive_prefixes,
                 shape=config.shape,
                 project_dir=config.directory or Path.cwd(),
+                judge_rules=config.judge_rules(),
             )
             tests = {test.key: test for test in loaded.tests}
             for dataset in loaded.datasets:

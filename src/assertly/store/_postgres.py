@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import StoreError
-from .._secrets import url_password
+from .._secrets import mask_url, safe_message, url_secrets
 from ._codec import encode_meta, encode_record
 from ._judge_cache import JUDGE_SCHEMA_POSTGRES
 from ._sqlite import BATCH_TRIALS, RunStore, _redacted, grouped_tests
@@ -114,13 +114,8 @@ def is_postgres_url(location: object) -> bool:
 
 
 def masked_url(url: str) -> str:
-    """The URL as it may be shown: its password replaced by ``****``."""
-    password = url_password(url)
-    if not password:
-        return url
-    head, _, tail = url.partition("@")
-    user = head.rsplit(":", 1)[0]
-    return f"{user}:****@{tail}"
+    """The URL as it may be shown: its password replaced by ``****`` (`mask_url`)."""
+    return mask_url(url)
 
 
 class PostgresRunStore(RunStore):
@@ -184,8 +179,7 @@ class PostgresRunStore(RunStore):
 
     def _reason(self, error: Exception) -> str:
         text = " ".join(str(error).split())
-        password = url_password(self.url)
-        return text.replace(password, "****") if password else text
+        return safe_message(text, self.redact | url_secrets(self.url))
 
     def _prepare(self, *, must_exist: bool, read_only: bool) -> None:
         try:

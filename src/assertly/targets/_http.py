@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._exceptions import TargetError
+from .._secrets import mask_url, remember_from_environment
 from ._base import MAX_OUTPUT_BYTES, BaseTarget, TargetRequest, TargetResponse, encode_input
 
 __all__ = ["HttpTarget", "expand_secrets"]
@@ -53,7 +54,7 @@ def expand_secrets(
             raise TargetError(f"{what} {name}: environment variable {missing[0]} is not set")
         for variable in _VARIABLE.findall(value):
             if os.environ[variable]:
-                secrets.add(os.environ[variable])
+                secrets.add(remember_from_environment(os.environ[variable]))
         expanded[name] = _VARIABLE.sub(lambda match: os.environ[match.group(1)], value)
     return expanded
 
@@ -136,7 +137,9 @@ class HttpTarget(BaseTarget):
                         continue
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 if isinstance(error, aiohttp.ClientConnectionError):
-                    raise TargetError(f"cannot connect to {self.url}{tries}: {error}") from None
+                    raise TargetError(
+                        f"cannot connect to {mask_url(self.url)}{tries}: {error}"
+                    ) from None
                 raise TargetError(f"{type(error).__name__}{tries}: {error}") from None
             if (status == 429 or status >= 500) and attempt < self.retries:
                 asked = _retry_after(headers)
@@ -197,7 +200,7 @@ class HttpTarget(BaseTarget):
                 method, data = "GET", None
                 headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
             url = target
-        raise TargetError(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
+        raise TargetError(f"more than {_MAX_REDIRECTS} redirects from {mask_url(self.url)}")
 
     def _credential(self, name: str, value: str) -> bool:
         """Whether a header carries credentials (dropped on a redirect to another origin)."""

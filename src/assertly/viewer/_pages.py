@@ -18,6 +18,7 @@ import orjson
 
 from .. import __version__
 from .._records import TestRecord
+from .._terminal import inert_text
 from ..reports._analysis import (
     NONE,
     format_cost,
@@ -53,6 +54,9 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("assertly.viewer", "templates"),
         autoescape=True,  # every value is escaped; the templates mark nothing safe
+        # Controls and bidirectional overrides shown as escapes, never obeyed (Markup is not a
+        # plain str: what the template built is left alone).
+        finalize=lambda value: inert_text(value) if type(value) is str else value,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._json import report_json_bytes
 from .._records import TestRecord
+from .._terminal import inert_json
 from ._pages import Links, render, run_context, sparkline
 from ._queries import (
     PENDING,
@@ -100,7 +101,7 @@ class Site:
 
     def runs_json(self, query: Mapping[str, str], only: frozenset[str] | None = None) -> bytes:
         """``GET /api/runs`` as JSON."""
-        return report_json_bytes(self.runs_data(query, only))
+        return inert_json(report_json_bytes(self.runs_data(query, only)))
 
     def _run(self, name: str, query: Mapping[str, str]) -> dict[str, Any]:
         check_params(query, RUN_PARAMS)
@@ -137,12 +138,12 @@ class Site:
             "page": page.to_dict(),
             "filters": found["filters"].params(),
         }
-        return report_json_bytes(data)
+        return inert_json(report_json_bytes(data))
 
     def progress_json(self, name: str, query: Mapping[str, str]) -> bytes:
         """``GET /api/runs/{run_id}/progress``: finished_at and trials saved so far."""
         check_params(query, ())
-        return report_json_bytes(self.queries.progress(self.queries.resolve(name)))
+        return inert_json(report_json_bytes(self.queries.progress(self.queries.resolve(name))))
 
     def _diff(self, query: Mapping[str, str]) -> Any:
         from ..compare import compare_runs, open_side

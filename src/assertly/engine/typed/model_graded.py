@@ -38,10 +38,16 @@ class JudgeOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (…/v1).")
+    base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint (…/v1); in a test file only the config's "
+        "judge.base_url (the endpoint comes from the project config).",
+    )
     model: str | None = Field(default=None, description="The judge model.")
     api_key: str | None = Field(
-        default=None, description="${ENV_VAR} holding the key (never the key itself)."
+        default=None,
+        description="${ENV_VAR} holding the key (never the key itself); in a test file only a "
+        "variable the config lists in secrets_from_tests.",
     )
     temperature: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False)
     seed: int | None = None
@@ -171,6 +177,17 @@ def _rubric(value: Any, ctx: BuildContext) -> str | None:
     return value
 
 
+def judge_settings_allowed(ctx: BuildContext, options: Mapping[str, Any]) -> bool:
+    """Whether a test file may make these judge settings (`FileJudgeRules`); problems if not."""
+    rules = ctx.options.judge_rules
+    if rules is None:
+        return True
+    refused = rules.refusals(options)
+    for key, message in refused:
+        ctx.at("config").at(key).problem(message)
+    return not refused
+
+
 def _mark_judged(ctx: BuildContext, options: Mapping[str, Any]) -> None:
     """Tell the expectation it needs a judge, and whether the config's ``judge:`` too."""
     if not options.get("base_url") or not options.get("model"):
@@ -185,6 +202,8 @@ def build_llm_rubric(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     rubric = _rubric(spec.value, ctx.at("value"))
     threshold = _threshold(spec.threshold, ctx.at("threshold"))
     options = JudgeOptions.model_validate(spec.config) if spec.config else JudgeOptions()
+    if not judge_settings_allowed(ctx, options.given()):
+        return None
     if rubric is None or threshold is None:
         return None
     _mark_judged(ctx, options.given())
@@ -218,7 +237,7 @@ def build_rubric(spec: Any, ctx: BuildContext) -> Checker | None:
     if params is None:
         return None
     rubric = _rubric(params.value, ctx.at("value"))
-    if rubric is None:
+    if not judge_settings_allowed(ctx, params.config.given()) or rubric is None:
         return None
     _mark_judged(ctx, params.config.given())
     threshold = 0.5 if params.threshold is None else params.threshold

@@ -26,6 +26,7 @@ from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
 from .._vectors import cosine, vectors_problem
 from ._wrapper import TypedSpec
+from .model_graded import judge_settings_allowed
 
 if TYPE_CHECKING:
     from .._context import CheckContext
@@ -141,6 +142,8 @@ def build_similar(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
         return None
     if options.provider == "openai":
         given = options.model_dump(exclude_none=True, exclude={"provider"})
+        if not judge_settings_allowed(ctx, given):
+            return None
         # Needs the config's judge: unless the assertion names its endpoint and model.
         if not given.get("base_url") or not given.get("model"):
             ctx.options.judged = "config"
