@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,11 @@ from assertly.targets import (
 )
 
 MODULE = """
-import asyncio, threading
+import asyncio, os
 from assertly.targets import TargetResponse
 
 def echo(payload):
-    return {"echo": payload, "thread": threading.current_thread().name}
+    return {"echo": payload, "pid": os.getpid()}
 
 async def echo_async(payload):
     await asyncio.sleep(0)
@@ -95,17 +95,17 @@ def _call(target: Any, payload: Any = None, timeout_s: float = 5.0) -> TargetRes
     return asyncio.run(target.call(TargetRequest(payload, timeout_s)))
 
 
-def test_sync_function_runs_in_a_worker_thread(module: str) -> None:
+def test_function_runs_in_a_process_of_its_own(module: str) -> None:
+    # issue 28, probe 2: an agent that ends its process must not end the run's.
     target = PythonTarget(f"{module}:echo")
-    assert not target.is_async
     response = _call(target, {"a": 1})
     assert response.output["echo"] == {"a": 1}
-    assert response.output["thread"] != threading.main_thread().name
+    assert response.output["pid"] != os.getpid()
+    asyncio.run(target.aclose())
 
 
 def test_async_function(module: str) -> None:
     target = PythonTarget(f"{module}:echo_async")
-    assert target.is_async
     assert _call(target, 5).output == "text: 5"
 
 
