@@ -7,12 +7,14 @@ itself: ``FAILED …::bad``, exit 0, no report and no summary.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import measure, write_tests
+from reliability_support import measure, process_alive, write_tests
 
 AGENT = """
 import asyncio, ctypes, os, signal, sys
@@ -116,3 +118,74 @@ def test_a_command_agent_that_crashes_or_is_killed_is_an_error(project: Path) ->
     assert statuses["ok"][0] == "passed"
     for how in ("segfault", "sigkill", "os_exit"):
         assert statuses[how][0] == "error", statuses[how]
+
+
+STUCK_AGENT = """
+import os, time
+
+def answer(q):
+    with open(q["pid_file"], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+"""
+
+
+def _pid_of(path: Path) -> int:
+    deadline = time.monotonic() + 60
+    while not path.exists() or not path.read_text():
+        assert time.monotonic() < deadline, "the agent never started"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not process_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_stuck_agent_s_process_is_killed_at_its_timeout(project: Path) -> None:
+    # Before, a hung py: agent's thread ran on after its timeout; now nothing of it stays.
+    (project / "stuck_agent.py").write_text(STUCK_AGENT, encoding="utf-8")
+    pid_file = project / "agent.pid"
+    write_tests(
+        project / "s.tests.yaml",
+        [
+            {
+                "id": "hangs",
+                "input": {"pid_file": str(pid_file)},
+                "timeout_s": 0.5,
+                "expect": {"status": "ok"},
+            }
+        ],
+    )
+    result = measure(
+        "run", "s.tests.yaml", "--target", "py:stuck_agent:answer", "-o", "s.json", cwd=project
+    )
+    assert result.code == 1, result.output[-3000:]
+    assert "timed out after 0.5 s" in (project / "s.json").read_text(encoding="utf-8")
+    assert _ends_within(_pid_of(pid_file), 5), "the stuck agent's process outlived the run"
+
+
+def test_a_killed_run_leaves_no_agent_process_behind(project: Path) -> None:
+    # A SIGKILLed assertly cannot stop its agents; a py: agent's process notices and ends.
+    (project / "stuck_agent.py").write_text(STUCK_AGENT, encoding="utf-8")
+    pid_file = project / "agent.pid"
+    write_tests(
+        project / "s.tests.yaml",
+        [{"id": "hangs", "input": {"pid_file": str(pid_file)}, "expect": {"status": "ok"}}],
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-c", "from assertly.cli import main; main()", "run",
+         "s.tests.yaml", "--target", "py:stuck_agent:answer", "--timeout", "100"],
+        cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        agent = _pid_of(pid_file)
+    finally:
+        run.kill()
+        run.wait(30)
+    assert _ends_within(agent, 10), "the agent's process outlived the killed run"
