@@ -69,6 +69,10 @@ def nested(payload):
 def sdk_calls(payload):
     return TargetResponse("done", tool_calls=[Call(name="search", arguments={"q": "x"})])
 
+def unpicklable_metadata(payload):
+    import threading
+    return TargetResponse("x", metadata={"lock": threading.Lock()})
+
 def a_set(payload):
     return {"tags": {"a", "b"}}
 
@@ -142,6 +146,11 @@ def test_a_value_with_no_json_reading_is_an_error(module: str, function: str, me
     # Never judged by a stand-in (a set has no order; an object's repr is not its answer).
     with pytest.raises(TargetError, match=message):
         _call(PythonTarget(f"{module}:{function}"))
+
+
+def test_metadata_that_cannot_cross_processes_is_an_error(module: str) -> None:
+    with pytest.raises(TargetError, match="reported metadata that cannot be sent"):
+        _call(PythonTarget(f"{module}:unpicklable_metadata"))
 
 
 def test_exceptions_and_timeouts_are_target_errors(module: str) -> None:

@@ -247,7 +247,13 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes]) -> None:
             else:
                 returned = function(payload)
             reply: tuple[str, Any] = ("ok", reply_fields(returned))
-            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as error:  # only metadata can hold something that does not pickle
+                raise _Refused(
+                    f"reported metadata that cannot be sent to assertly's process "
+                    f"({type(error).__name__}: {error}); report JSON values"
+                ) from None
         except _Refused as error:
             reply = ("error", str(error))
         except (SystemExit, KeyboardInterrupt) as error:  # sys.exit(): only this call's error
