@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,15 @@ def sdk_calls(payload):
 def unpicklable_metadata(payload):
     import threading
     return TargetResponse("x", metadata={"lock": threading.Lock()})
+
+def quits_after_answering(payload):
+    if payload == "quit":
+        import threading, time
+        def later():
+            time.sleep(0.2)
+            os._exit(0)
+        threading.Thread(target=later).start()
+    return {"pid": os.getpid()}
 
 def a_set(payload):
     return {"tags": {"a", "b"}}
@@ -146,6 +156,25 @@ def test_a_value_with_no_json_reading_is_an_error(module: str, function: str, me
     # Never judged by a stand-in (a set has no order; an object's repr is not its answer).
     with pytest.raises(TargetError, match=message):
         _call(PythonTarget(f"{module}:{function}"))
+
+
+def test_a_process_that_ended_between_calls_is_replaced_without_an_error(module: str) -> None:
+    # Nobody's call is blamed for a process its agent ended after answering.
+    target = PythonTarget(f"{module}:quits_after_answering")
+    first = _call(target, "quit").output["pid"]
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{first}").exists() and "Z" not in _state(first):
+        assert time.monotonic() < deadline, "the agent's process did not end"
+        time.sleep(0.05)
+    assert _call(target, "again").output["pid"] != first
+    asyncio.run(target.aclose())
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "X"
 
 
 def test_metadata_that_cannot_cross_processes_is_an_error(module: str) -> None:

@@ -257,8 +257,7 @@ class PythonTarget(BaseTarget):
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         """Call the function once with the input, in an idle process (or a new one)."""
-        with self._lock:
-            process = self._idle.pop() if self._idle else None
+        process = self._idle_process()
         if process is None:
             process = await asyncio.to_thread(self._start_process)
         reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
@@ -280,6 +279,16 @@ class PythonTarget(BaseTarget):
         if status != "ok":
             raise TargetError(value)
         return TargetResponse(**value)
+
+    def _idle_process(self) -> _AgentProcess | None:
+        """An idle process that is still alive (one that ended between calls is dropped)."""
+        while True:
+            with self._lock:
+                process = self._idle.pop() if self._idle else None
+            if process is None or process.popen.poll() is None:
+                return process
+            # Its agent ended it after answering (a thread of its own): no call to blame.
+            self._end(process)
 
     def _end(self, process: _AgentProcess) -> None:
         self._forget(process)
