@@ -1275,6 +1275,45 @@ def section_runner(run: Run) -> None:
     )
 
 
+def section_py_agent(run: Run) -> None:
+    """A ``py:`` agent that answers at once: the runner's cost per call, -j 1 and -j 8.
+
+    The agent runs in processes of its own (issue 28): what a call costs on top of the
+    function is the run's duration over its tests, judging included (one `contains`).
+    """
+    n = run.sizes.runner
+    directory = run.work / "py-agent"
+    directory.mkdir()
+    (directory / "bench_py_agent.py").write_text(
+        "def answer(q):\n    return {'status': 'success', 'n': q['n']}\n", encoding="utf-8"
+    )
+    tests = [
+        {"id": f"t{i}", "input": {"n": i}, "assertions": [{"type": "contains", "value": "success"}]}
+        for i in range(n)
+    ]
+    test_file = directory / "py.tests.yaml"
+    test_file.write_text(json.dumps({"agent": "bot", "test_suites": {"s": {"tests": tests}}}))
+    found: dict[str, Any] = {}
+    for jobs in (1, 8):
+        log(f"py agent: {n:,} tests against an instant py: agent at -j {jobs}")
+        report = directory / f"report-{jobs}.json"
+        figures = assertly_run(
+            directory, f"py-{jobs}", test_file, "py:bench_py_agent:answer",
+            "-j", str(jobs), "-o", str(report),
+        )  # fmt: skip
+        seconds = json.loads(report.read_text())["summary"]["duration_ms"] / 1000
+        found[f"j{jobs}"] = {**figures, "run_duration_s": seconds, "us_per_test": seconds / n * 1e6}
+        run.table.add(
+            "runner",
+            f"{n:,} tests, instant py: agent, -j {jobs}",
+            "assertly run: the run",
+            f"{seconds / n * 1e6:,.0f} µs/test",
+            None,
+            f"{n / seconds:,.0f} tests/s; {figures['wall_s']:.2f} s wall",
+        )
+    run.results["py_agent"] = found
+
+
 # --- start-up ----------------------------------------------------------------------------------
 
 
@@ -1622,6 +1661,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "engine": section_engine,
     "end to end": section_end_to_end,
     "runner": section_runner,
+    "py agent": section_py_agent,
     "start-up": section_startup,
     "scale": section_scale,
     "diff": section_diff,

@@ -28,19 +28,32 @@ from store_support import stored_records_text
 
 ray = pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
 
-# A Python agent, run inside the Ray worker: input "die" ends the worker's process every time,
+# A command agent that kills the Ray worker running it (its parent): input "die" every time,
 # "die-once" the first time only (a marker file says it happened).
+KILLER_AGENT = r"""
+import json, os, signal, sys, time
+
+value = json.load(sys.stdin)
+if value == "die":
+    os.kill(os.getppid(), signal.SIGKILL)
+    sys.exit(1)
+if value.startswith("die-once:"):
+    marker = value.split(":", 1)[1]
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getppid(), signal.SIGKILL)
+        sys.exit(1)
+time.sleep(0.5)  # in flight beside the trial that kills the worker
+print(json.dumps({"echo": value}))
+"""
+
+# A Python agent that ends its own process on input "die" (issue 28, probe 8).
 PY_AGENT = r"""
 import os
 
 def answer(value):
     if value == "die":
         os._exit(1)
-    if value.startswith("die-once:"):
-        marker = value.split(":", 1)[1]
-        if not os.path.exists(marker):
-            open(marker, "w").close()
-            os._exit(1)
     return {"echo": value}
 """
 
@@ -176,30 +189,53 @@ def test_same_verdicts_reports_and_exit_code_as_a_local_run(
 def test_a_worker_that_dies_is_retried_once_then_the_trial_is_an_error(
     project: Project, cluster: None
 ) -> None:
-    project.write("py_agent.py", PY_AGENT)
-    project.write("assertly.yaml", {"agents": {"bot": "py:py_agent:answer"}})
+    project.write("killer_agent.py", KILLER_AGENT)
+    agent = f"cmd:{sys.executable} killer_agent.py"
+    project.write("assertly.yaml", {"agents": {"bot": agent}})
     marker = project.root / "died-once"
     expect = [{"type": "contains", "value": "echo"}]
-    tests = [{"id": f"ok{n}", "input": f"ok{n}", "assertions": expect} for n in range(4)]
+    tests = [{"id": f"ok{n}", "input": f"ok{n}", "assertions": expect} for n in range(6)]
     # Its worker dies (and takes any trial beside it along): each is sent once more and passes.
     once = {"id": "dies-once", "input": f"die-once:{marker}", "assertions": expect}
     project.tests_file("a.tests.yaml", {"s": [*tests, once]})
     result = project.run("run", ".", "-j", "2", "--backend", "ray")
     assert marker.exists(), "the worker did die"
     assert result.exit_code == 0, result.stdout
-    assert result.counts() == (5, 5, 0, 0, 0)
-    # Its worker dies every time: error after the second, and nothing is lost. (-j 1: one
-    # worker, so no other trial is beside it when it dies.)
+    assert result.counts() == (7, 7, 0, 0, 0)
+    # Its worker dies every time: error after the second, and nothing is lost; the trials
+    # beside it (-j 4 on 2 workers) are retried alone, so none of them is blamed.
     always = {"id": "dies", "input": "die", "assertions": expect}
     project.tests_file("a.tests.yaml", {"s": [*tests[:2], always, *tests[2:]]})
-    result = project.run("run", ".", "-j", "1", "--backend", "ray")
+    result = project.run("run", ".", "-j", "4", "--backend", "ray")
     assert result.exit_code == 1
     assert result.status("dies") == "error"
     error = result.tests["dies"]["trials"][0]["error"]
     assert "the Ray worker running this trial died, and so did the one it was retried on" in error
-    assert all(result.status(f"ok{n}") == "passed" for n in range(4))
+    assert {f"ok{n}": result.status(f"ok{n}") for n in range(6)} == dict.fromkeys(
+        (f"ok{n}" for n in range(6)), "passed"
+    )
     run_id = result.report["run_id"]
-    assert project.sql("SELECT COUNT(*) FROM trials WHERE run_id = ?", run_id) == [(5,)]
+    assert project.sql("SELECT COUNT(*) FROM trials WHERE run_id = ?", run_id) == [(7,)]
+
+
+def test_a_py_agent_that_ends_its_process_errors_only_its_own_trial(
+    project: Project, cluster: None
+) -> None:
+    # issue 28, probe 8: os._exit(1) in a py: agent killed the Ray worker, and the trials
+    # beside it became errors ("the Ray worker ... died, and so did the one it was retried on").
+    project.write("py_agent.py", PY_AGENT)
+    project.write("assertly.yaml", {"agents": {"bot": "py:py_agent:answer"}})
+    expect = [{"type": "contains", "value": "echo"}]
+    tests = [{"id": f"ok{n}", "input": f"ok{n}", "assertions": expect} for n in range(6)]
+    dying = [{"id": f"dies{n}", "input": "die", "assertions": expect} for n in range(2)]
+    project.tests_file("a.tests.yaml", {"s": [*tests[:3], *dying, *tests[3:]]})
+    result = project.run("run", ".", "-j", "4", "--backend", "ray")
+    assert result.exit_code == 1
+    assert all(result.status(f"ok{n}") == "passed" for n in range(6))
+    for n in range(2):
+        assert result.status(f"dies{n}") == "error"
+        error = result.tests[f"dies{n}"]["trials"][0]["error"]
+        assert "the agent's process exited with code 1" in error, error
 
 
 def test_an_http_agent_with_a_secret_header_set_after_the_cluster_started(

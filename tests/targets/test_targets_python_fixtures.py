@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
+import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,11 @@ from assertly.targets import (
 )
 
 MODULE = """
-import asyncio, threading
+import asyncio, os
 from assertly.targets import TargetResponse
 
 def echo(payload):
-    return {"echo": payload, "thread": threading.current_thread().name}
+    return {"echo": payload, "pid": os.getpid()}
 
 async def echo_async(payload):
     await asyncio.sleep(0)
@@ -69,6 +70,19 @@ def nested(payload):
 def sdk_calls(payload):
     return TargetResponse("done", tool_calls=[Call(name="search", arguments={"q": "x"})])
 
+def unpicklable_metadata(payload):
+    import threading
+    return TargetResponse("x", metadata={"lock": threading.Lock()})
+
+def quits_after_answering(payload):
+    if payload == "quit":
+        import threading, time
+        def later():
+            time.sleep(0.2)
+            os._exit(0)
+        threading.Thread(target=later).start()
+    return {"pid": os.getpid()}
+
 def a_set(payload):
     return {"tags": {"a", "b"}}
 
@@ -95,17 +109,17 @@ def _call(target: Any, payload: Any = None, timeout_s: float = 5.0) -> TargetRes
     return asyncio.run(target.call(TargetRequest(payload, timeout_s)))
 
 
-def test_sync_function_runs_in_a_worker_thread(module: str) -> None:
+def test_function_runs_in_a_process_of_its_own(module: str) -> None:
+    # issue 28, probe 2: an agent that ends its process must not end the run's.
     target = PythonTarget(f"{module}:echo")
-    assert not target.is_async
     response = _call(target, {"a": 1})
     assert response.output["echo"] == {"a": 1}
-    assert response.output["thread"] != threading.main_thread().name
+    assert response.output["pid"] != os.getpid()
+    asyncio.run(target.aclose())
 
 
 def test_async_function(module: str) -> None:
     target = PythonTarget(f"{module}:echo_async")
-    assert target.is_async
     assert _call(target, 5).output == "text: 5"
 
 
@@ -142,6 +156,30 @@ def test_a_value_with_no_json_reading_is_an_error(module: str, function: str, me
     # Never judged by a stand-in (a set has no order; an object's repr is not its answer).
     with pytest.raises(TargetError, match=message):
         _call(PythonTarget(f"{module}:{function}"))
+
+
+def test_a_process_that_ended_between_calls_is_replaced_without_an_error(module: str) -> None:
+    # Nobody's call is blamed for a process its agent ended after answering.
+    target = PythonTarget(f"{module}:quits_after_answering")
+    first = _call(target, "quit").output["pid"]
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{first}").exists() and "Z" not in _state(first):
+        assert time.monotonic() < deadline, "the agent's process did not end"
+        time.sleep(0.05)
+    assert _call(target, "again").output["pid"] != first
+    asyncio.run(target.aclose())
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "X"
+
+
+def test_metadata_that_cannot_cross_processes_is_an_error(module: str) -> None:
+    with pytest.raises(TargetError, match="reported metadata that cannot be sent"):
+        _call(PythonTarget(f"{module}:unpicklable_metadata"))
 
 
 def test_exceptions_and_timeouts_are_target_errors(module: str) -> None:

@@ -14,9 +14,12 @@ its file and key; the worker loads each file once and checks that its test has t
 definition digest (a file that differs on a worker is an error, never another test's verdict).
 
 A worker that dies (a crash, the OOM killer, a lost node) is restarted by Ray; each trial it
-was running is sent once more, and a trial whose worker dies again is stored as ``error`` with
-the reason. Ctrl-C cancels the trials in flight on the workers (their agent processes are
-stopped there), then the run stops as a local one does.
+was running is sent once more, alone on its worker (no other trial is placed there meanwhile),
+and a trial whose worker dies again is stored as ``error`` with the reason: a death beside a
+trial never makes it an error. A ``py:`` agent runs in processes of its own
+(`PythonTarget`), so an agent that ends its process costs its own trial and no worker. Ctrl-C
+cancels the trials in flight on the workers (their agent processes are stopped there), then
+the run stops as a local one does.
 
 Ray is imported only here, and this module only when ``--backend ray`` is given.
 """
@@ -57,6 +60,8 @@ _CANCEL_WAIT_S = 5.0
 _START_WAIT_S = 120.0
 # How long a trial waits for a worker that died to be restarted by Ray.
 _RESTART_WAIT_S = 120.0
+# How often a trial waiting for a worker to itself looks again.
+_POLL_S = 0.02
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # as targets/_http.py reads them
 _AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 
@@ -90,6 +95,7 @@ class RayRunner(Runner):
         self._load: list[int] = []  # trials in flight on each worker
         self._started_ray = False
         self._restarting: set[int] = set()  # workers that died, until they answer again
+        self._alone: set[int] = set()  # workers reserved for a retried trial, running alone
         self._connect()  # before the run is stored: a cluster that cannot be used writes nothing
 
     # -- the cluster -------------------------------------------------------------------------
@@ -196,6 +202,30 @@ class RayRunner(Runner):
                 self._restarting.discard(index)
                 return
 
+    async def _pick(self, *, alone: bool) -> int:
+        """A worker for a trial, counted as busy with it.
+
+        The least busy worker not reserved for a retry, preferring one that is not being
+        restarted. ``alone``: a worker reserved for this trial (no other trial is placed on
+        it until the trial ends), once the trials already there have ended.
+        """
+        while True:
+            free = [i for i in range(len(self._load)) if i not in self._alone]
+            if free:
+                break
+            await asyncio.sleep(_POLL_S)  # every worker runs a retried trial alone
+        index = min(free, key=lambda i: (i in self._restarting, self._load[i]))
+        if alone:
+            self._alone.add(index)
+            try:
+                while self._load[index] > 0:
+                    await asyncio.sleep(_POLL_S)
+            except asyncio.CancelledError:
+                self._alone.discard(index)
+                raise
+        self._load[index] += 1
+        return index
+
     async def close(self) -> None:
         """Stop the workers (and the local cluster this run started), then what the base has."""
         for worker in self._workers:
@@ -218,12 +248,9 @@ class RayRunner(Runner):
         if not self._remote(test):
             return await super().execute_trial(test, trial)
         died = ""
-        for _ in range(_ATTEMPTS):
-            # The least busy worker, one that is not being restarted if there is one.
-            index = min(
-                range(len(self._load)), key=lambda i: (i in self._restarting, self._load[i])
-            )
-            self._load[index] += 1
+        for attempt in range(_ATTEMPTS):
+            # A retried trial runs alone: a second death is then its own, never a neighbour's.
+            index = await self._pick(alone=attempt > 0)
             ref = None
             try:
                 await self._alive(index)
@@ -247,11 +274,14 @@ class RayRunner(Runner):
                 return TrialRecord(test.key, trial, "error", 0.0, error=message)
             finally:
                 self._load[index] -= 1
+                if attempt > 0:
+                    self._alone.discard(index)
             self.secrets.update(secrets)  # the store redacts what the worker's targets hold
             return TrialRecord.from_dict(data)
         message = (
             f"the Ray worker running this trial died, and so did the one it was retried on "
-            f"(the agent or an assertion may crash or exhaust the worker): {died}"
+            f"with no other trial beside it (this trial's agent or assertions crash or exhaust "
+            f"the worker): {died}"
         )
         return TrialRecord(test.key, trial, "error", 0.0, error=message)
 

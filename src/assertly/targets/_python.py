@@ -3,60 +3,45 @@
 The function returns the response (text or a JSON value) or a `TargetResponse` to report
 metadata.
 
-A stuck agent is abandoned at its timeout, never waited for (threads cannot be killed):
+The function runs in a process of its own (``_py_worker.py``), never in the runner's: an agent
+that ends its process (``os._exit``, a segfault, ``os.abort``, a signal) costs its own call, an
+``error`` naming the exit code or signal, and the run goes on with a fresh process. Each
+process answers one call at a time; the target keeps a pool of them, as many as calls in
+flight at once (``-j``), reused from call to call (module state, clients and caches live as
+long as their process). What crosses: the input and the key, and back the reply already read
+as JSON (`as_json_value`), with its model, cost, tokens, metadata and tool calls.
 
-* a sync function runs on a daemon worker thread (reused across calls); at the timeout the
-  call is an ``error`` and the thread is left to the agent (a daemon thread never keeps the
-  process alive, where asyncio's default executor would be joined at exit);
-* an async function runs on an event loop of its own, in a daemon thread, so one that blocks
-  its loop (``time.sleep`` in an ``async def``) cannot stop the run's loop and its timeouts.
-  When a call times out and that loop does not answer a ping within `_PING_S`, the loop is
-  abandoned and the next calls get a fresh one.
+A call that outlives its timeout is an ``error``, and its process group is killed (a stuck
+agent leaves nothing behind).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import inspect
-import math
+import json
 import os
 import queue
+import signal
+import subprocess
 import sys
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
 
 from .._exceptions import TargetError
-from .._python_values import PLAIN_TYPES, READABLE, NotJsonValue, as_json_value
+from . import _py_worker
 from ._base import BaseTarget, TargetRequest, TargetResponse
 
 __all__ = ["MAX_VALUE_NESTING", "PythonTarget"]
 
-# Returned values are judged, stored and reported as they are; deeper ones (and cycles, which
-# are infinitely deep) would exhaust the recursion of every JSON writer on the way.
-MAX_VALUE_NESTING = 200
-
-
-class _AgentExit(Exception):
-    """The agent function raised SystemExit or KeyboardInterrupt."""
-
-
-async def _contained(work: Awaitable[Any]) -> Any:
-    """Await the agent, turning its ``sys.exit()`` into an ordinary exception.
-
-    asyncio re-raises SystemExit and KeyboardInterrupt out of the event loop itself (a worker
-    thread's too), which would end the whole run; caught here, they cost one verdict.
-    """
-    try:
-        return await work
-    except (SystemExit, KeyboardInterrupt) as error:
-        raise _AgentExit(f"{type(error).__name__}: {error}") from None
-
-
-# How long a timed-out async agent's loop has to answer a ping before it is abandoned.
-_PING_S = 0.25
+MAX_VALUE_NESTING = _py_worker.MAX_VALUE_NESTING
+_WORKER_FILE = str(Path(_py_worker.__file__).resolve())
+# How long a closed agent process has to end before it is killed.
+_CLOSE_WAIT_S = 1.0
+# How long the runner waits for a dead agent process's exit status.
+_REAP_WAIT_S = 5.0
 
 
 def _in_daemon_thread(function: Callable[[Any], Any], payload: Any) -> asyncio.Future[Any]:
@@ -79,8 +64,6 @@ def _in_daemon_thread(function: Callable[[Any], Any], payload: Any) -> asyncio.F
     def work() -> Callable[[], None]:
         try:
             outcome = (True, function(payload))
-        except (SystemExit, KeyboardInterrupt) as error:
-            outcome = (False, _AgentExit(f"{type(error).__name__}: {error}"))
         except BaseException as error:  # handed to the caller, never lost
             outcome = (False, error)
         return lambda: notify(outcome)
@@ -149,196 +132,178 @@ _IDLE_S = 5.0
 _WORKERS = _Workers()
 
 
-class _AgentLoop:
-    """An event loop in a daemon thread, where an async agent's calls run."""
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._serve, name=f"assertly-loop {name}", daemon=True
-        )
-        self._thread.start()
-
-    def _serve(self) -> None:
+def _describe_end(returncode: int | None) -> str:
+    """How an agent's process ended, in words (the call's error message)."""
+    if returncode is None:
+        return "the agent's process closed its pipe to assertly and did not exit"
+    if returncode < 0:
+        number = -returncode
         try:
-            self.loop.run_forever()
-        finally:
-            # Stopped (the run is over): end what the agent left running, release the loop.
-            pending = asyncio.all_tasks(self.loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                gathered = asyncio.gather(*pending, return_exceptions=True)
-                self.loop.run_until_complete(gathered)
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-            self.loop.close()
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        why = {
+            "SIGSEGV": " (a segmentation fault: a crash in native code)",
+            "SIGBUS": " (a bus error: a crash in native code)",
+            "SIGABRT": " (os.abort() or a failed assertion in native code)",
+            "SIGKILL": " (killed: the OOM killer, or a kill -9)",
+            "SIGFPE": " (a floating-point exception in native code)",
+        }.get(name, "")
+        return f"the agent's process was killed by {name} ({number}){why} while answering"
+    return (
+        f"the agent's process exited with code {returncode} while answering (os._exit() "
+        "or an exit from native code)"
+    )
 
-    def run(self, function: Callable[[Any], Any], payload: Any) -> Awaitable[Any]:
-        """Start ``function(payload)`` on this loop; a future of the run's loop for its result."""
-        # _contained runs on the agent's loop too: a sys.exit() there must not stop that loop.
-        done = asyncio.run_coroutine_threadsafe(_contained(function(payload)), self.loop)
-        return asyncio.wrap_future(done)
 
-    async def responsive(self, within_s: float) -> bool:
-        """Whether the loop runs a callback within ``within_s`` (False: something blocks it)."""
-        here = asyncio.get_running_loop()
-        pong: asyncio.Future[None] = here.create_future()
+class _AgentProcess:
+    """One process running the agent (``_py_worker.py``), answering one call at a time."""
 
-        def answer() -> None:
-            if not pong.done():
-                pong.set_result(None)
-
+    def __init__(self, spec: str) -> None:
+        to_worker, requests = os.pipe()
+        replies, from_worker = os.pipe()
+        argv = [sys.executable, _WORKER_FILE, json.dumps(sys.path), spec]
         try:
-            self.loop.call_soon_threadsafe(here.call_soon_threadsafe, answer)
-            await asyncio.wait_for(pong, within_s)
-        except (TimeoutError, RuntimeError):
-            return False
-        return True
+            self.popen = subprocess.Popen(
+                [*argv, str(to_worker), str(from_worker)],
+                stdin=subprocess.DEVNULL,
+                pass_fds=(to_worker, from_worker),
+                # Its own process group: a timeout kills the agent's children too, and the
+                # terminal's Ctrl-C reaches assertly, which stops the calls itself.
+                start_new_session=True,
+            )
+        except OSError as error:
+            os.close(requests)
+            os.close(replies)
+            raise TargetError(f"cannot start the agent's process: {error}") from None
+        finally:  # the process's ends of the pipes are its own now
+            os.close(to_worker)
+            os.close(from_worker)
+        self.requests: IO[bytes] = os.fdopen(requests, "wb")
+        self.replies: IO[bytes] = os.fdopen(replies, "rb")
+        hello = _py_worker.receive(self.replies)
+        if hello is None or hello[0] != "ready":
+            message = hello[1] if hello is not None else self.ended()
+            self.kill()
+            raise TargetError(message)
 
-    def abandon(self) -> None:
-        """Stop the loop when it next runs (a blocked one never does; its thread is a daemon)."""
-        with contextlib.suppress(RuntimeError):  # already closed
-            self.loop.call_soon_threadsafe(self.loop.stop)
-
-
-def _json_output(value: Any, verb: str) -> Any:
-    """What the function gave, as the JSON value it stands for (`as_json_value`).
-
-    An SDK's reply or a framework's result (pydantic models, dataclasses, dates, tuples) is
-    judged, stored and reported as its JSON. A value with none (a set, any other object) is
-    the call's error, never judged by a stand-in such as its ``repr``.
-
-    Raises:
-        TargetError: Nested too deeply, holding NaN or an infinity, or with no JSON reading.
-    """
-    problem, plain = _unstorable(value, MAX_VALUE_NESTING)
-    if problem is None and not plain:
+    def exchange(self, request: tuple[Any, str | None]) -> Any:
+        """Send a request and wait for its reply; None if the process ended meanwhile."""
         try:
-            value = as_json_value(value)
-        except NotJsonValue as error:
-            raise TargetError(
-                f"{verb} {error.what}, which is not a JSON value; {READABLE}"
-            ) from None
-        problem = _unstorable(value, MAX_VALUE_NESTING)[0]  # what a model or dataclass held
-    if problem is not None:
-        raise TargetError(problem)
-    return value
+            _py_worker.send(self.requests, request)
+            return _py_worker.receive(self.replies)
+        except (OSError, ValueError):  # a broken pipe, or the pipe closed by kill()
+            return None
 
+    def ended(self) -> str:
+        """How the process ended (it closed its pipe: it is ending or has ended)."""
+        try:
+            returncode: int | None = self.popen.wait(_REAP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            returncode = None
+            self.kill()
+        return _describe_end(returncode)
 
-def _unstorable(value: Any, limit: int) -> tuple[str | None, bool]:
-    """Why a returned value cannot be judged, stored and reported as JSON, and if it is plain.
+    def kill(self) -> None:
+        """Kill the process and everything it started; release the pipes."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(_REAP_WAIT_S)
+        self._close_pipes()
 
-    Plain: dicts with string keys, lists, strings, numbers, booleans and None only, so nothing
-    needs converting (`as_json_value`). The problem is None when there is none.
+    def close(self) -> None:
+        """Let the process end (it reads the end of its input), then kill what is left."""
+        self._close_pipes()
+        try:
+            self.popen.wait(_CLOSE_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
 
-    Containers nesting more than ``limit`` deep (a cycle always does) would exhaust every JSON
-    writer on the way; NaN and infinities are not JSON, and JSON writers would silently turn
-    them into ``null``, so the verdict would be on a value the agent never returned.
-    """
-    stack = [(value, 0)]
-    plain = True  # only dicts, lists, strings, numbers, booleans and None, as such
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if isinstance(item, dict | list | tuple | set | frozenset):
-            if depth >= limit:
-                return f"returned a value nested deeper than {limit} levels (or a cycle)", plain
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-            if kind is dict:
-                plain = plain and all(type(key) is str for key in item)
-            elif kind is not list:
-                plain = False
-        elif isinstance(item, float) and not math.isfinite(item):
-            return (
-                f"returned a value holding {item!r}, which is not JSON (return a string, "
-                "or None for a missing number)"
-            ), plain
-        elif kind not in PLAIN_TYPES:
-            plain = False
-    return None, plain
-
-
-def _import(module_name: str) -> Any:
-    """Import a module, also looking in the working directory for the project's own modules.
-
-    The ``assertly`` script's ``sys.path`` starts with its own directory, not the project's.
-    """
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        cwd = os.getcwd()
-        if error.name != module_name.partition(".")[0] or cwd in sys.path:
-            raise
-        sys.path.append(cwd)
-        importlib.invalidate_caches()
-        return importlib.import_module(module_name)
+    def _close_pipes(self) -> None:
+        for stream in (self.requests, self.replies):
+            with contextlib.suppress(OSError):
+                stream.close()
 
 
 class PythonTarget(BaseTarget):
-    """Call ``module:function``."""
+    """Call ``module:function``, in processes of its own."""
 
     def __init__(self, spec: str) -> None:
         module_name, _, function_name = spec.partition(":")
         if not module_name or not function_name:
             raise TargetError(f"expected py:module:function, got py:{spec}")
-        try:
-            module = _import(module_name)
-        except ImportError as error:
-            raise TargetError(f"cannot import {module_name!r}: {error}") from None
-        except (Exception, SystemExit) as error:  # a module failing to import: the agent's bug
-            raise TargetError(
-                f"cannot import {module_name!r}: {type(error).__name__}: {error}"
-            ) from None
-        function = getattr(module, function_name, None)
-        if not callable(function):
-            raise TargetError(f"{module_name!r} has no function {function_name!r}")
         self.name = f"py:{spec}"
-        self.function: Callable[..., Any] = function
-        self.is_async = inspect.iscoroutinefunction(function)
-        self._loop: _AgentLoop | None = None
+        self._spec = spec
+        self._lock = threading.Lock()
+        self._idle: list[_AgentProcess] = []
+        self._all: set[_AgentProcess] = set()
+        # The first process now: a module that cannot be imported is said at once.
+        self._release(self._start_process())
+
+    def _start_process(self) -> _AgentProcess:
+        process = _AgentProcess(self._spec)
+        with self._lock:
+            self._all.add(process)
+        return process
+
+    def _release(self, process: _AgentProcess) -> None:
+        with self._lock:
+            self._idle.append(process)
+
+    def _forget(self, process: _AgentProcess) -> None:
+        with self._lock:
+            self._all.discard(process)
 
     async def call(self, request: TargetRequest) -> TargetResponse:
-        """Call the function once with the input."""
-        payload, timeout_s = request.input, request.timeout_s
-        agent_loop = None
-        if self.is_async:
-            if self._loop is None:
-                self._loop = _AgentLoop(self.name)
-            agent_loop = self._loop
-            work: Awaitable[Any] = agent_loop.run(self.function, payload)
-        else:
-            work = _in_daemon_thread(self.function, payload)
+        """Call the function once with the input, in an idle process (or a new one)."""
+        process = self._idle_process()
+        if process is None:
+            process = await asyncio.to_thread(self._start_process)
+        reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
         try:
-            returned = await asyncio.wait_for(_contained(work), timeout_s)
+            reply = await asyncio.wait_for(reply_of, request.timeout_s)
         except TimeoutError:
-            if agent_loop is not None and not await agent_loop.responsive(_PING_S):
-                # The agent blocks its own loop: leave it (and its thread) behind.
-                agent_loop.abandon()
-                if self._loop is agent_loop:
-                    self._loop = None
-            raise TargetError(f"timed out after {timeout_s:g} s") from None
-        except _AgentExit as error:
-            raise TargetError(str(error)) from None
-        except Exception as error:  # the agent's bug is a verdict of error, not our crash
-            raise TargetError(f"{type(error).__name__}: {error}") from None
-        response = returned if isinstance(returned, TargetResponse) else TargetResponse(returned)
-        if response.output is None:
-            # Almost always a function that forgot to return; judged as JSON null, it would
-            # pass every `not-contains`. An agent whose answer is null can return "null".
-            raise TargetError(
-                "returned None, so there is no output to judge (return the response as text "
-                "or a JSON value, or a TargetResponse; for a JSON null answer return 'null')"
-            )
-        response.output = _json_output(response.output, "returned")
-        if response.tool_calls is not None:
-            response.tool_calls = _json_output(response.tool_calls, "reported tool_calls holding")
-        return response
+            # Threads cannot be stopped, processes can: nothing of a stuck agent stays.
+            await asyncio.to_thread(self._end, process)
+            raise TargetError(f"timed out after {request.timeout_s:g} s") from None
+        except asyncio.CancelledError:  # Ctrl-C or a cancelled run: stop the agent too
+            self._end(process)
+            raise
+        if reply is None:  # the agent ended its process: only this call is lost
+            message = await asyncio.to_thread(process.ended)
+            await asyncio.to_thread(self._end, process)
+            raise TargetError(message)
+        self._release(process)
+        status, value = reply
+        if status != "ok":
+            raise TargetError(value)
+        return TargetResponse(**value)
+
+    def _idle_process(self) -> _AgentProcess | None:
+        """An idle process that is still alive (one that ended between calls is dropped)."""
+        while True:
+            with self._lock:
+                process = self._idle.pop() if self._idle else None
+            if process is None or process.popen.poll() is None:
+                return process
+            # Its agent ended it after answering (a thread of its own): no call to blame.
+            self._end(process)
+
+    def _end(self, process: _AgentProcess) -> None:
+        self._forget(process)
+        process.kill()
 
     async def aclose(self) -> None:
-        """End the idle worker threads, or stop the async agent's event loop and its thread."""
-        if not self.is_async:
-            _WORKERS.shrink()
-        if self._loop is not None:
-            self._loop.abandon()
-            self._loop = None
+        """End the agent's processes (a call still running is stopped) and the idle threads."""
+        with self._lock:
+            processes, self._all, self._idle = list(self._all), set(), []
+        await asyncio.to_thread(_close_all, processes)
+        _WORKERS.shrink()
+
+
+def _close_all(processes: list[_AgentProcess]) -> None:
+    for process in processes:
+        process._close_pipes()  # every one hears the end at once, then each is waited for
+    for process in processes:
+        process.close()
