@@ -24,6 +24,7 @@ from .._judging import (
     read_verdict,
     rubric_messages,
 )
+from .._reply_text import judged_text
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
 from ._wrapper import TypedSpec
@@ -90,7 +91,11 @@ class LlmRubric(Checker):
                 "config (assertly check and compile() call no model)",
                 expected=self.rubric,
             )
-        request = JudgeRequest.make(rubric_messages(self.rubric, response.text), self.options)
+        # An API reply is judged by its message text and tool calls, not its envelope
+        # (random ids and timestamps would defeat the judge cache): `_reply_text`.
+        request = JudgeRequest.make(
+            rubric_messages(self.rubric, judged_text(response)), self.options
+        )
         judgement = board.ask(request)
         if judgement is None:  # the first pass: the runner will ask the judge and check again
             return errored(self.key, "waiting for the judge", expected=self.rubric)
