@@ -196,6 +196,23 @@ def test_file_level_problems(tmp_path: Path) -> None:
     assert result.tests == []
 
 
+def test_a_known_key_in_the_wrong_place_says_where_it_belongs(tmp_path: Path) -> None:
+    # issue 29, first contact: "unknown key 'agent' (did you mean 'agent'?)" for `agent:`
+    # on a single test.
+    path = _write(
+        tmp_path,
+        "a.tests.yaml",
+        "agent: bot\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: t, agent: other, input: {}, expect: {status: ok}}\n",
+    )
+    (test,) = load_paths([path]).tests
+    (problem,) = (str(p) for p in test.problems)
+    assert "unknown key 'agent': not allowed here; it belongs at the top of a test file" in (
+        problem
+    )
+    assert "did you mean 'agent'" not in problem
+
+
 def test_json_test_file(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
