@@ -509,7 +509,11 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     config_problems, warnings = check_against_config(
         loaded.tests, config, dataset_hooks, loaded.datasets
     )
-    problems = [*loaded.problems, *config_problems]
+    from .targets._check import check_agents
+
+    agent_problems, agent_warnings = check_agents(config)
+    warnings = [*warnings, *agent_warnings]
+    problems = [*agent_problems, *loaded.problems, *config_problems]
     cases = sum(len(suite.cases) for suite in loaded.evals)
     dataset_cases = 0
     for dataset in loaded.datasets:  # every line read, one at a time

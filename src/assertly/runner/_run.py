@@ -177,6 +177,22 @@ class Runner:
             self.warnings.append(capped)
             self.listener("warning", capped)  # before any call
 
+    def warn_about_agents(self, agents: Iterable[str]) -> None:
+        """Say up front what `validate` refuses in the config's ``agents`` this run uses.
+
+        Unset ``${NAME}``, empty commands, unknown specs (unless ``--target`` replaces them):
+        the tests that use them end ``error``.
+        """
+        if self.options.target is not None:
+            return
+        from ..targets._check import check_agents
+
+        problems, warnings = check_agents(self.config, only=agents)
+        for message in [*(str(problem) for problem in problems), *warnings]:
+            if message not in self.warnings:
+                self.warnings.append(message)
+                self.listener("warning", message)
+
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
         if agent not in self._targets:
@@ -534,6 +550,8 @@ class Runner:
         ``agents`` are set up (clients made, libraries imported) before the run's clock starts.
         """
         self.run_id = run_id
+        agents = set(agents)
+        self.warn_about_agents(agents)  # before the first call, as validate would refuse them
         self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
         await self._start_targets(agents)
         started = time.perf_counter()
