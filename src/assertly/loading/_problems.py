@@ -81,6 +81,8 @@ def _validation_problems(
             message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
         elif item["type"] == "missing":
             message = "required key is missing"
+        elif item["type"] == "value_error":  # our own validators' words, as written
+            message = f"{item['ctx']['error']}, got {item['input']!r}"
         else:
             message = f"{item['msg'].lower()}, got {item['input']!r}"
         problems.append(Problem(located(source, key, label), message))
