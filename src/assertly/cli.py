@@ -23,6 +23,7 @@ from ._cli_support import (
     EXIT_USAGE,
     default_store,
     print_problems,
+    report_paths,
     store_option,
     usage_errors,
     write_reports,
@@ -246,11 +247,12 @@ def _facts(values: tuple[str, ...]) -> dict[str, bool]:
         raise ConfigError([Problem("--fact", str(error))]) from None
 
 
-def _check_outputs(outputs: tuple[str, ...]) -> None:
+def _check_outputs(outputs: tuple[str, ...]) -> tuple[str, ...]:
     try:
         check_report_paths(outputs)
     except ValueError as error:
         raise ConfigError([Problem("-o", str(error))]) from None
+    return report_paths(outputs)  # absolute now: an agent may change the directory
 
 
 @main.command("run")
@@ -376,7 +378,7 @@ def run_command(
     from .runner._signals import Terminated
 
     with usage_errors():
-        _check_outputs(outputs)
+        outputs = _check_outputs(outputs)
         options = RunOptions(
             paths=list(paths),
             facts=_facts(facts),
