@@ -145,8 +145,12 @@ class Runner:
 
         A test's ``trials`` wins, as a test marker wins over a command-line default in pytest
         plugins: it was written for that test (a known-flaky one). When it overrides
-        ``--trials``, the run says so once per test (`_warn`), never silently.
+        ``--trials``, the run says so once per test (`_warn`), never silently. A test that
+        cannot run (a load problem: an invalid dataset line, a misspelt assertion) gets one
+        trial: its error is the same every time, and is reported once.
         """
+        if test.problems:
+            return 1
         if test.trials is None:
             return self.options.trials or self.config.trials
         if self.options.trials and test.trials != self.options.trials:
