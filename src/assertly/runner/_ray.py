@@ -277,12 +277,7 @@ def _forwarded_env(config: ConfigModel) -> dict[str, str]:
 
 def _source(test: TestCase) -> str:
     """The test file that defines ``test`` (for a dataset's case, not the dataset's file)."""
-    if test.case_key is not None:
-        # A case's key is `{test file}::{suite}::{dataset file}:{line}` (`Dataset._case`).
-        suffix = f"::{test.suite}::{test.file}:{test.line}"
-        if test.case_key.endswith(suffix):
-            return test.case_key[: -len(suffix)]
-    return test.file
+    return test.defined_in
 
 
 async def _settled(ref: Any) -> None:

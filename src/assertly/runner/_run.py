@@ -88,6 +88,8 @@ class Runner:
         self._stop = asyncio.Event()
         self.judge_process: JudgeProcess | None = None
         self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
+        self.resumed_tests = 0  # tests whose verdicts all came from the resumed run
+        self.elapsed_ms: float | None = None  # this invocation's time (`_finish`)
         self.changed_definitions = 0  # resumed tests whose stored verdicts were for another test
         self._inline_count = 0
         self.suites = SuiteHookState(self._run_hook)
@@ -414,6 +416,10 @@ class Runner:
                         self._stop.set()
 
         numbers = [n for n in range(1, trials + 1) if n not in done]
+        if not numbers and done:
+            # Judged by the run being resumed: said so, not run again.
+            self.resumed_tests += 1
+            self.listener("resumed", test)
         if len(numbers) == 1:
             await one(numbers[0])  # no task for the common case of one trial
         else:
@@ -432,7 +438,7 @@ class Runner:
         """
         await self.suites.close_all()
         await self.close()
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = self.elapsed_ms = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
         self.store.finish_run(
             run_id, now_iso(), previous + elapsed, self.warnings, self.suites.problems
@@ -592,6 +598,7 @@ class Runner:
         run = build_run(self.store, run_id)
         run.problems = [*problems, *self.suites.problems]
         run.trials_run = self.trials_run
+        run.resumed_tests, run.elapsed_ms = self.resumed_tests, self.elapsed_ms
         return run
 
 
