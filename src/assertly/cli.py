@@ -496,6 +496,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         load_config_plugins,
         load_paths,
     )
+    from .targets._check import check_agents
 
     with usage_errors():
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
@@ -511,8 +512,6 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     config_problems, warnings = check_against_config(
         loaded.tests, config, dataset_hooks, loaded.datasets
     )
-    from .targets._check import check_agents
-
     agent_problems, agent_warnings = check_agents(config)
     warnings = [*warnings, *agent_warnings]
     problems = [*agent_problems, *loaded.problems, *config_problems]

@@ -35,6 +35,7 @@ from ..loading import (
 from ..store import RunStore
 from ..targets import Target, TargetRequest, TargetResponse, make_target, parse_spec
 from ..targets._base import metadata_from
+from ..targets._check import agent_warnings
 from ._evals import judge_eval
 from ._judge_process import JudgeProcess
 from ._limits import fit_concurrency
@@ -182,22 +183,6 @@ class Runner:
         if capped:
             self.warnings.append(capped)
             self.listener("warning", capped)  # before any call
-
-    def warn_about_agents(self, agents: Iterable[str]) -> None:
-        """Say up front what `validate` refuses in the config's ``agents`` this run uses.
-
-        Unset ``${NAME}``, empty commands, unknown specs (unless ``--target`` replaces them):
-        the tests that use them end ``error``.
-        """
-        if self.options.target is not None:
-            return
-        from ..targets._check import check_agents
-
-        problems, warnings = check_agents(self.config, only=agents)
-        for message in [*(str(problem) for problem in problems), *warnings]:
-            if message not in self.warnings:
-                self.warnings.append(message)
-                self.listener("warning", message)
 
     def target_for(self, agent: str) -> Target | TargetError:
         """The target answering ``agent`` (built once), or why there is none."""
@@ -379,9 +364,11 @@ class Runner:
             return value.strip().lower() in ("1", "true", "yes", "on")
         return self.config.facts.get(name)
 
-    def _warn(self, message: str) -> None:
+    def _warn(self, message: str, say: bool = False) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
+            if say:
+                self.listener("warning", message)
 
     # -- whole test ------------------------------------------------------------------------
     async def run_test(
@@ -561,7 +548,9 @@ class Runner:
         """
         self.run_id = run_id
         agents = set(agents)
-        self.warn_about_agents(agents)  # before the first call, as validate would refuse them
+        # Before the first call: what `validate` refuses in the agents this run uses.
+        for message in agent_warnings(self.config, agents, self.options.target):
+            self._warn(message, say=True)
         self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
         await self._start_targets(agents)
         started = time.perf_counter()

@@ -22,7 +22,7 @@ from typing import Any
 from .._exceptions import Problem, TargetError
 from ._spec import parse_spec
 
-__all__ = ["check_agents"]
+__all__ = ["agent_warnings", "check_agents"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -122,3 +122,14 @@ def _locator(path: Path | None) -> Any:
     except Exception:  # read once already by load_config: positions are a nicety
         return lambda key: str(path)
     return source.where
+
+
+def agent_warnings(config: Any, agents: Iterable[str], target: Any) -> list[str]:
+    """What `assertly run` warns about before its first call, as text.
+
+    `check_agents` of the ``agents`` it uses; nothing when ``--target`` replaces them.
+    """
+    if target is not None:
+        return []
+    problems, warnings = check_agents(config, only=agents)
+    return [*(str(problem) for problem in problems), *warnings]
