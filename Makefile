@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.assertly-installed
 
-.PHONY: test demo check format lint types bench fuzz schemas clean postgres test-models
+.PHONY: test demo check format lint types bench fuzz schemas clean postgres test-models dist
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,14 @@ fuzz: $(STAMP)
 		tests/engine/test_properties.py tests/engine/test_trajectory_properties.py \
 		tests/reliability/test_rel_fuzz.py
 
+# The distributions: an sdist and a wheel in dist/ (python -m build, in an isolated build
+# environment), then `twine check --strict` on both. Install the wheel into any project with
+# `pip install dist/assertly-*.whl` (README, "Install into your project").
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
+
 schemas: $(STAMP)
 	$(PY) schemas/generate.py
 
@@ -63,4 +71,4 @@ postgres:
 	bash .ci/postgres
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist

@@ -19,6 +19,7 @@ __all__ = [
     "EXIT_USAGE",
     "default_store",
     "print_problems",
+    "report_paths",
     "store_option",
     "usage_errors",
     "write_or_fail",
@@ -74,6 +75,28 @@ def write_or_fail(output: str, write: Callable[[], Any]) -> None:
         sys.exit(EXIT_USAGE)
 
 
+class ReportPath(str):
+    """A ``-o`` path made absolute when the command starts; `shown` is the path as given.
+
+    A ``py:`` agent runs in assertly's process and may change its working directory
+    (``os.chdir``): the reports still go where the user asked, and say so as they were named.
+    """
+
+    shown: str
+
+
+def report_paths(outputs: tuple[str, ...]) -> tuple[str, ...]:
+    """Each ``-o`` path, absolute against the current working directory (`ReportPath`)."""
+    import os
+
+    resolved = []
+    for output in outputs:
+        path = ReportPath(os.path.abspath(output))
+        path.shown = output
+        resolved.append(path)
+    return tuple(resolved)
+
+
 def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None = None) -> None:
     """Write each ``-o`` report, then exit with the gates' ``exit_code``, if any.
 
@@ -87,12 +110,12 @@ def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None =
         except OSError as error:
             reason = error.strerror or str(error)
             click.echo(
-                f"error: cannot write {output}: {reason} (the run is stored: "
-                f"`assertly report {record.run_id} -o FILE` writes it again)",
+                f"error: cannot write {getattr(output, 'shown', output)}: {reason} (the run is "
+                f"stored: `assertly report {record.run_id} -o FILE` writes it again)",
                 err=True,
             )
             sys.exit(EXIT_USAGE)
-        click.echo(f"wrote {output}")
+        click.echo(f"wrote {getattr(output, 'shown', output)}")
     if exit_code is None:
         exit_code = EXIT_PASSED if record.ok else EXIT_FAILED
     sys.exit(exit_code)

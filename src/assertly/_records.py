@@ -399,6 +399,11 @@ class RunRecord:
     # Trials this invocation ran (None for a run rebuilt from the store): 0 on a resumed run
     # means every test already had its verdicts.
     trials_run: int | None = None
+    # Of a resumed run, in this invocation: tests whose verdicts came whole from the stored
+    # run (none of their trials ran again), and how long this invocation took (the stored
+    # duration is the sum of every invocation's).
+    resumed_tests: int = 0
+    elapsed_ms: float | None = None
     # The comparison with a --baseline run (`compare.RunDiff`), shown by the HTML report.
     comparison: Any = None
     shard: str | None = None  # "I/N" when the run is one shard of a suite (`--shard`)

@@ -30,6 +30,7 @@ from ._cli_support import (
     EXIT_USAGE,
     default_store,
     print_problems,
+    report_paths,
     store_option,
     usage_errors,
     write_reports,
@@ -272,11 +273,12 @@ def _facts(values: tuple[str, ...]) -> dict[str, bool]:
         raise ConfigError([Problem("--fact", str(error))]) from None
 
 
-def _check_outputs(outputs: tuple[str, ...]) -> None:
+def _check_outputs(outputs: tuple[str, ...]) -> tuple[str, ...]:
     try:
         check_report_paths(outputs)
     except ValueError as error:
         raise ConfigError([Problem("-o", str(error))]) from None
+    return report_paths(outputs)  # absolute now: an agent may change the directory
 
 
 @main.command("run")
@@ -408,7 +410,7 @@ def run_command(
     from .runner._signals import Terminated
 
     with usage_errors():
-        _check_outputs(outputs)
+        outputs = _check_outputs(outputs)
         options = RunOptions(
             paths=list(paths),
             facts=_facts(facts),
@@ -498,6 +500,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         load_config_plugins,
         load_paths,
     )
+    from .targets._check import check_agents
 
     with usage_errors():
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
@@ -514,7 +517,9 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     config_problems, warnings = check_against_config(
         loaded.tests, config, dataset_hooks, loaded.datasets
     )
-    problems = [*loaded.problems, *config_problems]
+    agent_problems, agent_warnings = check_agents(config)
+    warnings = [*warnings, *agent_warnings]
+    problems = [*agent_problems, *loaded.problems, *config_problems]
     cases = sum(len(suite.cases) for suite in loaded.evals)
     dataset_cases = 0
     for dataset in loaded.datasets:  # every line read, one at a time

@@ -212,6 +212,23 @@ def test_the_html_report_of_a_gated_run_shows_the_comparison(project: Project) -
     assert '<section id="comparison">' not in plain.read_text(encoding="utf-8")
 
 
+def test_the_markdown_report_of_a_gated_run_shows_the_comparison(project: Project) -> None:
+    # issue 29, first contact: "The Markdown report of a --baseline run omits the comparison"
+    project.tests(["a", "b|`x`"])
+    project.run({"a": "ok", "b|`x`": "ok"})
+    md = project.root / "run.md"
+    result = project.run({"a": "ok", "b|`x`": "no"}, "--baseline", "last", "-o", str(md))
+    assert result.exit_code == 1
+    text = md.read_text(encoding="utf-8")
+    assert "## Compared with the baseline" in text
+    assert "### ❌ assertly: 1 regressed, 0 fixed" in text
+    regression = next(line for line in text.splitlines() if "b|" in line or "b\\|" in line)
+    assert regression.startswith("| ") and "failed" in regression
+    plain = project.root / "plain.md"
+    project.run({"a": "ok", "b|`x`": "no"}, "-o", str(plain))
+    assert "Compared with the baseline" not in plain.read_text(encoding="utf-8")
+
+
 def test_a_resumed_run_cannot_be_its_own_baseline(project: Project) -> None:
     project.tests(["a"])
     project.run({"a": "ok"})

@@ -158,6 +158,35 @@ def test_5xx_until_the_timeout_is_an_error(fake: FakeOpenAI) -> None:
     assert 2 <= len(fake.requests) < 20  # backoff, not a busy loop
 
 
+def test_the_retry_message_says_the_time_really_taken(fake: FakeOpenAI) -> None:
+    # issue 29, first contact: "gave up after 7 attempt(s) in 10 s" in a 6.8 s run: the
+    # time limit was shown as the time taken.
+    import re
+    import time
+
+    fake.answers(Raw(500, b"the judge is down"))
+    client = JudgeClient(judge_config(fake, timeout_s=0.5), None)
+    started = time.monotonic()
+    result = only(judged("a", client))
+    wall = time.monotonic() - started
+    found = re.search(
+        r"gave up after (\d+) attempt\(s\) in (\d+\.\d) s; the time limit is 0.5 s", result.message
+    )
+    assert found is not None, result.message
+    assert int(found.group(1)) == len(fake.requests)
+    assert float(found.group(2)) <= round(wall, 1) + 0.1  # measured, never the limit itself
+
+
+def test_the_budget_message_writes_dollars_readably(fake: FakeOpenAI) -> None:
+    # issue 29, first contact: "$0.0000 of max_cost_usd $2e-05"
+    fake.answers(Raw(200, completion(verdict("pass", 1.0), cost=0.00003)))
+    client = JudgeClient(judge_config(fake, max_cost_usd=0.00002), None)
+    assert only(judged("a", client)).outcome == "passed"
+    message = only(judged("b", client)).message
+    assert "budget is spent: $0.00003 of max_cost_usd $0.00002 in this run" in message
+    assert "e-0" not in message
+
+
 def test_cut_off_bodies_are_retried_then_an_error(fake: FakeOpenAI) -> None:
     good = completion(verdict("pass", 1.0))
     fake.answers(Raw(200, good, truncate=True), Raw(200, good[:40]), Raw(200, good))

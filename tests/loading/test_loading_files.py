@@ -4,6 +4,7 @@ into `TestCase`s, workflow eval sections into `EvalSuite`s, and the project conf
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,23 @@ def test_file_level_problems(tmp_path: Path) -> None:
     assert result.tests == []
 
 
+def test_a_known_key_in_the_wrong_place_says_where_it_belongs(tmp_path: Path) -> None:
+    # issue 29, first contact: "unknown key 'agent' (did you mean 'agent'?)" for `agent:`
+    # on a single test.
+    path = _write(
+        tmp_path,
+        "a.tests.yaml",
+        "agent: bot\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: t, agent: other, input: {}, expect: {status: ok}}\n",
+    )
+    (test,) = load_paths([path]).tests
+    (problem,) = (str(p) for p in test.problems)
+    assert "unknown key 'agent': not allowed here; it belongs at the top of a test file" in (
+        problem
+    )
+    assert "did you mean 'agent'" not in problem
+
+
 def test_json_test_file(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
@@ -317,3 +335,32 @@ def test_invalid_pyproject_is_a_config_error(tmp_path: Path) -> None:
     path = _write(tmp_path, "pyproject.toml", "[tool.assertly]\ntrials = \n")
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_config(path)
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "tab\there", "bidi\u202eevil", "c1\x85"])
+def test_control_characters_in_ids_are_refused_at_load(tmp_path: Path, bad: str) -> None:
+    # issue 29, first contact: "a PostgreSQL run with a NUL in a test id validates, then
+    # stops with 0 tests stored": an id with a control character is a load problem, and the
+    # test is named by its place meanwhile (never by the bad id).
+    tests = {
+        "agent": "bot",
+        "test_suites": {"s": {"tests": [{"id": bad, "input": {}, "expect": {"status": "ok"}}]}},
+    }
+    path = _write(tmp_path, "a.tests.yaml", json.dumps(tests))
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": bad, "output": "ok"}) + "\n" + json.dumps({"id": "fine", "output": "ok"})
+    )
+    data = {"agent": "bot", "test_suites": {"ds": {"dataset": "cases.jsonl"}}}
+    data["test_suites"]["ds"]["assertions"] = [{"type": "contains", "value": "ok"}]
+    datasets = _write(tmp_path, "d.tests.yaml", json.dumps(data))
+    flow = {"eval": {"cases": [{"id": bad, "fixtures": {}}]}}
+    workflow = _write(tmp_path, "w.yaml", json.dumps(flow))
+    result = load_paths([path, datasets, workflow], project_dir=tmp_path)
+    (test,) = result.tests
+    assert test.id == "s[0]"
+    assert "an id may not hold control characters" in str(test.problems[0])
+    first, second = list(result.datasets[0].cases())
+    assert first.id == "line-1" and "control characters" in str(first.problems[0])
+    assert second.id == "fine" and not second.problems
+    (case,) = result.evals[0].cases
+    assert case.id == "case[0]" and "control characters" in str(case.problems[0])

@@ -40,7 +40,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     project = tmp_path_factory.mktemp("validity")
     (project / "hostile_agent.py").write_text(AGENT, encoding="utf-8")
     tests = [
-        {"id": "t|1 ``` \u0001 \ufffe", "input": "x", "expect": {"status": "ok"}},
+        # (a control character in an id is a load problem since issue 29: the output and
+        # the messages still carry them)
+        {"id": "t|1 ``` \ufffe", "input": "x", "expect": {"status": "ok"}},
         {"id": "t2", "input": "y", "assertions": [{"type": "equals", "value": "z"}]},
         {"id": "t3", "input": "raise", "expect": {"status": "ok"}},
         {"id": "t4", "input": "x", "assertions": [{"type": "contains", "value": "a|b"}]},

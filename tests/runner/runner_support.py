@@ -89,6 +89,7 @@ PINNED_TRIAL = (
     "metrics",
 )
 PINNED_METRICS = ("latency_ms", "cost_usd", "model", "tokens")
+JUDGE_METRICS = {"judge_cost_usd", "judge_tokens"}
 STATUSES = {"passed", "failed", "error", "skipped"}
 
 
@@ -121,7 +122,10 @@ def assert_report_shape(report: dict[str, Any]) -> None:
             assert isinstance(trial["failures"], list)
             assert trial["duration_ms"] >= 0
             assert isinstance(trial["output_truncated"], bool)
-            assert tuple(trial["metrics"]) == PINNED_METRICS
+            metrics = tuple(trial["metrics"])
+            assert metrics[: len(PINNED_METRICS)] == PINNED_METRICS, metrics
+            # A trial a model judged also says what the judge cost.
+            assert set(metrics[len(PINNED_METRICS) :]) <= JUDGE_METRICS, metrics
     for suite in report["evals"]:
         for key in ("file", "score", "threshold", "passed"):
             assert key in suite

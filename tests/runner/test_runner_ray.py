@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from runner_support import HttpAgent, Project
@@ -386,3 +387,62 @@ def _wait_gone(pid: int) -> None:
         except FileNotFoundError:
             raise ProcessLookupError from None
         time.sleep(0.05)
+
+
+def _fake_openai() -> Any:
+    """tests/judge/fake_openai.py (the fake judge server), imported by path."""
+    import importlib.util
+
+    if "fake_openai" not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "judge" / "fake_openai.py"
+        spec = importlib.util.spec_from_file_location("fake_openai", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["fake_openai"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["fake_openai"]
+
+
+def test_judge_accounting_of_the_workers_reaches_the_report_and_console(
+    project: Project, cluster: None
+) -> None:
+    # issue 29, first contact: `--backend ray` dropped judge accounting (no judge_cost_usd,
+    # judge_tokens, judge_calls, judge_cached, no `judge:` line): the judge is asked on the
+    # workers, and their spend never reached the driver's store.
+    fake_openai = _fake_openai()
+
+    def by_text(body: dict[str, Any]) -> Any:
+        passed = "answer 1" in body["messages"][-1]["content"]
+        reply = fake_openai.verdict("pass" if passed else "fail", 1.0 if passed else 0.0)
+        return fake_openai.Raw(200, fake_openai.completion(reply, cost=0.25))
+
+    server = fake_openai.serve()
+    fake = next(server)
+    try:
+        fake.answers(by_text)
+        judge = {"base_url": fake.url, "model": "judge-1"}
+        project.write("assertly.yaml", {"agents": {"bot": project.agent}, "judge": judge})
+        rubric = [{"type": "llm-rubric", "value": "The answer names the number one."}]
+        tests = [
+            {"id": f"t{n}", "input": {"mode": "text", "text": f"answer {n}"}, "assertions": rubric}
+            for n in range(3)
+        ]
+        project.tests_file("judged.tests.yaml", {"s": tests})
+        local = project.run("run", ".", "-j", "2", "--judge-cache", "off")
+        remote = project.run("run", ".", "-j", "2", "--backend", "ray", "--judge-cache", "off")
+    finally:
+        server.close()
+    assert remote.exit_code == local.exit_code == 1
+    statuses = {t["id"]: t["status"] for t in remote.report["tests"]}
+    assert statuses == {"t0": "failed", "t1": "passed", "t2": "failed"}
+    names = ("judge_calls", "judge_cached", "judge_tokens", "judge_cost_usd")
+    spent = {name: remote.report["summary"].get(name) for name in names}
+    assert spent == {name: local.report["summary"][name] for name in names}
+    assert spent == {
+        "judge_calls": 3,
+        "judge_cached": 0,
+        "judge_tokens": 360,
+        "judge_cost_usd": pytest.approx(0.75),
+    }
+    assert "judge: 3 call(s), 0 from the cache" in remote.stdout
+    assert len(fake.requests) == 6  # three per run: the workers really asked

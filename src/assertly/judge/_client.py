@@ -48,6 +48,15 @@ _FORMATS: tuple[dict[str, Any] | None, ...] = (
 _BODY_LIMIT = 4 * 2**20
 
 
+def usd(amount: float) -> str:
+    """An amount of dollars as people write it: ``$0``, ``$0.00002``, ``$0.004``, ``$2.50``."""
+    if amount == 0:
+        return "$0"
+    if abs(amount) >= 0.01:
+        return f"${amount:,.2f}"
+    return "$" + f"{amount:.8f}".rstrip("0").rstrip(".")
+
+
 class _Failure(Exception):
     """A judge call that cannot succeed (its message goes into the error verdict)."""
 
@@ -286,8 +295,8 @@ class JudgeClient:
         limit = self.config.max_cost_usd if self.config is not None else None
         if limit is not None and self.cost_usd >= limit:
             return (
-                f"the judge's budget is spent: ${self.cost_usd:.4f} of max_cost_usd "
-                f"${limit:g} in this run, so no more judge calls are made"
+                f"the judge's budget is spent: {usd(self.cost_usd)} of max_cost_usd "
+                f"{usd(limit)} in this run, so no more judge calls are made"
             )
         return None
 
@@ -444,9 +453,7 @@ class JudgeClient:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _Failure(
-                    f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
-                )
+                raise _Failure(self._gave_up(last, attempt, deadline))
             if self._wait is not None:
                 await self._wait()
             attempt += 1
@@ -466,19 +473,27 @@ class JudgeClient:
                     retry.after if retry.after is not None else min(0.1 * 2 ** (attempt - 1), 5.0)
                 )
                 if time.monotonic() + delay >= deadline:
-                    raise _Failure(
-                        f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
-                    ) from None
+                    raise _Failure(self._gave_up(last, attempt, deadline)) from None
                 await asyncio.sleep(delay)
             except (aiohttp.ClientError, TimeoutError) as error:
                 shown = mask_url(url)  # never its password
                 last = f"cannot reach the judge at {shown}: {type(error).__name__}: {error}"
                 delay = min(0.1 * 2 ** (attempt - 1), 5.0)
                 if time.monotonic() + delay >= deadline:
-                    raise _Failure(
-                        f"{last} (gave up after {attempt} attempt(s) in {self.timeout_s:g} s)"
-                    ) from None
+                    raise _Failure(self._gave_up(last, attempt, deadline)) from None
                 await asyncio.sleep(delay)
+
+    def _gave_up(self, last: str, attempt: int, deadline: float) -> str:
+        """``last`` with the attempts made and the time they really took.
+
+        The time is measured: a retry that could not end before the time limit is not made,
+        so a run gives up before the limit ("7 attempt(s) in 6.8 s", not "in 10 s").
+        """
+        elapsed = max(0.0, time.monotonic() - (deadline - self.timeout_s))
+        return (
+            f"{last} (gave up after {attempt} attempt(s) in {elapsed:.1f} s; the time limit "
+            f"is {self.timeout_s:g} s)"
+        )
 
     async def _post(
         self,

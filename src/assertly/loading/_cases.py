@@ -90,6 +90,26 @@ class TestCase:
         """Unique key within a run: ``file::suite::id`` (a dataset case: ``…::dataset:line``)."""
         return self.case_key or f"{self.file}::{self.suite}::{self.id}"
 
+    @property
+    def defined_in(self) -> str:
+        """The test file that defines the test (for a dataset's case, not the dataset file)."""
+        if self.case_key is not None:
+            # A case's key is `{test file}::{suite}::{dataset file}:{line}` (`Dataset._case`).
+            suffix = f"::{self.suite}::{self.file}:{self.line}"
+            if self.case_key.endswith(suffix):
+                return self.case_key[: -len(suffix)]
+        return self.file
+
+    @property
+    def shown_name(self) -> str:
+        """``test file::suite::id``: the test's name in the console, as pytest names its item.
+
+        For a dataset's case, the test file that defines its suite (not the dataset file);
+        `key` stays the unique identity the store and reports use (a dataset's ids need not be
+        unique: its key names the line).
+        """
+        return f"{self.defined_in}::{self.suite}::{self.id}"
+
 
 @dataclass(slots=True)
 class EvalCase:

@@ -27,6 +27,7 @@ from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
 from ._cases import Step, SuiteHooks, TestCase, definition_digest
+from ._models import id_problem
 from ._references import MISSING, CaseCompiler
 
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
@@ -147,6 +148,9 @@ class Dataset:
             known = ", ".join(sorted(CASE_KEYS))
             problems.append(Problem(where, f"unknown key '{unknown[0]}' (a line may have {known})"))
         case_id = str(line["id"]) if line.get("id") not in (None, "") else f"line-{number}"
+        if (bad_id := id_problem(case_id)) is not None:
+            problems.append(Problem(where, f"id {case_id!r}: {bad_id}"))
+            case_id = f"line-{number}"
         tags = line.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
             problems.append(Problem(where, "tags must be a list of strings"))

@@ -9,10 +9,37 @@ These models describe *files*; the runtime objects the runner uses live in `._te
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
+
+# C0 and C1 controls, DEL, and the bidirectional marks and overrides: none has a place in an
+# id, which names a test in the console, the reports, the store (PostgreSQL refuses NUL in
+# text) and the viewer's URLs.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def id_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an id (a control character in it), or None."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return (
+        f"an id may not hold control characters (U+{ord(found.group()):04X} at "
+        f"{found.start()}): ids name tests in reports, stores and URLs"
+    )
+
+
+def _printable_id(text: str) -> str:
+    problem = id_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
+
+
+Id = Annotated[str, AfterValidator(_printable_id)]
 
 from ..engine._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
 
@@ -36,7 +63,7 @@ class StepModel(FileModel):
 class TestModel(FileModel):
     """One test of an agent test file."""
 
-    id: str = Field(min_length=1, description="Unique id within the file.")
+    id: Id = Field(min_length=1, description="Unique id within the file.")
     name: str | None = None
     description: str | None = None
     input: Any = Field(default=None, description="What is sent to the agent.")
@@ -137,7 +164,7 @@ class AgentTestFileModel(FileModel):
 class EvalCaseModel(FileModel):
     """One case of a workflow ``eval:`` section."""
 
-    id: str = Field(min_length=1)
+    id: Id = Field(min_length=1)
     description: str | None = None
     inputs: dict[str, Any] | None = None
     fixtures: dict[str, Any] = Field(default_factory=dict)

@@ -81,6 +81,8 @@ def _validation_problems(
             message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
         elif item["type"] == "missing":
             message = "required key is missing"
+        elif item["type"] == "value_error":  # our own validators' words, as written
+            message = f"{item['ctx']['error']}, got {item['input']!r}"
         else:
             message = f"{item['msg'].lower()}, got {item['input']!r}"
         problems.append(Problem(located(source, key, label), message))
@@ -88,20 +90,25 @@ def _validation_problems(
 
 
 def _did_you_mean(key: str) -> str:
+    """A hint for an unknown key: where it belongs, else a close spelling.
+
+    A key known elsewhere is never "did you mean" itself ("unknown key 'agent' (did you mean
+    'agent'?)"): it says where it belongs.
+    """
     import difflib
 
-    known = {
-        name
-        for model in (
-            AgentTestFileModel,
-            SuiteModel,
-            TestModel,
-            StepModel,
-            EvalCaseModel,
-            ConfigModel,
-        )
-        for name in model.model_fields
-    }
+    places = (
+        (AgentTestFileModel, "at the top of a test file"),
+        (SuiteModel, "in a suite"),
+        (TestModel, "in a test"),
+        (StepModel, "in a step of multi_step"),
+        (EvalCaseModel, "in an eval case"),
+        (ConfigModel, "in the project config (assertly.yaml)"),
+    )
+    belongs = [where for model, where in places if key in model.model_fields]
+    if belongs:
+        return f": not allowed here; it belongs {' or '.join(belongs)}"
+    known = {name for model, _ in places for name in model.model_fields}
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.7)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

@@ -29,6 +29,7 @@ from ._models import (
     SuiteModel,
     TestModel,
     WorkflowModel,
+    id_problem,
 )
 from ._problems import Label, key_parts
 from ._problems import located as _located
@@ -196,6 +197,8 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
             key: Key = ("test_suites", suite_key, "tests", index)
             raw_id = raw.get("id") if isinstance(raw, dict) else None
             test_id = str(raw_id) if raw_id else f"{suite_key}[{index}]"
+            if id_problem(test_id):  # refused by the model; named by its place meanwhile
+                test_id = f"{suite_key}[{index}]"
             test_model, problems = _validate(TestModel, raw, source, key, (test_id, len(key)))
             line = source.line(key)
             test = TestCase(
@@ -464,9 +467,10 @@ def _load_workflow(source: Source, result: LoadResult, context: _LoadContext) ->
     for index, raw in enumerate(model.eval.cases):
         key: Key = ("eval", "cases", index)
         raw_id = raw.get("id") if isinstance(raw, dict) else None
-        case = EvalCase(
-            id=str(raw_id or f"case[{index}]"), file=file, blocks={}, line=source.line(key)
-        )
+        case_id = str(raw_id or f"case[{index}]")
+        if id_problem(case_id):  # refused by the model; named by its place meanwhile
+            case_id = f"case[{index}]"
+        case = EvalCase(id=case_id, file=file, blocks={}, line=source.line(key))
         case_model, problems = _validate(EvalCaseModel, raw, source, key, (case.id, len(key)))
         case.problems.extend(problems)
         if case.id in seen:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import warnings
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from ._reporting import AssertlyWarning
@@ -56,6 +56,18 @@ class LoopThread:
         except BaseException:
             future.cancel()  # Ctrl-C while waiting: stop the call too
             raise
+
+    def call(self, function: Callable[[], T]) -> T:
+        """Call ``function`` on the loop's thread and return its result.
+
+        For objects bound to the thread that made them (a SQLite connection is used only in
+        its own thread) that the session's coroutines use.
+        """
+
+        async def on_loop() -> T:
+            return function()
+
+        return self.run(on_loop())
 
     async def arun(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Await ``coroutine`` run on the session loop, from any other event loop."""

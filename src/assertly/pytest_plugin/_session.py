@@ -114,10 +114,27 @@ class State:
                 store_path=self.store_path,
                 config_path=self.config_path,
             )
-            # Trials are written by the plugin (from this thread); the runner's own store is
-            # never touched by run_trial / run_eval, so a private in-memory one will do.
-            self._runner = Runner(options, self.project(), RunStore(":memory:"), self.secrets)
+            # Trials are written by the plugin (from this thread, to `store()`). The runner's
+            # store holds the judge cache and the judge's spend, which model-graded assertions
+            # read and write from the event loop's thread; a SQLite connection works only in
+            # the thread that made it, so this one is made (and closed) on that thread. When
+            # the session records a run it is the run's store, as with `assertly run`: the
+            # cache lasts from session to session (and worker to worker under xdist) and the
+            # spend joins the run's report; otherwise a private in-memory one.
+            path = self.store_path or ":memory:"
+            self._add_store_secret()
+            store = self.loop.call(lambda: RunStore(path, redact=self.secrets))
+            self._runner = Runner(options, self.project(), store, self.secrets)
+            if self.run_id is not None:
+                self._runner.run_id = self.run_id  # the run the judge's spend is added to
         return self._runner
+
+    def _add_store_secret(self) -> None:
+        from .._secrets import from_environment, url_secrets
+
+        if self.store_path is not None:
+            # A database URL's password is a secret, as is every value read from ${VAR}.
+            self.secrets.update(url_secrets(str(self.store_path)), from_environment())
 
     def fact(self, name: str) -> bool | None:
         """A ``skip_if`` fact as the runner reads it; None when nothing declares it.
@@ -132,11 +149,9 @@ class State:
         if self.store_path is None or self.run_id is None:
             return None
         if self._store is None:
-            from .._secrets import from_environment, url_secrets
             from ..store import RunStore
 
-            # A database URL's password is a secret, as is every value read from ${VAR}.
-            self.secrets.update(url_secrets(str(self.store_path)), from_environment())
+            self._add_store_secret()
             self._store = RunStore(self.store_path, redact=self.secrets)
         return self._store
 
@@ -245,7 +260,10 @@ class State:
         try:
             await suites.close_all()
         finally:
-            await self._runner.close()
+            try:
+                await self._runner.close()
+            finally:
+                self._runner.store.close()  # on the loop's thread, where it was made
         for problem in suites.problems[before:]:
             warnings.warn(f"assertly: {problem}", AssertlyWarning, 2)
 

@@ -49,6 +49,7 @@ class ConsoleReporter:
         self.interactive = self.console is not None
         self.total = total
         self.counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+        self._resumed: Any = None  # the test of the last "resumed" event
         self._progress: Any = None
         self._task: Any = None
 
@@ -89,14 +90,22 @@ class ConsoleReporter:
             if self._progress is not None:
                 self._progress.update(self._task, total=self.total)
             return
+        if event == "resumed":  # the next "test" event is this one's, from the stored run
+            self._resumed = data
+            return
         if event != "test":
             return
         test, status = data
+        resumed = self._resumed is test
+        self._resumed = None
         self.counts[status] += 1
         if self._progress is not None:
             self._progress.update(self._task, advance=1, **self.counts)
         else:
-            self._print(f"{status.upper():7} {test.file}::{test.suite}::{test.id}", markup=False)
+            note = "  (resumed: verdict of the stored run)" if resumed else ""
+            self._print(
+                f"{status.upper():7} {getattr(test, 'shown_name', test.key)}{note}", markup=False
+            )
 
     def _print(self, text: str, *, markup: bool) -> None:
         if self.console is not None:
@@ -146,8 +155,21 @@ class ConsoleReporter:
             met = sum(1 for suite in run.evals if suite.passed)
             plural = "s" if len(run.evals) != 1 else ""
             parts.append(f"{met} of {len(run.evals)} eval suite{plural} met the threshold")
-        line = "; ".join(parts) + f" in {s['duration_ms'] / 1000:.2f}s  run {run.run_id}"
+        took = f" in {s['duration_ms'] / 1000:.2f}s"
+        if run.elapsed_ms is not None and s["duration_ms"] - run.elapsed_ms > 0.5:
+            # A resumed run (its stored time adds every invocation's): this one's, and all.
+            took = (
+                f" in {run.elapsed_ms / 1000:.2f}s "
+                f"({s['duration_ms'] / 1000:.2f}s in all, with the run resumed)"
+            )
+        line = "; ".join(parts) + f"{took}  run {run.run_id}"
         print_(line, markup=False)
+        if run.resumed_tests:
+            print_(
+                f"resumed: {run.resumed_tests} test(s) kept their verdicts from the stored run "
+                "(not run again; marked '(resumed …)' above)",
+                markup=False,
+            )
         if run.judge:  # the judge's spend, apart from the agent's
             judge = run.judge
             print_(

@@ -246,6 +246,15 @@ def _problems(run: RunRecord) -> list[str]:
     return lines
 
 
+def _comparison(run: RunRecord) -> list[str]:
+    """The comparison with the ``--baseline`` run, as `assertly diff --format md` writes it."""
+    if run.comparison is None:
+        return []
+    from ._diff import render_diff_markdown  # it imports this module's escapes
+
+    return ["", "## Compared with the baseline", "", render_diff_markdown(run.comparison).rstrip()]
+
+
 def _suites(data: ReportData) -> list[str]:
     if not data.suites:
         return []
@@ -516,6 +525,7 @@ def render_markdown(run: RunRecord) -> str:
     lines = [
         *_summary(data),
         *_problems(run),
+        *_comparison(run),
         *_suites(data),
         *_failed(data),
         *_errored(data),

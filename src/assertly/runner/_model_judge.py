@@ -29,7 +29,7 @@ from ..loading import JudgeModel
 from ..store import RunStore
 from ._embedding_batch import EmbeddingBatcher
 
-__all__ = ["ModelJudge"]
+__all__ = ["ModelJudge", "judge_counts"]
 
 Judge = Callable[
     [str, Sequence[Expectation], Any, CheckContext], tuple[StepRecord, list[dict[str, Any]]]
@@ -58,6 +58,9 @@ class ModelJudge:
         self._wait = wait
         self._now = now
         self.client: JudgeClient | None = None
+        # What judges elsewhere spent for this run (the Ray backend's workers, added trial by
+        # trial); the client's own counts join it when the run's spend is stored.
+        self.elsewhere: dict[str, Any] = judge_counts(None)
         self.embeddings: EmbeddingBatcher | None = None  # local `similar`: made on first use
 
     def _client(self) -> JudgeClient:
@@ -110,12 +113,31 @@ class ModelJudge:
         if self.embeddings is not None:
             await self.embeddings.close()
         client = self.client
-        if client is None:
-            return
-        await client.close()
-        if run_id is not None and (client.calls or client.cached):
-            self._store.add_judge_spend(
-                run_id, client.cost_usd, client.tokens, client.calls, client.cached
-            )
+        if client is not None:
+            await client.close()
+            self.add_spend(judge_counts(client))
             client.calls = client.cached = client.tokens = 0
             client.cost_usd = 0.0
+        spend = self.elsewhere
+        if run_id is not None and (spend["calls"] or spend["cached"]):
+            self._store.add_judge_spend(
+                run_id, spend["cost_usd"], spend["tokens"], spend["calls"], spend["cached"]
+            )
+            self.elsewhere = judge_counts(None)
+
+    def add_spend(self, spend: dict[str, Any]) -> None:
+        """Count what a judge elsewhere spent for this run (a Ray worker's, per trial)."""
+        for name in self.elsewhere:
+            self.elsewhere[name] += spend.get(name) or 0
+
+
+def judge_counts(client: JudgeClient | None) -> dict[str, Any]:
+    """What ``client`` has spent so far: ``{cost_usd, tokens, calls, cached}``."""
+    if client is None:
+        return {"cost_usd": 0.0, "tokens": 0, "calls": 0, "cached": 0}
+    return {
+        "cost_usd": client.cost_usd,
+        "tokens": client.tokens,
+        "calls": client.calls,
+        "cached": client.cached,
+    }

@@ -47,6 +47,7 @@ from .._exceptions import ConfigError, Problem
 from .._records import TrialRecord
 from ..loading import ConfigModel, TestCase, load_config, load_config_plugins, load_paths
 from ..store import RunStore
+from ._model_judge import judge_counts
 from ._options import RunOptions
 from ._run import Listener, Runner
 
@@ -256,7 +257,7 @@ class RayRunner(Runner):
                 await self._alive(index)
                 worker = self._workers[index]
                 ref = worker.trial.remote(_source(test), test.key, test.definition, trial)
-                data, secrets = await ref
+                data, secrets, spend = await ref
             except asyncio.CancelledError:
                 # Ctrl-C: stop the call on the worker too, and wait (a little) until it has
                 # stopped, so its agent process is ended there before the workers are.
@@ -277,6 +278,7 @@ class RayRunner(Runner):
                 if attempt > 0:
                     self._alone.discard(index)
             self.secrets.update(secrets)  # the store redacts what the worker's targets hold
+            self.model_judge.add_spend(spend)  # stored with the run's spend when it ends
             return TrialRecord.from_dict(data)
         message = (
             f"the Ray worker running this trial died, and so did the one it was retried on "
@@ -305,12 +307,7 @@ def _forwarded_env(config: ConfigModel) -> dict[str, str]:
 
 def _source(test: TestCase) -> str:
     """The test file that defines ``test`` (for a dataset's case, not the dataset's file)."""
-    if test.case_key is not None:
-        # A case's key is `{test file}::{suite}::{dataset file}:{line}` (`Dataset._case`).
-        suffix = f"::{test.suite}::{test.file}:{test.line}"
-        if test.case_key.endswith(suffix):
-            return test.case_key[: -len(suffix)]
-    return test.file
+    return test.defined_in
 
 
 async def _settled(ref: Any) -> None:
@@ -372,6 +369,7 @@ class RayWorker:
         self.problem: str | None = None
         self.runner: Runner | None = None
         self.files: dict[str, dict[str, TestCase]] = {}
+        self.reported: dict[str, Any] = {}  # the judge's totals the driver has been sent
         try:
             config = load_config(Path(config_path) if config_path else None)
             load_config_plugins(config)
@@ -391,8 +389,14 @@ class RayWorker:
 
     async def trial(
         self, file: str, key: str, definition: str, number: int
-    ) -> tuple[dict[str, Any], list[str]]:
-        """Run trial ``number`` of the test ``key`` in ``file``: its record, the secrets seen."""
+    ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """Run trial ``number`` of the test ``key`` in ``file``.
+
+        Returns:
+            Its record, the secrets seen, and what the worker's judge spent since the last
+            trial returned (calls, cached answers, tokens, cost), which the
+            driver adds to the run's judge accounting.
+        """
         assert self.runner is not None  # `ready` said so before any trial was sent
         test = self._test(file, key)
         if test is None or test.definition != definition:
@@ -401,9 +405,22 @@ class RayWorker:
                 f"the Ray worker's copy of the test differs from the driver's ({where}): "
                 "give every node of the cluster the same test files"
             )
-            return TrialRecord(key, number, "error", 0.0, error=error).to_dict(), []
+            record = TrialRecord(key, number, "error", 0.0, error=error)
+            return record.to_dict(), [], judge_counts(None)
         record = await self.runner.execute_trial(test, number)
-        return record.to_dict(), sorted(self.secrets)
+        return record.to_dict(), sorted(self.secrets), self._new_spend()
+
+    def _new_spend(self) -> dict[str, Any]:
+        """What the worker's judge spent since the last trial returned.
+
+        A difference of running totals (the client's own stay whole, as its budget reads
+        them), taken with no await in between, so trials that judge at the same time on this
+        worker's event loop are each counted once.
+        """
+        now = judge_counts(cast(Runner, self.runner).model_judge.client)
+        spend = {name: now[name] - self.reported.get(name, 0) for name in now}
+        self.reported = now
+        return spend
 
     def _test(self, file: str, key: str) -> TestCase | None:
         """The compiled test ``key`` of ``file`` (each file loaded once per worker)."""

@@ -35,6 +35,7 @@ from ..loading import (
 from ..store import RunStore
 from ..targets import Target, TargetRequest, TargetResponse, make_target, parse_spec
 from ..targets._base import metadata_from
+from ..targets._check import agent_warnings
 from ._evals import judge_eval
 from ._judge_process import JudgeProcess
 from ._limits import fit_concurrency
@@ -88,6 +89,8 @@ class Runner:
         self._stop = asyncio.Event()
         self.judge_process: JudgeProcess | None = None
         self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
+        self.resumed_tests = 0  # tests whose verdicts all came from the resumed run
+        self.elapsed_ms: float | None = None  # this invocation's time (`_finish`)
         self.changed_definitions = 0  # resumed tests whose stored verdicts were for another test
         self._inline_count = 0
         self.suites = SuiteHookState(self._run_hook)
@@ -145,8 +148,12 @@ class Runner:
 
         A test's ``trials`` wins, as a test marker wins over a command-line default in pytest
         plugins: it was written for that test (a known-flaky one). When it overrides
-        ``--trials``, the run says so once per test (`_warn`), never silently.
+        ``--trials``, the run says so once per test (`_warn`), never silently. A test that
+        cannot run (a load problem: an invalid dataset line, a misspelt assertion) gets one
+        trial: its error is the same every time, and is reported once.
         """
+        if test.problems:
+            return 1
         if test.trials is None:
             return self.options.trials or self.config.trials
         if self.options.trials and test.trials != self.options.trials:
@@ -357,9 +364,11 @@ class Runner:
             return value.strip().lower() in ("1", "true", "yes", "on")
         return self.config.facts.get(name)
 
-    def _warn(self, message: str) -> None:
+    def _warn(self, message: str, say: bool = False) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
+            if say:
+                self.listener("warning", message)
 
     # -- whole test ------------------------------------------------------------------------
     async def run_test(
@@ -394,6 +403,10 @@ class Runner:
                         self._stop.set()
 
         numbers = [n for n in range(1, trials + 1) if n not in done]
+        if not numbers and done:
+            # Judged by the run being resumed: said so, not run again.
+            self.resumed_tests += 1
+            self.listener("resumed", test)
         if len(numbers) == 1:
             await one(numbers[0])  # no task for the common case of one trial
         else:
@@ -412,7 +425,7 @@ class Runner:
         """
         await self.suites.close_all()
         await self.close()
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = self.elapsed_ms = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
         self.store.finish_run(
             run_id, now_iso(), previous + elapsed, self.warnings, self.suites.problems
@@ -534,6 +547,10 @@ class Runner:
         ``agents`` are set up (clients made, libraries imported) before the run's clock starts.
         """
         self.run_id = run_id
+        agents = set(agents)
+        # Before the first call: what `validate` refuses in the agents this run uses.
+        for message in agent_warnings(self.config, agents, self.options.target):
+            self._warn(message, say=True)
         self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
         await self._start_targets(agents)
         started = time.perf_counter()
@@ -570,6 +587,7 @@ class Runner:
         run = build_run(self.store, run_id)
         run.problems = [*problems, *self.suites.problems]
         run.trials_run = self.trials_run
+        run.resumed_tests, run.elapsed_ms = self.resumed_tests, self.elapsed_ms
         return run
 
 

@@ -185,6 +185,19 @@ def test_message_contains_missing_field() -> None:
     assert failure({"message_contains": "x"}, {"status": "ok"}).message == "Missing field: message"
 
 
+@pytest.mark.parametrize(
+    ("key", "field"), [("message_contains", "message"), ("summary_contains", "summary")]
+)
+def test_a_missing_field_expects_the_text_sought_not_the_field_name(key: str, field: str) -> None:
+    # issue 29, first contact: "Missing field: message" then "expected: 'message'"
+    result = failure({key: "security"}, {"status": "ok"})
+    assert result.message == f"Missing field: {field}"
+    assert result.expected == "security"
+    assert result.path == field
+    nested = failure({"field_contains": {"path": "a.b", "text": "x"}}, {"a": {}})
+    assert nested.expected == "x"
+
+
 def test_message_contains_non_string_field() -> None:
     result = failure({"message_contains": "1"}, {"message": 1})
     assert result.message == "message: expected a string containing '1', got 1"

@@ -115,14 +115,24 @@ def test_a_threshold_on_a_pass_fail_type_is_an_error(kind: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("kind", ["cost", "latency", "not-cost"])
-def test_a_value_on_cost_or_latency_is_an_error(kind: str) -> None:
-    # `{type: cost, value: 0.5}` would otherwise judge against the default limit, 0.
+@pytest.mark.parametrize(
+    ("kind", "unit"), [("cost", "USD"), ("latency", "milliseconds"), ("not-cost", "USD")]
+)
+def test_a_value_on_cost_or_latency_is_an_error(kind: str, unit: str) -> None:
+    # `{type: cost, value: 0.5}` would otherwise judge against the default limit, 0. The hint
+    # repeats the value given, in the limit's unit.
     name = kind.removeprefix("not-")
     assert problems([{"type": kind, "value": 0.5}]) == [
         f"assertions[0].value: {name} does not read value; its limit is threshold "
-        "(e.g. threshold: 0.5)"
+        f"(e.g. threshold: 0.5, in {unit})"
     ]
+
+
+@pytest.mark.parametrize(("kind", "example"), [("latency", "5000"), ("cost", "0.05")])
+def test_the_hint_for_a_limit_is_in_its_unit(kind: str, example: str) -> None:
+    # issue 29, first contact: the `latency` hint suggested `threshold: 0.5` (half a ms)
+    (found,) = problems([{"type": kind, "value": "fast"}])
+    assert f"(e.g. threshold: {example}, in " in found
 
 
 def test_every_problem_of_one_assertion_is_reported_together() -> None:

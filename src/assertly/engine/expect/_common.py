@@ -101,6 +101,10 @@ def results_of(data: Any, field: Field | None = None) -> list[Any] | str:
     return results
 
 
+# `miss_result`'s default: the field's path is what was expected (it should exist).
+PATH_EXPECTED: Any = object()
+
+
 def not_json(name: str, response: Response) -> AssertionResult:
     """The failure of a field assertion on a response with no JSON in it.
 
@@ -115,8 +119,14 @@ def not_json(name: str, response: Response) -> AssertionResult:
     return failed(name, "response is not JSON", actual=start)
 
 
-def miss_result(name: str, path: DotPath, miss: PathMiss) -> AssertionResult:
-    """A failure naming the first segment of ``path`` that could not be followed."""
+def miss_result(
+    name: str, path: DotPath, miss: PathMiss, expected: Any = PATH_EXPECTED
+) -> AssertionResult:
+    """A failure naming the first segment of ``path`` that could not be followed.
+
+    ``expected`` is what the assertion looked for at ``path`` (the text a ``message_contains``
+    seeks); by default the path itself, for assertions about the field's existence.
+    """
     reason, extra = miss.reason, ""
     if reason.startswith("missing (") and reason.endswith(")"):
         # An index past the end: "missing (the array has 2 items)".
@@ -126,7 +136,9 @@ def miss_result(name: str, path: DotPath, miss: PathMiss) -> AssertionResult:
     else:
         detail = f"{miss.at or 'the response'} is {reason}" + (f", {extra}" if extra else "")
         message = f"Missing field: {path.text} ({detail})"
-    return failed(name, message, path=miss.at, expected=path.text)
+    if expected is PATH_EXPECTED:
+        expected = path.text
+    return failed(name, message, path=miss.at, expected=expected)
 
 
 def item_label(path: DotPath, indexes: tuple[int, ...]) -> tuple[str, str]:

@@ -176,7 +176,7 @@ class FieldContainsText(JsonChecker):
             return passed(self.key)
         name = self.path.text
         if type(value) is PathMiss:
-            return miss_result(self.key, self.path, value)
+            return miss_result(self.key, self.path, value, expected=self.text)
         if type(value) is not str:
             return failed(
                 self.key,

@@ -227,6 +227,13 @@ def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | bool |
         return False
 
 
+# What the limit of a built-in that reads only threshold is measured in, and an example.
+_LIMIT_EXAMPLES: dict[str, tuple[str, float]] = {
+    "latency": (", in milliseconds", 5000),
+    "cost": (", in USD", 0.05),
+}
+
+
 def _unread_fields(spec: TypedSpec, entry: Entry, name: str, ctx: BuildContext) -> None:
     """Record ``value`` or ``threshold`` given to a built-in that would ignore it.
 
@@ -235,8 +242,14 @@ def _unread_fields(spec: TypedSpec, entry: Entry, name: str, ctx: BuildContext) 
     something that would not happen.
     """
     if spec.given("value") and not entry.value:
+        # The example in the unit the limit is in (a latency of 0.5 would be half a ms).
+        unit, example = _LIMIT_EXAMPLES.get(name, ("", 0.5))
+        given = spec.value
+        if isinstance(given, int | float) and not isinstance(given, bool) and given >= 0:
+            example = given
         ctx.at("value").problem(
-            f"{name} does not read value; its limit is threshold (e.g. threshold: 0.5)"
+            f"{name} does not read value; its limit is threshold "
+            f"(e.g. threshold: {example:g}{unit})"
         )
     if spec.given("threshold") and not entry.threshold:
         ctx.at("threshold").problem(

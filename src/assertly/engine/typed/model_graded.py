@@ -24,6 +24,7 @@ from .._judging import (
     read_verdict,
     rubric_messages,
 )
+from .._reply_text import judged_text
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
 from ._wrapper import TypedSpec
@@ -96,7 +97,9 @@ class LlmRubric(Checker):
                 "config (assertly check and compile() call no model)",
                 expected=self.rubric,
             )
-        text = response.text
+        # An API reply is judged by its message text and tool calls, not its envelope
+        # (random ids and timestamps would defeat the judge cache): `_reply_text`.
+        text = judged_text(response)
         limit = board.max_input_chars
         cut = len(text) > limit
         # Cut before the request is made: the cache key is of what the judge is sent.
