@@ -437,6 +437,7 @@ class Runner:
         """Each test with its stored trials that count, metadata saved a batch ahead."""
         position = 0
         stored = self.store.definitions(self.run_id) if resumed else {}
+        gone = set(stored)  # stored tests the files no longer hold, once the plan is read
         for batch in batches(tests, _META_BATCH):
             # A test's metadata is stored before any of its trials: reports join on it.
             metas = [
@@ -455,8 +456,23 @@ class Runner:
                     self.changed_definitions += 1
             self.store.save_tests(self.run_id, metas, start=position)
             position += len(batch)
+            gone.difference_update(meta["key"] for meta in metas)
             for test in batch:
                 yield test, kept_trials(resumed.get(test.key, {}))
+        if gone:
+            # red team, probe "resume after removing tests": a test removed from the files
+            # since the run began kept its stored verdict in the resumed run (5 stale passes
+            # turned a 0 % run into 83 %, through --min-pass-rate 0.8). A fresh run would not
+            # have it: dropped, and said.
+            removed = sorted(gone)
+            self.store.forget_trials(self.run_id, removed)
+            shown = ", ".join(removed[:5]) + (
+                f" and {len(removed) - 5} more" if len(removed) > 5 else ""
+            )
+            self._warn(
+                f"{len(removed)} test(s) of run {self.run_id} are no longer in its files (or "
+                f"filters): their stored verdicts are dropped from the run ({shown})"
+            )
 
     async def _work(
         self,

@@ -1,0 +1,38 @@
+"""Red team of ``--resume`` (#28 item 8): a resumed run holds what a fresh run would."""
+
+from __future__ import annotations
+
+import json
+
+from runner_support import Project
+
+IDS = [f"t{number}" for number in range(6)]
+
+
+def _suite(project: Project, expected: str, ids: list[str]) -> str:
+    answers = project.root / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": i, "output": "ok"}) + "\n" for i in IDS))
+    tests = [
+        {"id": i, "input": i, "assertions": [{"type": "contains", "value": expected}]} for i in ids
+    ]
+    project.write("a.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+    return f"fixtures:{answers}"
+
+
+def test_a_resume_drops_the_verdicts_of_tests_removed_since(project: Project) -> None:
+    # red team, probe "resume after removing tests": 6 tests pass; 5 are removed from the file
+    # and the one left now fails. `--resume last --min-pass-rate 0.8` kept the 5 stale passes
+    # (6 tests, 83.3 %, exit 0) where a fresh run has 1 test at 0 %.
+    target = _suite(project, "ok", IDS)
+    assert project.run("run", ".", "--target", target).counts() == (6, 6, 0, 0, 0)
+    _suite(project, "nope", IDS[:1])
+    resumed = project.run(
+        "run", ".", "--target", target, "--resume", "last", "--min-pass-rate", "0.8"
+    )
+    assert resumed.counts() == (1, 0, 1, 0, 0)
+    assert resumed.exit_code == 1
+    assert resumed.report is not None
+    said = " ".join(resumed.report["warnings"])
+    assert "5 test(s) of run" in said and "a.tests.yaml::s::t5" in said, said
+    stored = project.sql("SELECT COUNT(*) FROM tests WHERE run_id = (SELECT MAX(run_id) FROM runs)")
+    assert stored == [(1,)], "the removed tests' metadata is gone from the store too"
