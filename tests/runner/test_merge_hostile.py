@@ -25,8 +25,9 @@ IDS = [f"t{number}" for number in range(10)]
 KEY = "a.tests.yaml::s::{}"
 
 # Answers "ok" to each test, except the victim's second call: it kills assertly (its parent)
-# with SIGKILL before answering "no", as an OOM killer or a CI timeout would. (Agents do not
-# inherit the environment: the victim and the counter are written into the script.)
+# with SIGKILL before answering, as an OOM killer or a CI timeout would; later calls say "no".
+# (Agents do not inherit the environment: the victim and the counter are written into the
+# script.)
 KILLER = r"""
 import json, os, signal, sys
 q = json.load(sys.stdin)
@@ -37,6 +38,9 @@ if q["id"] == VICTIM:
         handle.write(str(count + 1))
     if count == 1:
         os.kill(os.getppid(), signal.SIGKILL)
+        sys.exit(0)
+    if count > 1:  # the victim's trials after the first fail, when they are run at all
+        print(json.dumps({"output": "no"}))
         sys.exit(0)
 print(json.dumps({"output": "ok"}))
 """
@@ -67,10 +71,8 @@ def _refused(result: Any, *says: str) -> None:
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
-def test_a_shard_killed_mid_test_is_refused(project: Project) -> None:
-    # red team, probe "killed shard": shard 1/2 run with --trials 3 is SIGKILLed during its
-    # last test's second trial (which would have failed). The store keeps trial 1 (passed) and
-    # the run is never finished; merge took it as a complete shard: 10 passed, exit 0.
+def _killed_shards(project: Project) -> tuple[str, str]:
+    """Shards 1/2 (SIGKILLed during its last test's second trial) and 2/2: their run ids."""
     shard_one = [i for i in IDS if in_shard(KEY.format(i), (1, 2))]
     counter = str(project.root / "count")
     agent = project.write(
@@ -92,8 +94,29 @@ def test_a_shard_killed_mid_test_is_refused(project: Project) -> None:
         )
     killed = project.sql("SELECT run_id FROM runs WHERE finished_at IS NULL")
     assert len(killed) == 1, "shard 1 was killed, shard 2 finished"
-    result = project.run("merge", "last~1", "last")
-    _refused(result, "never finished", f"--resume {killed[0][0]}")
+    other = project.sql("SELECT run_id FROM runs WHERE finished_at IS NOT NULL")
+    return str(killed[0][0]), str(other[0][0])
+
+
+def test_a_shard_killed_mid_test_is_refused(project: Project) -> None:
+    # red team, probe "killed shard": shard 1/2 run with --trials 3 is SIGKILLed during its
+    # last test's second trial (which would have failed). The store keeps trial 1 (passed) and
+    # the run is never finished; merge took it as a complete shard: 10 passed, exit 0.
+    killed, other = _killed_shards(project)
+    _refused(project.run("merge", killed, other), "never finished", f"--resume {killed}")
+
+
+def test_a_recheck_of_a_killed_shard_stays_unfinished(project: Project) -> None:
+    # red team, probe "recheck of a killed shard": recheck judged the killed shard's stored
+    # trials into a finished run (5 passed, exit 0), which then merged green (10 passed).
+    killed, other = _killed_shards(project)
+    rechecked = project.run("recheck", killed)
+    assert rechecked.exit_code != 0 and "never finished" in rechecked.stdout + rechecked.stderr
+    _refused(project.run("merge", "last", other), "never finished")
+    # Resumed, the rechecked shard runs its victim's trials 2 and 3: the real failure shows.
+    assert project.run("run", ".", "--resume", "last").exit_code == 1
+    merged = project.run("merge", "last", other)
+    assert merged.exit_code == 1 and merged.counts() == (10, 9, 1, 0, 0)
 
 
 def test_a_merge_of_shards_that_are_all_empty_is_refused(project: Project) -> None:
