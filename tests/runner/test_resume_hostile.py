@@ -36,3 +36,19 @@ def test_a_resume_drops_the_verdicts_of_tests_removed_since(project: Project) ->
     assert "5 test(s) of run" in said and "a.tests.yaml::s::t5" in said, said
     stored = project.sql("SELECT COUNT(*) FROM tests WHERE run_id = (SELECT MAX(run_id) FROM runs)")
     assert stored == [(1,)], "the removed tests' metadata is gone from the store too"
+
+
+def test_a_resume_with_another_filter_is_refused_and_keeps_every_verdict(
+    project: Project,
+) -> None:
+    # red team, probe "resume with a narrower -k": a resume drops the stored tests its plan no
+    # longer holds; given `-k t0`, that would delete 5 verdicts of tests that still exist.
+    target = _suite(project, "ok", IDS)
+    project.run("run", ".", "--target", target)
+    narrowed = project.run("run", ".", "--target", target, "--resume", "last", "-k", "t0")
+    assert narrowed.exit_code == 2 and "other -k than given now" in narrowed.stderr
+    assert project.sql("SELECT COUNT(*) FROM tests") == [(6,)]
+    assert project.sql("SELECT COUNT(*) FROM trials") == [(6,)]
+    # The run's own filters, given again, are fine.
+    project.run("run", ".", "--target", target, "-k", "t")
+    assert project.run("run", ".", "--resume", "last", "-k", "t").counts() == (6, 6, 0, 0, 0)
