@@ -71,8 +71,12 @@ def _refused(result: Any, *says: str) -> None:
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
-def _killed_shards(project: Project) -> tuple[str, str]:
-    """Shards 1/2 (SIGKILLed during its last test's second trial) and 2/2: their run ids."""
+def _killed_shards(project: Project, *store: str) -> tuple[str, str]:
+    """Shards 1/2 (SIGKILLed during its last test's second trial) and 2/2: their run ids.
+
+    ``store``: ``--store URL`` for another store than the project's SQLite file (the ids are
+    then ``last~1`` and ``last``).
+    """
     shard_one = [i for i in IDS if in_shard(KEY.format(i), (1, 2))]
     counter = str(project.root / "count")
     agent = project.write(
@@ -85,13 +89,15 @@ def _killed_shards(project: Project) -> tuple[str, str]:
             [
                 *(sys.executable, "-c", "from assertly.cli import main; main()", "run", "."),
                 *("--target", f"cmd:{sys.executable} {agent}", "--shard", f"{index}/2"),
-                *("--trials", "3", "--concurrency", "1"),
+                *("--trials", "3", "--concurrency", "1", *store),
             ],
             env=env,
             capture_output=True,
             timeout=120,
             check=False,
         )
+    if store:
+        return "last~1", "last"
     killed = project.sql("SELECT run_id FROM runs WHERE finished_at IS NULL")
     assert len(killed) == 1, "shard 1 was killed, shard 2 finished"
     other = project.sql("SELECT run_id FROM runs WHERE finished_at IS NOT NULL")
@@ -104,6 +110,16 @@ def test_a_shard_killed_mid_test_is_refused(project: Project) -> None:
     # the run is never finished; merge took it as a complete shard: 10 passed, exit 0.
     killed, other = _killed_shards(project)
     _refused(project.run("merge", killed, other), "never finished", f"--resume {killed}")
+
+
+def test_a_shard_killed_mid_test_is_refused_from_postgres(
+    project: Project, postgres_database: str
+) -> None:
+    # red team, probe "killed shard", with both shards in a PostgreSQL store (a real server).
+    pytest.importorskip("psycopg")
+    killed, other = _killed_shards(project, "--store", postgres_database)
+    merged = project.run("merge", killed, other, "--store", postgres_database)
+    _refused(merged, "(shard 1/2) never finished")
 
 
 def test_a_recheck_of_a_killed_shard_stays_unfinished(project: Project) -> None:
