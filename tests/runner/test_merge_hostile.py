@@ -212,3 +212,22 @@ def test_a_malformed_json_shard_is_refused_with_where(project: Project, probe: s
     edit, says = HOSTILE[probe]
     edited = _report_with(project.root / f"s{home}.json", edit)
     _refused(project.run("merge", edited, f"s{3 - home}.json"), edited, says)
+
+
+def test_an_eval_suite_that_says_passed_below_its_threshold_is_refused(project: Project) -> None:
+    # red team, probe "eval passed edited": eval-only shards of a suite scoring 0.857 against
+    # 0.9; the JSON shard holding it edited to `passed: true` (digest recomputed) merged into
+    # "1 of 1 eval suite met the threshold", exit 0.
+    from test_runner_files_and_evals import FLOW
+
+    project.write("flow.yaml", FLOW.replace("threshold: 0.8", "threshold: 0.9"))
+    for index in (1, 2):
+        project.run("run", "flow.yaml", "--shard", f"{index}/2", "-o", f"s{index}.json")
+    assert project.run("merge", "s1.json", "s2.json").exit_code == 1
+    home = 1 if in_shard("flow.yaml", (1, 2)) else 2
+
+    def passed(data: dict[str, Any]) -> None:
+        data["evals"][0]["passed"] = True
+
+    edited = _report_with(project.root / f"s{home}.json", passed)
+    _refused(project.run("merge", edited, f"s{3 - home}.json"), "says passed, but its score")

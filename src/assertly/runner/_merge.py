@@ -200,6 +200,7 @@ def _report_part(name: str, path: Path) -> _Part:
                 "cases": [],
             }
             for suite in data.get("evals") or []
+            if _check_eval(name, suite)
         ],
         report=data,
         plan=data.get("plan"),
@@ -293,6 +294,32 @@ def _check_report(name: str, data: dict[str, Any]) -> None:
             f"{name}: not an assertly JSON report as `run -o` writes it: "
             f"{first_error(validator, data)}"
         )
+
+
+def _check_eval(name: str, suite: dict[str, Any]) -> bool:
+    """Refuse an eval suite that says passed while its own score, threshold or cases say not.
+
+    The rule is the runner's (`runner._evals`): cases, none in error, score >= threshold.
+    """
+    if not suite.get("passed"):
+        return True
+    score, threshold = suite.get("score"), suite.get("threshold")
+    cases = suite.get("cases")
+    errored = any(isinstance(case, dict) and case.get("status") == "error" for case in cases or [])
+    if (
+        score is None
+        or threshold is None
+        or score + 1e-12 < threshold
+        or errored
+        or (isinstance(cases, list) and not cases)
+    ):
+        # red team, probe "eval passed edited": a suite at 0.857 against 0.9 said passed and
+        # merged green; like a trial, the verdict is checked against its own content.
+        raise StoreError(
+            f"{name}: eval suite {suite.get('file')} says passed, but its score {score} against "
+            f"its threshold {threshold} (and its cases) make it failed: the report was edited"
+        )
+    return True
 
 
 def _check_shards(parts: list[_Part]) -> None:
