@@ -52,3 +52,30 @@ def test_a_resume_with_another_filter_is_refused_and_keeps_every_verdict(
     # The run's own filters, given again, are fine.
     project.run("run", ".", "--target", target, "-k", "t")
     assert project.run("run", ".", "--resume", "last", "-k", "t").counts() == (6, 6, 0, 0, 0)
+
+
+def test_a_resume_judges_an_edited_recorded_response_again(project: Project) -> None:
+    # red team, probe "resume after editing a dataset line": a recorded line's output is the
+    # response judged, not part of its definition; edited from passing to failing, `--resume`
+    # kept the stale pass (2 passed, exit 0) where a fresh run fails it.
+    data = project.root / "data" / "cases.jsonl"
+    data.parent.mkdir()
+    lines = [{"id": "a", "output": "a security incident"}, {"id": "b", "output": "security"}]
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    suite = {
+        "dataset": "data/cases.jsonl",
+        "assertions": [{"type": "contains", "value": "security"}],
+    }
+    project.write("d.tests.yaml", {"agent": "bot", "test_suites": {"recorded": suite}})
+    assert project.run("run", "d.tests.yaml").counts() == (2, 2, 0, 0, 0)
+    lines[1]["output"] = "nothing at all"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    resumed = project.run("run", "d.tests.yaml", "--resume", "last")
+    assert resumed.counts() == (2, 1, 1, 0, 0) and resumed.exit_code == 1
+    # The same for a fixtures target's answers (no agent call either).
+    target = _suite(project, "ok", IDS)
+    assert project.run("run", "a.tests.yaml", "--target", target).counts() == (6, 6, 0, 0, 0)
+    answers = project.root / "answers.jsonl"
+    answers.write_text(answers.read_text().replace('"ok"', '"no"'))
+    resumed = project.run("run", "a.tests.yaml", "--target", target, "--resume", "last")
+    assert resumed.counts() == (6, 0, 6, 0, 0)

@@ -454,6 +454,19 @@ class Runner:
                 for key in changed:
                     resumed.pop(key, None)
                     self.changed_definitions += 1
+            # red team, probe "resume after editing a recorded response": a recorded dataset
+            # line's output (or a fixtures target's answer) is not in the definition digest
+            # (it is the response judged, not the test), so an edited one kept its stale pass.
+            # Judging it again costs no agent call: its stored trials are never kept.
+            recorded = [
+                meta["key"]
+                for test, meta in zip(batch, metas, strict=True)
+                if meta["key"] in resumed and self._no_call(test)
+            ]
+            if recorded:
+                self.store.forget_trials(self.run_id, recorded)
+                for key in recorded:
+                    resumed.pop(key, None)
             self.store.save_tests(self.run_id, metas, start=position)
             position += len(batch)
             gone.difference_update(meta["key"] for meta in metas)
