@@ -461,7 +461,7 @@ class Runner:
             recorded = [
                 meta["key"]
                 for test, meta in zip(batch, metas, strict=True)
-                if meta["key"] in resumed and self._no_call(test)
+                if meta["key"] in resumed and not test.problems and self._no_call(test)
             ]
             if recorded:
                 self.store.forget_trials(self.run_id, recorded)
