@@ -30,7 +30,7 @@ from ..targets import parse_spec
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
 from ._options import RunOptions, options_dict, parse_shard, restore_options
-from ._plan import refuse_changed_config, shard_plan, verdict_config
+from ._plan import refuse_changed_config, refuse_other_filters, shard_plan, verdict_config
 from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm
@@ -196,6 +196,7 @@ def _run_options(
     if options.resume:
         stored = store.run_info(run_id)["options"]
         _refuse_new_files(files, stored, run_id)
+        refuse_other_filters(options, stored, run_id)
         refuse_changed_config(verdicts, stored, run_id, runner.warnings.append)
     data = options_dict(options, options.pass_threshold or config.pass_threshold, problems)
     data["files"] = files

@@ -29,6 +29,7 @@ from typing import Any
 from .._digests import combine_sums, plan_digest, records_digest, tests_sum
 from .._exceptions import StoreError
 from .._records import RunRecord
+from ..engine._jsonschema import first_error
 from ..store import RunStore, new_run_id
 from ..store._files import is_sqlite_file, read_report
 from ._options import parse_shard
@@ -66,13 +67,20 @@ class _Part:
             return
         assert self.report is not None
         for test in self.report.get("tests") or []:
-            yield (
-                _report_meta(test),
-                {
-                    int(trial.get("trial", number)): _report_trial(test, trial)
-                    for number, trial in enumerate(test.get("trials") or [], start=1)
-                },
-            )
+            meta = _report_meta(test)
+            by_trial: dict[int, dict[str, Any]] = {}
+            for trial in test["trials"]:
+                by_trial.setdefault(trial["trial"], _report_trial(test, trial))
+            # red team, probes "duplicate trial number" and "trial removed": assertly writes
+            # trials 1..K, each once. Keeping one of two trials 1 would lose the other's
+            # verdict (a failed trial hidden behind a passed one); a gap is a lost trial.
+            if sorted(by_trial) != list(range(1, len(test["trials"]) + 1)):
+                numbers = ", ".join(str(trial["trial"]) for trial in test["trials"])
+                raise StoreError(
+                    f"{self.name}: {meta['key']} holds trials {numbers}, not 1 to "
+                    f"{len(test['trials'])} each once: the report was edited"
+                )
+            yield meta, by_trial
 
 
 def _report_meta(test: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +148,14 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
     finally:
         store.close()
     options = info.get("options") or {}
+    if not info.get("finished_at"):
+        # A run killed or interrupted mid-test keeps the trials it finished: a test with 1 of
+        # its 3 trials stored passes on that one, and tests never started may be missing.
+        raise StoreError(
+            f"{name}: run {run_id} (shard {options.get('shard')}) never finished (it was "
+            f"interrupted or killed, or is still running): `assertly run --resume {run_id}` "
+            "runs the rest, then merge it"
+        )
     return _Part(
         name=name,
         run_id=run_id,
@@ -154,6 +170,7 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
 
 def _report_part(name: str, path: Path) -> _Part:
     data = read_report(path)
+    _check_report(name, data)
     if data.get("shard"):  # not a shard: refused as such by _check_shards
         claimed = data.get("records_digest")
         if not claimed:
@@ -183,10 +200,126 @@ def _report_part(name: str, path: Path) -> _Part:
                 "cases": [],
             }
             for suite in data.get("evals") or []
+            if _check_eval(name, suite)
         ],
         report=data,
         plan=data.get("plan"),
     )
+
+
+def _types(*names: str) -> dict[str, Any]:
+    return {"type": list(names)}
+
+
+_NUMBER = {**_types("number", "null"), "minimum": 0}
+_TEXT = _types("string", "null")
+# What merge reads of a JSON report, with the types it reads them as (`assertly schema report`
+# pins more, but a report whose other keys a redaction rewrote still merges).
+_READ = {
+    "type": "object",
+    "required": ["tests"],
+    "properties": {
+        "shard": _TEXT,
+        "summary": {"type": "object", "properties": {"duration_ms": _NUMBER}},
+        "evals": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "file": {"type": "string"},
+                    "score": _types("number", "null"),
+                    "threshold": _types("number", "null"),
+                    "passed": {"type": "boolean"},
+                },
+            },
+        },
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["trials"],
+                "properties": {
+                    **{name: _TEXT for name in ("key", "id", "name", "suite", "file")},
+                    "definition": _TEXT,
+                    "line": _types("integer", "null"),
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "pass_threshold": {"enum": ["any", "all", "majority", None]},
+                    "score": _types("number", "null"),
+                    "trials": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["trial", "status"],
+                            "properties": {
+                                "trial": {"type": "integer", "minimum": 1},
+                                "status": {"enum": ["passed", "failed", "error", "skipped"]},
+                                "duration_ms": _NUMBER,
+                                "failures": {"type": "array", "items": {"type": "object"}},
+                                "error": _TEXT,
+                                "reason": _TEXT,
+                                "metrics": {
+                                    "type": ["object", "null"],
+                                    "properties": {
+                                        "latency_ms": _NUMBER,
+                                        "cost_usd": _types("number", "null"),
+                                        "model": _TEXT,
+                                        "tokens": {
+                                            "type": ["object", "null"],
+                                            "additionalProperties": {"type": "integer"},
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _check_report(name: str, data: dict[str, Any]) -> None:
+    """Refuse a report whose fields merge reads are not of the types ``run -o`` writes.
+
+    Every field merge reads is checked before it is read: a report with a field of another type
+    (a trial number that is text, a summary that is a list) is a user's file, not a bug.
+    """
+    import jsonschema_rs
+
+    # red team, probes "hostile JSON shard": each such field was an `internal error`.
+    validator = jsonschema_rs.validator_for(_READ, offline=True)
+    if not validator.is_valid(data):
+        raise StoreError(
+            f"{name}: not an assertly JSON report as `run -o` writes it: "
+            f"{first_error(validator, data)}"
+        )
+
+
+def _check_eval(name: str, suite: dict[str, Any]) -> bool:
+    """Refuse an eval suite that says passed while its own score, threshold or cases say not.
+
+    The rule is the runner's (`runner._evals`): cases, none in error, score >= threshold.
+    """
+    if not suite.get("passed"):
+        return True
+    score, threshold = suite.get("score"), suite.get("threshold")
+    cases = suite.get("cases")
+    errored = any(isinstance(case, dict) and case.get("status") == "error" for case in cases or [])
+    if (
+        score is None
+        or threshold is None
+        or score + 1e-12 < threshold
+        or errored
+        or (isinstance(cases, list) and not cases)
+    ):
+        # red team, probe "eval passed edited": a suite at 0.857 against 0.9 said passed and
+        # merged green; like a trial, the verdict is checked against its own content.
+        raise StoreError(
+            f"{name}: eval suite {suite.get('file')} says passed, but its score {score} against "
+            f"its threshold {threshold} (and its cases) make it failed: the report was edited"
+        )
+    return True
 
 
 def _check_shards(parts: list[_Part]) -> None:
@@ -197,7 +330,12 @@ def _check_shards(parts: list[_Part]) -> None:
             f"{', '.join(unsharded)}: not a shard run (run with --shard I/N); merge joins the "
             "shards of one split"
         )
-    shards = [(part, parse_shard(str(part.shard))) for part in parts]
+    shards = []
+    for part in parts:
+        try:
+            shards.append((part, parse_shard(str(part.shard))))
+        except ValueError as error:
+            raise StoreError(f"{part.name}: shard: {error}") from None
     counts = {count for _, (_, count) in shards}
     if len(counts) > 1:
         listed = ", ".join(f"{part.name} ({part.shard})" for part, _ in shards)
@@ -254,6 +392,13 @@ def _check_plans(parts: list[_Part]) -> None:
         raise StoreError(
             f"{part.name} (shard {part.shard}) is not a part of the same run as {first.name} "
             f"(shard {first.shard}): {why}"
+        )
+    if not first.plan.get("tests") and not first.plan.get("evals"):
+        # red team, probe "every shard empty": `run` refuses a run of nothing ("no tests
+        # found"); shards may each be empty, but a merge of nothing would be a green run.
+        raise StoreError(
+            f"the shards' plan holds no test and no eval suite (no tests found after "
+            f"{describe_selection(first.plan.get('selection'))}): there is nothing to merge"
         )
 
 

@@ -22,6 +22,7 @@ from ._selection import TestPlan
 __all__ = [
     "describe_selection",
     "refuse_changed_config",
+    "refuse_other_filters",
     "selection_of",
     "shard_plan",
     "verdict_config",
@@ -88,6 +89,50 @@ def refuse_changed_config(
             )
         ]
     )
+
+
+# The options that pick a run's tests, with their flags: a resume keeps the run's own.
+_FILTERS = {
+    "agents": "--agent",
+    "suites": "--suite",
+    "test_ids": "--test",
+    "tags": "--tag",
+    "keyword": "-k",
+    "shard": "--shard",
+}
+
+
+def _filter_value(value: Any) -> Any:
+    if isinstance(value, list | tuple | set):
+        return sorted(value) or None
+    return value or None
+
+
+def refuse_other_filters(options: RunOptions, stored: dict[str, Any], run_id: str) -> None:
+    """``--resume`` with other filters than the run's: refused before anything runs.
+
+    A resumed run drops the stored tests its plan no longer holds (removed from the files);
+    a narrower filter given to a resume would drop verdicts of tests that still exist.
+
+    Raises:
+        ConfigError: A filter given differs from the run's; the message names it.
+    """
+    changed = [
+        flag
+        for name, flag in _FILTERS.items()
+        if name in stored and _filter_value(getattr(options, name)) != _filter_value(stored[name])
+    ]
+    if changed:
+        raise ConfigError(
+            [
+                Problem(
+                    "--resume",
+                    f"run {run_id} was run with other {', '.join(changed)} than given now: a "
+                    "resumed run keeps its own filters (give none, or the same); start a new "
+                    "run for another selection",
+                )
+            ]
+        )
 
 
 def selection_of(options: RunOptions) -> dict[str, Any]:

@@ -71,7 +71,17 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
         loop.run_until_complete(runner.model_judge.close(new_id))
-        store.finish_run(new_id, now_iso(), (time.perf_counter() - started) * 1000)
+        if info.get("finished_at"):
+            store.finish_run(new_id, now_iso(), (time.perf_counter() - started) * 1000)
+        else:
+            # red team, probe "recheck of a killed shard": the source holds only the trials
+            # it finished (1 of a test's 3), and a finished recheck of it merged green. Left
+            # unfinished as its source was: merge refuses it, --resume runs the rest.
+            problems = [
+                *problems,
+                f"run {source_id} never finished (interrupted or killed): only its stored "
+                f"trials were judged again; `assertly run --resume {new_id}` runs the rest",
+            ]
         run = build_run(store, new_id)
         run.problems = problems
         return run

@@ -450,6 +450,7 @@ class Runner:
         """Each test with its stored trials that count, metadata saved a batch ahead."""
         position = 0
         stored = self.store.definitions(self.run_id) if resumed else {}
+        gone = set(stored)  # stored tests the files no longer hold, once the plan is read
         for batch in batches(tests, _META_BATCH):
             # A test's metadata is stored before any of its trials: reports join on it.
             metas = [
@@ -466,10 +467,38 @@ class Runner:
                 for key in changed:
                     resumed.pop(key, None)
                     self.changed_definitions += 1
+            # red team, probe "resume after editing a recorded response": a recorded dataset
+            # line's output (or a fixtures target's answer) is not in the definition digest
+            # (it is the response judged, not the test), so an edited one kept its stale pass.
+            # Judging it again costs no agent call: its stored trials are never kept.
+            recorded = [
+                meta["key"]
+                for test, meta in zip(batch, metas, strict=True)
+                if meta["key"] in resumed and not test.problems and self._no_call(test)
+            ]
+            if recorded:
+                self.store.forget_trials(self.run_id, recorded)
+                for key in recorded:
+                    resumed.pop(key, None)
             self.store.save_tests(self.run_id, metas, start=position)
             position += len(batch)
+            gone.difference_update(meta["key"] for meta in metas)
             for test in batch:
                 yield test, kept_trials(resumed.get(test.key, {}))
+        if gone:
+            # red team, probe "resume after removing tests": a test removed from the files
+            # since the run began kept its stored verdict in the resumed run (5 stale passes
+            # turned a 0 % run into 83 %, through --min-pass-rate 0.8). A fresh run would not
+            # have it: dropped, and said.
+            removed = sorted(gone)
+            self.store.forget_trials(self.run_id, removed)
+            shown = ", ".join(removed[:5]) + (
+                f" and {len(removed) - 5} more" if len(removed) > 5 else ""
+            )
+            self._warn(
+                f"{len(removed)} test(s) of run {self.run_id} are no longer in its files (or "
+                f"filters): their stored verdicts are dropped from the run ({shown})"
+            )
 
     async def _work(
         self,
