@@ -1,7 +1,11 @@
-"""The command line's plumbing shared by its command modules: exit codes, usage errors."""
+"""The command line's plumbing shared by its command modules.
+
+Exit codes, usage errors, store and report options, and option values checked before a run.
+"""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +21,8 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_PASSED",
     "EXIT_USAGE",
+    "FiniteFloat",
+    "checked_shard",
     "default_store",
     "print_problems",
     "report_paths",
@@ -119,3 +125,30 @@ def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None =
     if exit_code is None:
         exit_code = EXIT_PASSED if record.ok else EXIT_FAILED
     sys.exit(exit_code)
+
+
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that also refuses nan and infinities.
+
+    click's range lets nan through (every comparison with it is false); issue 29: numbers
+    from the command line are bounded.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def checked_shard(value: str | None) -> str | None:
+    """``--shard I/N`` as given, once it is known to be well formed (a usage error if not)."""
+    if value is None:
+        return None
+    from .runner._options import parse_shard
+
+    try:
+        parse_shard(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+    return value.replace(" ", "")

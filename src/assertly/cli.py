@@ -7,7 +7,6 @@ Exit codes: 0 everything passed; 1 something failed or errored; 2 usage or confi
 from __future__ import annotations
 
 import gc
-import math
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -28,6 +27,8 @@ from ._cli_support import (
     EXIT_FAILED,
     EXIT_PASSED,
     EXIT_USAGE,
+    FiniteFloat,
+    checked_shard,
     default_store,
     print_problems,
     report_paths,
@@ -239,33 +240,6 @@ def _echo_text(result: Any) -> None:
         console.print(Text(terminal_safe(line), style=style or ""))
 
 
-class _Finite(click.FloatRange):
-    """A FloatRange that also refuses nan and infinities.
-
-    click's range lets nan through (every comparison with it is false); issue 29: numbers
-    from the command line are bounded.
-    """
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
-
-
-def _checked_shard(value: str | None) -> str | None:
-    """``--shard I/N`` as given, once it is known to be well formed (a usage error if not)."""
-    if value is None:
-        return None
-    from .runner._options import parse_shard
-
-    try:
-        parse_shard(value)
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
-    return value.replace(" ", "")
-
-
 def _facts(values: tuple[str, ...]) -> dict[str, bool]:
     try:
         return parse_facts(values)
@@ -324,12 +298,12 @@ def _check_outputs(outputs: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--timeout",
     "timeout_s",
-    type=_Finite(min=0, min_open=True, max=604_800),
+    type=FiniteFloat(min=0, min_open=True, max=604_800),
     help="Per-call timeout (s), at most a week.",
 )
 @click.option(
     "--rate-limit",
-    type=_Finite(min=0.001, max=1_000_000),
+    type=FiniteFloat(min=0.001, max=1_000_000),
     help="Calls per second (0.001 to 1,000,000).",
 )
 @click.option(
@@ -353,7 +327,7 @@ def _check_outputs(outputs: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--shard",
     metavar="I/N",
-    callback=lambda ctx, param, value: _checked_shard(value),
+    callback=lambda ctx, param, value: checked_shard(value),
     help="Run only the I-th of N disjoint parts of the tests (stable by test key); "
     "`assertly merge` joins the parts.",
 )

@@ -41,18 +41,16 @@ from ._judge_process import JudgeProcess
 from ._limits import fit_concurrency
 from ._model_judge import ModelJudge
 from ._options import RunOptions
+from ._resume import planned_trials
 from ._selection import TestPlan
 from ._steps import Answer, StepFailure, judge_checks, judge_steps
 from ._suite_hooks import SuiteHookState
 from ._support import (
     NOT_RUN,
     RateLimiter,
-    batches,
-    kept_trials,
     now_iso,
     raise_if_cancelled,
     run_hook,
-    test_meta,
 )
 from ._verdict import PassThreshold, build_run, test_status
 
@@ -157,7 +155,7 @@ class Runner:
         if test.trials is None:
             return self.options.trials or self.config.trials
         if self.options.trials and test.trials != self.options.trials:
-            self._warn(
+            self.warn(
                 f"{test.key}: its own trials: {test.trials} override --trials {self.options.trials}"
             )
         return test.trials
@@ -173,7 +171,7 @@ class Runner:
             return self.threshold
         given = self.options.pass_threshold
         if given and own != given:
-            self._warn(f"{test.key}: its pass_threshold: {own} overrides --pass-threshold {given}")
+            self.warn(f"{test.key}: its pass_threshold: {own} overrides --pass-threshold {given}")
         return own  # type: ignore[return-value]  # validated by the file model
 
     def fit_open_files(self) -> None:
@@ -238,7 +236,7 @@ class Runner:
         if test.skip_if:
             fact = self._fact(test.skip_if)
             if fact is None:
-                self._warn(f"fact '{test.skip_if}' is not declared; treated as false")
+                self.warn(f"fact '{test.skip_if}' is not declared; treated as false")
             elif fact:
                 return TrialRecord(
                     test.key, trial, "skipped", 0.0, reason=f"skip_if: {test.skip_if} is true"
@@ -364,7 +362,7 @@ class Runner:
             return value.strip().lower() in ("1", "true", "yes", "on")
         return self.config.facts.get(name)
 
-    def _warn(self, message: str, say: bool = False) -> None:
+    def warn(self, message: str, say: bool = False) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
             if say:
@@ -391,7 +389,7 @@ class Runner:
                         message = f"internal error: {type(error).__name__}: {error}"
                         record = TrialRecord(test.key, number, "error", 0.0, error=message)
                 self.store.save_trial(
-                    self.run_id, test.key, number, record.to_dict(), batch=self._no_call(test)
+                    self.run_id, test.key, number, record.to_dict(), batch=self.no_call(test)
                 )
                 records.append(record)
                 self.listener("trial", (test, record))
@@ -437,7 +435,7 @@ class Runner:
             if not isinstance(target, TargetError):
                 await target.start()
 
-    def _no_call(self, test: TestCase) -> bool:
+    def no_call(self, test: TestCase) -> bool:
         """Whether a trial of ``test`` costs no agent call (recorded responses, a problem)."""
         if test.problems or all(step.recorded is not None for step in test.steps):
             return True
@@ -448,57 +446,7 @@ class Runner:
         self, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]
     ) -> Iterator[tuple[TestCase, dict[int, dict[str, Any]]]]:
         """Each test with its stored trials that count, metadata saved a batch ahead."""
-        position = 0
-        stored = self.store.definitions(self.run_id) if resumed else {}
-        gone = set(stored)  # stored tests the files no longer hold, once the plan is read
-        for batch in batches(tests, _META_BATCH):
-            # A test's metadata is stored before any of its trials: reports join on it.
-            metas = [
-                test_meta(test, self.definition_of(test), self.threshold_of(test)) for test in batch
-            ]
-            changed = [
-                meta["key"]
-                for meta in metas
-                if stored.get(meta["key"], meta["definition"]) != meta["definition"]
-            ]
-            if changed:
-                # Its verdicts judged another test: they are dropped and it runs again.
-                self.store.forget_trials(self.run_id, changed)
-                for key in changed:
-                    resumed.pop(key, None)
-                    self.changed_definitions += 1
-            # red team, probe "resume after editing a recorded response": a recorded dataset
-            # line's output (or a fixtures target's answer) is not in the definition digest
-            # (it is the response judged, not the test), so an edited one kept its stale pass.
-            # Judging it again costs no agent call: its stored trials are never kept.
-            recorded = [
-                meta["key"]
-                for test, meta in zip(batch, metas, strict=True)
-                if meta["key"] in resumed and not test.problems and self._no_call(test)
-            ]
-            if recorded:
-                self.store.forget_trials(self.run_id, recorded)
-                for key in recorded:
-                    resumed.pop(key, None)
-            self.store.save_tests(self.run_id, metas, start=position)
-            position += len(batch)
-            gone.difference_update(meta["key"] for meta in metas)
-            for test in batch:
-                yield test, kept_trials(resumed.get(test.key, {}))
-        if gone:
-            # red team, probe "resume after removing tests": a test removed from the files
-            # since the run began kept its stored verdict in the resumed run (5 stale passes
-            # turned a 0 % run into 83 %, through --min-pass-rate 0.8). A fresh run would not
-            # have it: dropped, and said.
-            removed = sorted(gone)
-            self.store.forget_trials(self.run_id, removed)
-            shown = ", ".join(removed[:5]) + (
-                f" and {len(removed) - 5} more" if len(removed) > 5 else ""
-            )
-            self._warn(
-                f"{len(removed)} test(s) of run {self.run_id} are no longer in its files (or "
-                f"filters): their stored verdicts are dropped from the run ({shown})"
-            )
+        return planned_trials(self, tests, resumed)
 
     async def _work(
         self,
@@ -546,10 +494,7 @@ class Runner:
     def _judged_inline(self, test: TestCase) -> bool:
         """Whether ``test`` never waits: no agent call, no hook, one trial."""
         return (
-            not test.setup
-            and not test.cleanup
-            and self.trials_of(test) == 1
-            and self._no_call(test)
+            not test.setup and not test.cleanup and self.trials_of(test) == 1 and self.no_call(test)
         )
 
     # -- evals -----------------------------------------------------------------------------
@@ -579,7 +524,7 @@ class Runner:
         agents = set(agents)
         # Before the first call: what `validate` refuses in the agents this run uses.
         for message in agent_warnings(self.config, agents, self.options.target):
-            self._warn(message, say=True)
+            self.warn(message, say=True)
         self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
         await self._start_targets(agents)
         started = time.perf_counter()
@@ -608,7 +553,7 @@ class Runner:
             raise
         finally:
             if self.changed_definitions:
-                self._warn(
+                self.warn(
                     f"{self.changed_definitions} test(s) changed since run {run_id} judged them "
                     "(input, expectations, target, trials or pass threshold): run again"
                 )
@@ -622,6 +567,3 @@ class Runner:
 
 # Tests judged inline between two yields to the event loop.
 _YIELD_EVERY = 64
-
-# Tests whose metadata is written in one transaction, just before they are scheduled.
-_META_BATCH = 256
