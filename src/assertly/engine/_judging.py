@@ -224,6 +224,8 @@ def _plain(text: str) -> str:
     format characters (zero-width space, BOM …) dropped.
     """
     text = _ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
+    if text.isascii():  # the usual reply: nothing to map (and a long one stays fast)
+        return text
     text = unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES)
     return "".join(char for char in text if unicodedata.category(char) != "Cf")
 
