@@ -462,3 +462,24 @@ def test_every_fail_on_but_never_keeps_the_rules_against_less(tmp_path: Path) ->
         accepted = cli(tmp_path, "diff", "base", "cand", "--fail-on", fail_on, "--allow-removed")
         assert accepted.exit_code == (1 if fail_on == "changes" else 0), fail_on
     assert cli(tmp_path, "diff", "base", "cand", "--fail-on", "never").exit_code == 0
+
+
+def test_diff_fails_on_an_eval_suite_below_its_threshold_or_missing(tmp_path: Path) -> None:
+    # Issue 28 red team, probe G1: `diff` exited 0 when the candidate's eval suite fell below
+    # its threshold (run --baseline failed on it), and when an eval suite of the baseline was
+    # missing from the candidate (neither command noticed).
+    store_run(tmp_path, "base", {"f::s::a": ["passed"]}, evals={"w.yaml": 0.9, "x.yaml": 0.8})
+    store_run(tmp_path, "low", {"f::s::a": ["passed"]}, evals={"w.yaml": 0.1, "x.yaml": 0.8})
+    store_run(tmp_path, "gone", {"f::s::a": ["passed"]}, evals={"w.yaml": 0.9})
+    low = cli(tmp_path, "diff", "base", "low")
+    assert low.exit_code == 1
+    assert "eval below its threshold: w.yaml" in low.output
+    assert "1 eval suite below its threshold → exit 1" in low.output
+    gone = cli(tmp_path, "diff", "base", "gone")
+    assert gone.exit_code == 1
+    assert "1 eval suite of the baseline missing from this run: x.yaml" in gone.output
+    accepted = cli(tmp_path, "diff", "base", "gone", "--allow-removed")
+    assert accepted.exit_code == 0, accepted.output
+    assert "(accepted: --allow-removed)" in accepted.output
+    # --allow-removed never accepts an eval below its threshold.
+    assert cli(tmp_path, "diff", "base", "low", "--allow-removed").exit_code == 1

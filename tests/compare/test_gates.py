@@ -404,3 +404,47 @@ def test_fail_on_significant_tests_the_suite_on_its_own(project: Project) -> Non
         "the suite regressed significantly: 6 passing→failing against 0 failing→passing, "
         "one-sided exact McNemar p = 0.0156 ≤ 0.05"
     ) in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"status": "PASSED"}, "tests[0].status: 'PASSED' is not one of"),
+        ({"trials": [{"status": "ok"}]}, "tests[0].trials[0]: has no status"),
+        ({"score": "high"}, "tests[0].score: 'high' is not a finite number"),
+        ({"key": 5}, "tests[0].key: 5 is not a string"),
+        ({"trials": "x"}, "tests[0].trials: is not a list"),
+    ],
+)
+def test_a_malformed_report_is_refused_as_either_side(
+    project: Project, edit: dict[str, Any], said: str
+) -> None:
+    # Issue 28 red team, probes R1/R2: a candidate report whose test status was "PASSED"
+    # (neither passing nor failing) passed `diff` against a passing baseline, 100 % -> 0 %;
+    # other malformed entries ended in "internal error: AttributeError/TypeError".
+    project.tests(["a"])
+    good = project.run({"a": "ok"}).report
+    data = json.loads(good.read_text())
+    data["tests"][0].update(edit)
+    bad = project.root / "bad.json"
+    bad.write_text(json.dumps(data))
+    for sides in ((str(good), str(bad)), (str(bad), str(good))):
+        result = CliRunner().invoke(main, ["diff", *sides])
+        assert result.exit_code == 2, result.output
+        assert "internal error" not in result.output
+        assert f"{bad} is not a valid assertly JSON report: {said}" in result.output
+    gated = project.run({"a": "ok"}, "--baseline", str(bad))
+    assert gated.exit_code == 2 and said in gated.output
+
+
+def test_a_report_with_a_test_twice_is_refused(project: Project) -> None:
+    # Issue 28 red team, probe R3: the same key twice in a report was paired once and the
+    # copy counted as a new test, without a word.
+    project.tests(["a"])
+    good = project.run({"a": "ok"}).report
+    data = json.loads(good.read_text())
+    data["tests"] *= 2
+    bad = project.root / "twice.json"
+    bad.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["diff", str(good), str(bad)])
+    assert result.exit_code == 2 and "appears twice" in result.output

@@ -441,6 +441,57 @@ def test_a_reply_that_disagrees_with_itself_is_an_error(
         assert " ".join(reply.split())[:15] in result.message  # the reply's start, quoted
 
 
+# Issue 28 red team (break-gates): more replies that state both verdicts, each read as
+# PASSED (or, J1, a traceback) before: the VERDICT line won over a verdict the reply states
+# in another form, or the JSON reader kept "verdict" and ignored another verdict field.
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        # probe J1: JSON nested deeper than the parser's stack raised RecursionError
+        ('{"a":' * 5_000, "too deeply"),
+        # probe J2: a "pass" field (promptfoo's form) that contradicts the verdict
+        ('{"reason": "x", "verdict": "pass", "score": 1, "pass": false}', "both verdicts"),
+        # probe J3: the same key in another case, and a verdict nested in another object
+        ('{"reason": "x", "verdict": "pass", "score": 1, "Verdict": "fail"}', "both verdicts"),
+        ('{"reason": "x", "verdict": "pass", "score": 1, "d": [{"verdict": "FAIL"}]}', "both"),
+        # probe J4: FAIL with a Cyrillic A (U+0410) on an earlier VERDICT line
+        ("VERDICT: F\u0410IL\nVERDICT: PASS", "both verdicts"),
+        # probe J5: a Python / JSON5 dict (single quotes, bare keys) before the VERDICT line
+        ("{'verdict': 'fail', 'score': 0}\nVERDICT: PASS", "both verdicts"),
+        ('{verdict: "fail", score: 0}\nVERDICT: PASS', "both verdicts"),
+        # probe J6: the verdict spelt with a JSON escape
+        ('Notes: {"verdict": "f\\u0061il"}\nVERDICT: PASS', "both verdicts"),
+        # probe J7: prose that states the verdict before a VERDICT: PASS line
+        ("My verdict: fail.\nVERDICT: PASS", "both verdicts"),
+        ("verdict = fail\nVERDICT: PASS", "both verdicts"),
+        ('Notes: {"pass": false}\nVERDICT: PASS', "both verdicts"),
+    ],
+)
+def test_a_reply_that_states_both_verdicts_in_any_form_is_an_error(
+    fake: FakeOpenAI, reply: str, said: str
+) -> None:
+    fake.answers(reply)
+    result = only(judged("Thanks", JudgeClient(judge_config(fake), None)))
+    assert result.outcome == "error", (reply[:80], result)
+    assert said in result.message
+    assert " ".join(reply.split())[:15] in result.message
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "VERDICT:\u00a0PASS",  # a no-break space
+        "VERDICT\uff1a PASS",  # a fullwidth colon
+        '{"reason": "fine", "verdict": "PASS ", "score": 1, "details": {"passed": true}}',
+    ],
+)
+def test_a_verdict_in_a_compatibility_form_is_read(fake: FakeOpenAI, reply: str) -> None:
+    # Issue 28 red team, probe J8: the look-alike guards must not refuse honest replies.
+    fake.answers(reply)
+    result = only(judged("Thanks", JudgeClient(judge_config(fake), None)))
+    assert result.outcome == "passed", result
+
+
 @pytest.mark.parametrize(
     ("reply", "outcome", "score"),
     [
@@ -501,5 +552,32 @@ def test_a_cached_reply_that_no_longer_reads_is_not_trusted(
         asked = only(judged("a", client))
         assert asked.outcome == "failed" and len(fake.requests) == 1
         assert store.judge_reply(key) == verdict("fail", 0.1, "rude")  # overwritten
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("mode", ["replay", "ro", "rw"])
+def test_a_poisoned_cache_row_in_another_form_is_not_trusted(
+    fake: FakeOpenAI, tmp_path: Path, mode: str
+) -> None:
+    # Issue 28 red team, probe J9: a cached row written by an older (or laxer) version, whose
+    # reply states pass in its verdict and fail in a "pass" field, replayed as PASSED.
+    store = RunStore(tmp_path / "runs.sqlite")
+    client = JudgeClient(judge_config(fake), store)
+    settings = client.settings({})
+    assert not isinstance(settings, str)
+    key = JudgeClient.cache_key(settings, rubric_messages("The answer is polite.", "a"), 0)
+    poisoned = '{"reason": "x", "verdict": "pass", "score": 1, "pass": false}'
+    store.save_judge_reply(key, poisoned, "judge-1", 1, 0.0, "t")
+    try:
+        fake.answers(verdict("fail", 0.1, "rude"))
+        result = only(judged("a", JudgeClient(judge_config(fake), store, cache=mode)))
+        assert result.outcome != "passed", result
+        if mode == "replay":
+            assert result.outcome == "error" and "cannot be read" in result.message
+            assert fake.requests == []
+        else:
+            assert result.outcome == "failed" and len(fake.requests) == 1
+        assert (store.judge_reply(key) == poisoned) is (mode != "rw")
     finally:
         store.close()

@@ -153,24 +153,35 @@ def baseline_verdict(
             f"{_plural(len(added), 'new test')} failing (not in the baseline, so not a known "
             f"failure: {_named(_keys(added), len(added))})"
         )
+    # Eval suites under the same rules as tests (issue 28 red team, probe G1): ``run
+    # --baseline`` failed on an eval below its threshold but ``diff`` passed, and a suite of
+    # the baseline missing from the run was not noticed by either.
+    failing_evals = [suite.file for suite in diff.candidate.evals if not suite.passed]
+    if failing_evals:
+        summary += f", {_plural(len(failing_evals), 'eval suite')} below its threshold"
+        reasons.append(
+            f"eval below its threshold: {_named(failing_evals, len(failing_evals))} (an eval "
+            "suite must meet its threshold whatever the baseline scored)"
+        )
+    present = {suite.file for suite in diff.candidate.evals}
+    missing_evals = [suite.file for suite in diff.base.evals if suite.file not in present]
     redefined = [
         item
         for item in diff.changed
         if item.change == "changed_definition" and item.candidate in _NOT_PASSING
     ]
-    # (count, why, accepted, option, short text for the decision line), one a rule.
-    rules: list[tuple[int, str, bool, str, str]] = []
+    # (why, accepted, option, text for the decision line), one a rule.
+    rules: list[tuple[str, bool, str, str]] = []
     if redefined:
         rules.append(
             (
-                len(redefined),
                 f"{_plural(len(redefined), 'test')} changed definition and now "
                 f"{'fails' if len(redefined) == 1 else 'fail'} "
                 f"({_named(_keys(redefined), len(redefined))}): not comparable with the "
                 "baseline, so not a known failure",
                 allow.changed_definition,
                 "--allow-changed-definition",
-                "changed definition and failing",
+                f"{_plural(len(redefined), 'test')} changed definition and failing",
             )
         )
     removed = [item for item in diff.changed if item.change == "removed"]
@@ -178,30 +189,37 @@ def baseline_verdict(
         passing = sum(1 for item in removed if item.base in ("passed", "skipped"))
         rules.append(
             (
-                len(removed),
                 f"{_plural(len(removed), 'test')} of the baseline missing from this run "
                 f"({passing} of them passing there; renamed, deleted or filtered out?): "
                 f"{_named(_keys(removed), len(removed))}",
                 allow.removed,
                 "--allow-removed",
-                "missing from this run",
+                f"{_plural(len(removed), 'test')} missing from this run",
+            )
+        )
+    if missing_evals:
+        rules.append(
+            (
+                f"{_plural(len(missing_evals), 'eval suite')} of the baseline missing from this "
+                f"run: {_named(missing_evals, len(missing_evals))}",
+                allow.removed,
+                "--allow-removed",
+                f"{_plural(len(missing_evals), 'eval suite')} missing from this run",
             )
         )
     if diff.newly_skipped:
         rules.append(
             (
-                diff.newly_skipped,
                 f"{_plural(diff.newly_skipped, 'test')} judged in the baseline skipped in this "
                 f"run ({_named(diff.newly_skipped_keys, diff.newly_skipped)})",
                 allow.skipped,
                 "--allow-skipped",
-                "skipped",
+                f"{_plural(diff.newly_skipped, 'test')} skipped",
             )
         )
     if diff.candidate_rate[1] == 0 and not diff.candidate.evals:
         rules.append(
             (
-                0,
                 f"run {diff.candidate.run_id} judged no test and no eval suite (no test ran, "
                 "or every test was skipped): nothing was compared with the baseline",
                 allow.empty,
@@ -209,12 +227,12 @@ def baseline_verdict(
                 "",
             )
         )
-    for count, why, accepted, option, short in rules:
+    for why, accepted, option, short in rules:
         if accepted:
             notes.append(f"{why} (accepted: {option})")
             continue
         reasons.append(f"{why}; {option} accepts {'an empty run' if not short else 'them'}")
-        summary += f", {_plural(count, 'test')} {short}" if short else ", an empty run"
+        summary += f", {short}" if short else ", an empty run"
     return BaselineVerdict(not broken and not reasons, summary, reasons, notes)
 
 
@@ -278,8 +296,9 @@ def apply_gates(
         reasons.append(verdict.summary)
     if not reasons:
         return GateDecision(0 if record.ok else 1, "")
+    # With a baseline, `baseline_verdict` has already said so (the same rule as ``diff``).
     failing_evals = [suite.file for suite in record.evals if not suite.passed]
-    if failing_evals:
+    if failing_evals and diff is None:
         passing = False
         reasons.append(f"eval below its threshold: {', '.join(failing_evals)}")
     if record.problems:

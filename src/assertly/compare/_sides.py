@@ -7,6 +7,7 @@ A JSON report is read whole (reports are files people keep; the store is for sca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,8 +164,70 @@ def _failures(trial: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+_STATUSES = ("passed", "failed", "error", "skipped")
+
+
+def _check_report(path: Path, data: dict[str, Any]) -> None:
+    """Refuse a report whose tests or evals a comparison would misread.
+
+    Issue 28 red team, probes R1 and R2: a test whose status is not one of the four (e.g.
+    ``PASSED``) was neither passing nor failing, so a candidate report with it passed ``diff``
+    against a passing baseline; other malformed entries were internal errors.
+
+    Raises:
+        StoreError: Naming the report, the entry and what is wrong.
+    """
+
+    def bad(where: str, what: str) -> StoreError:
+        return StoreError(
+            f"{path} is not a valid assertly JSON report: {where}: {what}; write one with "
+            "`assertly run … -o report.json` or `assertly report RUN -o report.json`"
+        )
+
+    seen: set[str] = set()
+    for index, test in enumerate(data["tests"]):
+        where = f"tests[{index}]"
+        if not isinstance(test, dict):
+            raise bad(where, "is not an object")
+        for name in ("key", "id", "suite", "file", "definition"):
+            if test.get(name) is not None and not isinstance(test[name], str):
+                raise bad(f"{where}.{name}", f"{test[name]!r} is not a string")
+        key = test.get("key") or f"{test.get('file')}::{test.get('suite')}::{test.get('id')}"
+        if key in seen:
+            raise bad(where, f"test {key!r} appears twice")
+        seen.add(key)
+        if test.get("status") not in _STATUSES:
+            raise bad(f"{where}.status", f"{test.get('status')!r} is not one of {_STATUSES}")
+        score = test.get("score")
+        if score is not None and (
+            isinstance(score, bool)
+            or not isinstance(score, int | float)
+            or not math.isfinite(float(score) if abs(score) < 1e308 else math.inf)
+        ):
+            raise bad(f"{where}.score", f"{score!r} is not a finite number or null")
+        trials = test.get("trials") or []
+        if not isinstance(trials, list):
+            raise bad(f"{where}.trials", "is not a list")
+        for number, trial in enumerate(trials):
+            if not isinstance(trial, dict) or trial.get("status") not in _STATUSES:
+                raise bad(f"{where}.trials[{number}]", f"has no status among {_STATUSES}")
+    evals = data.get("evals") or []
+    if not isinstance(evals, list):
+        raise bad("evals", "is not a list")
+    for index, suite in enumerate(evals):
+        score = suite.get("score") if isinstance(suite, dict) else None
+        if (
+            not isinstance(suite, dict)
+            or isinstance(score, bool)
+            or not isinstance(score, int | float)
+            or not isinstance(suite.get("passed"), bool)
+        ):
+            raise bad(f"evals[{index}]", "is not an object with a numeric score and passed")
+
+
 def _report_side(path: Path) -> RunSide:
     data = read_report(path)
+    _check_report(path, data)
     tests: list[TestOutcome] = []
     failures: dict[str, list[dict[str, Any]]] = {}
     for test in data["tests"]:

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -261,12 +262,89 @@ class Verdict:
     reason: str
 
 
-_VERDICT_LINE = re.compile(r"^[\s*_`#>]*verdict\s*:\s*[*_`]*\s*(pass|fail)\b[\s*_`.]*$", re.I)
+# ASCII: under re.I alone U+017F (long s) matches "s" and U+212A (Kelvin) "k", so a PASS
+# spelt with long s would be a verdict line whose lower case is neither pass nor fail.
+_VERDICT_LINE = re.compile(
+    r"^[\s*_`#>]*verdict\s*:\s*[*_`]*\s*(pass|fail)\b[\s*_`.]*$", re.I | re.ASCII
+)
 _FENCE_OPEN = re.compile(r"^```[A-Za-z]*[ \t]*\n")
 _FENCE_CLOSE = re.compile(r"^[ \t]*```[ \t]*$")
 # A JSON verdict written anywhere in a reply read by its VERDICT line (in a fence, after
 # prose): it must not say otherwise. Preceded by no backslash: not a quote inside a string.
 _JSON_VERDICT = re.compile(r'(?<!\\)"verdict"\s*:\s*"\s*(pass|fail)\s*"', re.I)
+
+
+def _verdict_line(line: str) -> re.Match[str] | None:
+    """``line`` as a VERDICT line, read in its compatibility form.
+
+    A no-break space or a fullwidth colon reads as its ASCII self.
+    """
+    return _VERDICT_LINE.match(unicodedata.normalize("NFKC", line))
+
+
+# Any other way a reply read by its VERDICT line may state a verdict (prose "my verdict: fail",
+# a Python or JSON5 dict {'verdict': 'fail'}, "pass": false, "verdict = fail"): searched in
+# the reply after `_plain` (issue 28 red team, probes J5-J9), and it must not say otherwise.
+_ANY_VERDICT = re.compile(
+    r"\bverdict\b[^a-z0-9\n]{0,8}(pass|fail)(?:ed)?\b|\bpass(?:ed)?\b[\"']?\s*[:=]\s*(true|false)\b",
+    re.I | re.ASCII,
+)
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# Letters of "verdict", "pass", "fail" (and their capitals) that other scripts draw alike:
+# a reply saying FAIL with a Cyrillic A (U+0410) must not read as saying nothing.
+_LOOK_ALIKES = str.maketrans(
+    "АВЕІЈКМНОРСТХаеіјорсхѕԁԛνοΑΒΕΙΚΜΝΟΡΤΧιορτ",
+    "ABEIJKMHOPCTXaeijopcxsdqvoABEIKMNOPTXiopt",
+)
+# Keys (case-folded) under which a JSON reply may state a verdict besides its "verdict".
+_VERDICT_KEYS = frozenset({"verdict", "pass", "passed"})
+
+
+def _plain(text: str) -> str:
+    """``text`` as a reader sees it.
+
+    JSON escapes decoded, compatibility forms and look-alikes mapped to ASCII, invisible
+    format characters (zero-width space, BOM …) dropped.
+    """
+    text = _ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
+    if text.isascii():  # the usual reply: nothing to map (and a long one stays fast)
+        return text
+    text = unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES)
+    return "".join(char for char in text if unicodedata.category(char) != "Cf")
+
+
+def _said(value: Any) -> str | None:
+    """The verdict a value states (``pass``/``fail``), or None."""
+    if isinstance(value, bool):
+        return "pass" if value else "fail"
+    if isinstance(value, str):
+        word = _plain(value).strip().lower()
+        if word in ("pass", "passed", "fail", "failed"):
+            return word[:4]
+    return None
+
+
+def _verdicts_inside(data: dict[str, Any]) -> set[str]:
+    """Every verdict the object states besides its top-level ``verdict``, at any depth.
+
+    Iterative, not recursive: the object may be as deep as the JSON parser allowed.
+    """
+    found: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(data, True)]
+    while stack:
+        value, top = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if (not top or key != "verdict") and _plain(key).strip().casefold() in (
+                    _VERDICT_KEYS
+                ):
+                    said = _said(item)
+                    if said is not None:
+                        found.add(said)
+                stack.append((item, False))
+        elif isinstance(value, list):
+            stack.extend((item, False) for item in value)
+    return found
 
 
 class _RepeatedKey(ValueError):
@@ -305,8 +383,13 @@ def read_verdict(reply: str) -> Verdict | str:
       blank lines, the closing fence and ``VERDICT:`` lines may follow, and each such line
       must give the object's verdict.
     - **VERDICT line**: the last non-empty line is ``VERDICT: PASS`` or ``VERDICT: FAIL``
-      (score 1 or 0). Every other ``VERDICT:`` line must say the same, and a JSON
-      ``"verdict": …`` anywhere in the reply must not say otherwise.
+      (score 1 or 0). Every other ``VERDICT:`` line must say the same, and a verdict stated
+      anywhere else in the reply, in any form (``"verdict": …``, ``{'verdict': 'fail'}``,
+      ``my verdict: fail``, ``"pass": false``, escaped or in look-alike letters), must not
+      say otherwise.
+
+    In the JSON form, a ``pass``/``passed`` field or a ``verdict`` in another case or in a
+    nested object must not say otherwise either. JSON nested too deeply to parse is an error.
     """
     text = reply.strip()
     if not text:
@@ -319,27 +402,34 @@ def read_verdict(reply: str) -> Verdict | str:
             data, end = _DECODER.raw_decode(candidate)
         except _RepeatedKey as repeated:
             return f"the judge's reply repeats the key {str(repeated)!r} in its JSON: {shown!r}"
+        except RecursionError:
+            # Issue 28 red team, probe J1: nesting deeper than the parser's stack was a
+            # traceback.
+            return f"the judge's reply nests its JSON too deeply to read: {shown!r}"
         except ValueError:
             data = None  # not JSON after all: perhaps prose ending with a VERDICT line
         if isinstance(data, dict):
             return _from_object(data, candidate[end:], opening is not None, shown)
     lines = [line for line in text.splitlines() if line.strip()]
-    match = _VERDICT_LINE.match(lines[-1]) if lines else None
+    match = _verdict_line(lines[-1]) if lines else None
     if match is None:
         return (
             "the judge's reply is neither a JSON verdict nor ends with a VERDICT: PASS/FAIL "
             f"line: {shown!r}"
         )
     said = match.group(1).lower()
-    others = {m.group(1).lower() for line in lines if (m := _VERDICT_LINE.match(line))}
+    others = {m.group(1).lower() for line in lines if (m := _verdict_line(line))}
     others |= {m.group(1).lower() for m in _JSON_VERDICT.finditer(text)}
+    for m in _ANY_VERDICT.finditer(_plain(text)):
+        word = m.group(1) or m.group(2)
+        others.add("pass" if word.lower() in ("pass", "true") else "fail")
     if others != {said}:
         return (
             f"the judge's reply gives both verdicts, pass and fail (its last line says "
             f"{said}): {shown!r}"
         )
     passed = said == "pass"
-    reason = "\n".join(line for line in lines[:-1] if not _VERDICT_LINE.match(line)).strip()
+    reason = "\n".join(line for line in lines[:-1] if not _verdict_line(line)).strip()
     return Verdict(passed, 1.0 if passed else 0.0, reason)
 
 
@@ -364,6 +454,13 @@ def _from_object(data: dict[str, Any], rest: str, fenced: bool, shown: str) -> V
             f"the judge's verdict {verdict!r} contradicts its score {score:g} "
             f"(pass needs >= 0.5, fail <= 0.5): {shown!r}"
         )
+    if _verdicts_inside(data) - {"pass" if passed else "fail"}:
+        # Issue 28 red team, probe J2: {"verdict": "pass", "pass": false} (or a nested or
+        # differently cased "Verdict": "fail") was read as PASSED.
+        return (
+            f"the judge's reply gives both verdicts, pass and fail (its verdict says "
+            f"{verdict.strip().lower()}): {shown!r}"
+        )
     closed = not fenced
     for line in rest.splitlines():
         if not line.strip():
@@ -371,7 +468,7 @@ def _from_object(data: dict[str, Any], rest: str, fenced: bool, shown: str) -> V
         if not closed and _FENCE_CLOSE.match(line):
             closed = True
             continue
-        line_verdict = _VERDICT_LINE.match(line)
+        line_verdict = _verdict_line(line)
         if line_verdict is None:
             return f"the judge's reply has more than its JSON verdict: {shown!r}"
         if (line_verdict.group(1).lower() == "pass") is not passed:

@@ -7,6 +7,7 @@ single result the seed's wording leaves it out (``Result missing ...``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -307,3 +308,20 @@ def test_tags_must_be_a_non_empty_list_of_strings(key: str, bad: Any) -> None:
     assert problem.message == (
         f"expected a non-empty list of tag strings such as ['work'], got {bad!r}"
     )
+
+
+@pytest.mark.parametrize(
+    ("tags", "kind"), [([{"name": "draft"}], "an object"), (["work", ["draft"]], "an array")]
+)
+def test_none_have_tags_over_tags_that_are_objects_is_an_error(tags: list[Any], kind: str) -> None:
+    # Issue 28 red team, probe T1: tags that are objects or arrays hide their text, and
+    # none_have_tags: [draft] PASSED over results that all carried {"name": "draft"}.
+    response = json.dumps({"results": [{"metadata": {"tags": tags}}] * 2})
+    expectation = assertly.compile({"none_have_tags": ["draft"]})
+    for result in (expectation.check(response), expectation._check_detailed(response)):
+        (item,) = result.results
+        assert item.outcome == "error", item
+        assert f"Result 0 has a tag that is {kind}" in item.message
+        assert item.path == "results[0].metadata.tags"
+    # Scalars that are not strings are still no tags (and strings still decide).
+    assert passes({"none_have_tags": ["draft"]}, {"results": [{"metadata": {"tags": [1, None]}}]})

@@ -132,6 +132,19 @@ class Tags(JsonChecker):
                         (index, f"{label} missing required tags: " + ", ".join(map(fmt, missing)))
                     )
             elif mode == _NONE:
+                # Issue 28 red team, probe T1: tags that are objects ({"name": "draft"}) or
+                # arrays hold their text where this check cannot see it, and none_have_tags
+                # passed on results that all carried the excluded tag. Not a pass: an error.
+                hidden = next((tag for tag in tags if type(tag) in (dict, list)), None)
+                if hidden is not None:
+                    kind = json_type(hidden)
+                    return errored(
+                        self.key,
+                        f"{label} has a tag that is an {kind} ({fmt(hidden)}), not a string: "
+                        "none_have_tags cannot tell whether it is one of the excluded tags",
+                        path=self._location(index),
+                        expected=self.tags,
+                    )
                 found = [tag for tag in self.tags if tag in present]
                 if found:
                     noun = "tag" if len(found) == 1 else "tags"
