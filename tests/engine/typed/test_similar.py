@@ -135,7 +135,7 @@ def test_a_long_output_is_tokenized_only_as_far_as_the_model_reads(
     output = "Your refund arrives within five business days. " * 40_000  # ~2 MB
     reference = "You will get your refund in 5 business days."
     vectors = model.compute([output, reference])  # the whole text, as before
-    expected = round(float(vectors[1] @ vectors[0]), 4)
+    expected = round(float(vectors[1] @ vectors[0]), 3)  # similar compares at 3 decimals
     seen: list[int] = []
     run = model._run
 
