@@ -234,3 +234,23 @@ def test_the_bounded_engine_for_long_texts_agrees_with_re(
     # `re-up-to` with a bound of 0: what every text longer than re's bound runs on.
     bounded = compile_pattern(pattern, _engine="re-up-to")
     assert (bounded.search(text) is not None) == expected, (pattern, text)
+
+
+# issue 29 red team (break-bounded), probe "small nested count": a repetition inside a
+# repetition ran on re when the inner one's maximum was at most 16. `^(a{1,2})*$` on 34 `a`s
+# and a `b` took 2.7 s (Fibonacci-many splits), `^(?:a?){28}b` on 28 `a`s took 9 s, each one
+# uninterruptible C call; both are exponential however small the inner count.
+@pytest.mark.parametrize(
+    "pattern", [r"^(a{1,2})*$", r"^(?:a?){28}b", r"^(?:(?:a{2,3}){1,2})+$", r"(?:x{0,1}y?){5}z"]
+)
+def test_a_nested_repetition_of_small_count_never_runs_on_re(pattern: str) -> None:
+    compiled = compile_pattern(pattern)
+    assert compiled.engine != "re"
+    for text in ("", "ab", "aab", "aaaaab", "xyz", "aaa"):  # short: re is quick on these
+        assert (compiled.search(text) is None) == (re.search(pattern, text) is None), text
+    assert compiled.search("a" * 40 + "!") is None  # seconds to hours on re
+
+
+@pytest.mark.parametrize("pattern", [r"(\d{3}-){2}\d{4}", r"(?:ab{2}){1,9}c"])
+def test_a_fixed_count_inside_a_repetition_stays_on_re(pattern: str) -> None:
+    assert compile_pattern(pattern).engine == "re"

@@ -218,3 +218,22 @@ def test_the_records_digest_is_of_the_report_as_redacted(project: Project) -> No
     assert data["records_digest"] == records_digest(data["tests"], data["evals"])
     merged = project.run("merge", "last~1.json", "last.json")
     assert merged.counts() == (10, 9, 1, 0, 0)
+
+
+def test_shards_with_outputs_past_the_report_depth_merge(project: Project) -> None:
+    # issue 29 red team (break-bounded), probe "merge of deep shards": a shard whose output
+    # nests 101+ levels wrote its records_digest of the value but the value as capped text,
+    # so `assertly merge s1.json s2.json` refused its own report ("the report was changed").
+    deep: Any = "x"
+    for _ in range(150):
+        deep = [deep]
+    answers = project.root / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": i, "output": {"a": deep}}) + "\n" for i in IDS))
+    tests = [{"id": i, "input": i, "assertions": [{"type": "equals", "value": "no"}]} for i in IDS]
+    data = {"agent": "bot", "test_suites": {"s": {"tests": tests}}}
+    project.write("a.tests.yaml", yaml.safe_dump(data, sort_keys=False))
+    for index in (1, 2):
+        project.run("run", ".", "--target", f"fixtures:{answers}", "--shard", f"{index}/2")
+        project.run("report", "last", "-o", f"s{index}.json")
+    merged = project.run("merge", "s1.json", "s2.json")
+    assert merged.counts() == (10, 0, 10, 0, 0), merged.stderr

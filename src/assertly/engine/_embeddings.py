@@ -130,6 +130,8 @@ class Embedder:
         """
         size = _FIRST_CUT
         while size < len(text):
+            if self._fills_with_whole_words(text[:size]):
+                return text[:size]
             cut = max(
                 text.rfind(" ", 0, size), text.rfind("\n", 0, size), text.rfind("\t", 0, size)
             )
@@ -139,6 +141,22 @@ class Embedder:
                     return prefix
             size *= 2
         return text
+
+    def _fills_with_whole_words(self, prefix: str) -> bool:
+        """True when every token the model reads from ``prefix`` is of a word cut before its end.
+
+        For texts with no whitespace to cut at (50 MB of ideographs or punctuation took
+        minutes and GBs, red team of issue 29): the pre-tokenizer makes each ideograph and
+        punctuation mark a word of its own, deciding character by character, so a word
+        followed by another within the prefix is the same word in the whole text, and
+        tokens of such words are the whole text's tokens.
+        """
+        encoding = self._tokenizer.encode(_utf8(prefix))
+        kept = [word for word in encoding.word_ids if word is not None]
+        rest = [word for more in encoding.overflowing for word in more.word_ids if word is not None]
+        return (
+            len(encoding.ids) >= _MAX_TOKENS and bool(kept) and bool(rest) and kept[-1] < max(rest)
+        )
 
     def missing(self, texts: Sequence[str]) -> list[str]:
         """The distinct texts of ``texts`` that are not cached, in order."""

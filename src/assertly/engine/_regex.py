@@ -39,7 +39,6 @@ from re._constants import (  # type: ignore[import-not-found]
     GROUPREF_EXISTS,
     LITERAL,
     MAX_REPEAT,
-    MAXREPEAT,
     MIN_REPEAT,
     POSSESSIVE_REPEAT,
     SUBPATTERN,
@@ -73,20 +72,26 @@ def _any_node(items: Any, test: Callable[[Any, Any], bool]) -> bool:
     )
 
 
-def _unbounded(op: Any, arg: Any) -> bool:
-    return op in _REPEATS and (arg[1] == MAXREPEAT or arg[1] > 16)
-
-
 def _branch(op: Any, arg: Any) -> bool:
     return op is BRANCH
 
 
+def _variable(op: Any, arg: Any) -> bool:
+    """A repetition that can take more than one count (``a?``, ``a{1,2}``, ``a+``)."""
+    return op in _REPEATS and arg[0] != arg[1]
+
+
 def _nested_repeat(op: Any, arg: Any) -> bool:
-    """A repetition whose body repeats or alternates: the shape that backtracks badly."""
+    """A repetition whose body repeats or alternates: the shape that backtracks badly.
+
+    Any body repetition of varying count counts, however small its maximum: ``(a{1,2})*``
+    splits a run of ``a`` in Fibonacci-many ways and ``(?:a?){28}`` in 2**28, exponential
+    on ``re`` just as ``(a+)+`` is.
+    """
     if op not in _REPEATS or arg[1] <= 1:
         return False
     body = arg[2]
-    return _any_node(body, _unbounded) or _any_node(body, _branch)
+    return _any_node(body, _variable) or _any_node(body, _branch)
 
 
 def _is_risky(items: Any) -> bool:

@@ -582,8 +582,15 @@ def _cached_vector(text: str) -> tuple[float, ...] | None:
     return tuple(float(value) for value in vector)
 
 
+# A judge's token counts are clamped here: JSON integers have no bound, and 10**400 tokens
+# made the cost an OverflowError (int * float) and the store's INTEGER column refuse it.
+_MAX_TOKENS_REPORTED = 10**12
+
+
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return min(value, _MAX_TOKENS_REPORTED)
+    return 0
 
 
 def _retry_after(value: str | None) -> float | None:

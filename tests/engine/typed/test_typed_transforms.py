@@ -315,3 +315,25 @@ def test_a_backtracking_filter_pattern_ends_error_naming_it() -> None:
     # Within the limit, the verdicts are the library's.
     assert judge(spec, {"items": [{"a": "aaa"}]}).outcome == Outcome.PASSED
     assert judge(spec, {"items": [{"a": "b"}]}).outcome == Outcome.FAILED
+
+
+# issue 29 red team (break-bounded), probe "many values each under the limit": the 1 s limit
+# was per search, so 20 values of `a`*27 + "!" under `(a|aa)+$` (0.4 s each) ran 7.8 s, 200
+# values 78 s, on a 6 KB output. One query's filter searches now share the limit. A fake
+# clock makes each search look 0.4 s long (no timing in the test).
+def test_a_query_s_filter_searches_share_one_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    clock = [0.0]
+
+    def tick() -> float:
+        clock[0] += 0.4
+        return clock[0]
+
+    spec = {"type": "contains", "value": "a", "transform": "json_path:$.items[?search(@.a, 'b')].a"}
+    document = {"items": [{"a": "a"} for _ in range(20)]}
+    assert judge(spec, document).outcome == Outcome.FAILED  # no clock games: within the limit
+    monkeypatch.setattr(time, "monotonic", tick)
+    result = judge(spec, document)
+    assert result.outcome == Outcome.ERROR
+    assert "'b'" in result.message

@@ -82,7 +82,9 @@ class JsonPathTransform:
             if value is _NOT_FOUND:
                 return f"transform json_path:{self.expression}: path not found in the output"
         elif type(document) is dict or type(document) is list:
-            match = self.path.match(document)
+            from .._jsonpath_functions import first_match  # loaded with the path
+
+            match = first_match(self.path, document)
             if match is None:
                 return f"transform json_path:{self.expression}: path not found in the output"
             value = match.obj
