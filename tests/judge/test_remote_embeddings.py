@@ -198,3 +198,10 @@ def test_an_integer_beyond_a_floats_range_is_a_problem_not_a_crash() -> None:
     from assertly.engine._vectors import vector_problem
 
     assert "beyond a float's range" in (vector_problem([10**400, 1]) or "")
+
+
+def test_a_deeply_nested_cached_row_is_not_a_vector_and_no_crash() -> None:
+    # red team, probe poisoned cache row: json.loads raised RecursionError (internal error)
+    from assertly.judge._client import _cached_vector
+
+    assert _cached_vector("[" * 200_000) is None
