@@ -123,3 +123,11 @@ def test_without_the_extra_similar_says_how_to_install_it(
     with pytest.raises(assertly.ConfigError) as raised:
         assertly.compile([{"type": "similar", "value": "x"}])
     assert "pip install 'assertly[similar]'" in str(raised.value)
+
+
+def test_a_threshold_finer_than_the_compared_precision_is_refused() -> None:
+    # red team, probe threshold 0.7004: it silently acted as 0.701
+    import assertly
+
+    with pytest.raises(assertly.ConfigError, match="more than 3 decimals"):
+        assertly.compile([{"type": "similar", "value": "a b", "threshold": 0.7004}])
