@@ -184,3 +184,24 @@ def test_the_check_itself_refuses_vectors_it_cannot_compare(kind: str) -> None:
 def test_huge_and_tiny_finite_vectors_give_their_real_cosine() -> None:
     assert cosine((1e200, 1e200), (1e200, 0.0)) == pytest.approx(0.5**0.5)
     assert cosine((1e-200, 0.0), (3e-200, 0.0)) == pytest.approx(1.0)
+
+
+def test_subnormal_and_overflowing_vectors_give_their_real_cosine() -> None:
+    # red team, probe subnormals: hypot's unit scaling rounded [5e-324, 5e-324] to [1, 1]
+    assert cosine((5e-324, 5e-324), (5e-324, 0.0)) == pytest.approx(0.5**0.5, abs=1e-3)
+    # red team, probe 1e308: 400 values near 1.7e308 overflowed the norm, cosine 0.0
+    assert cosine((1.7e308,) * 400, (1.7e308,) * 400) == pytest.approx(1.0)
+
+
+def test_an_integer_beyond_a_floats_range_is_a_problem_not_a_crash() -> None:
+    # red team, probe huge int: vector_problem raised OverflowError (internal error)
+    from assertly.engine._vectors import vector_problem
+
+    assert "beyond a float's range" in (vector_problem([10**400, 1]) or "")
+
+
+def test_a_deeply_nested_cached_row_is_not_a_vector_and_no_crash() -> None:
+    # red team, probe poisoned cache row: json.loads raised RecursionError (internal error)
+    from assertly.judge._client import _cached_vector
+
+    assert _cached_vector("[" * 200_000) is None

@@ -524,7 +524,7 @@ class JudgeClient:
             raise _Failure(f"the judge answered HTTP {status}: {start_of(text)!r}")
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # deeply nested arrays raise RecursionError
             raise _Retry(
                 f"the judge's response is not JSON (cut off?): {start_of(text)!r}"
             ) from None
@@ -575,7 +575,7 @@ def _cached_vector(text: str) -> tuple[float, ...] | None:
     """A vector from the judge cache, or None when it is not a valid one."""
     try:
         vector = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a poisoned row of nested arrays: not a vector
         return None
     if vector_problem(vector) is not None:
         return None

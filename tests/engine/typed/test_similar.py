@@ -178,3 +178,11 @@ def test_a_text_without_whitespace_is_cut_to_what_the_model_reads(text: str) -> 
     assert len(fitted) < 20_000
     assert model._tokenizer.encode(fitted).ids == model._tokenizer.encode(text).ids
     assert (model.compute([fitted]) == model.compute([text])).all()
+
+
+def test_a_threshold_finer_than_the_compared_precision_is_refused() -> None:
+    # red team, probe threshold 0.7004: it silently acted as 0.701
+    import assertly
+
+    with pytest.raises(assertly.ConfigError, match="more than 3 decimals"):
+        assertly.compile([{"type": "similar", "value": "a b", "threshold": 0.7004}])

@@ -140,6 +140,13 @@ def build_similar(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if not math.isfinite(threshold) or not -1 <= threshold <= 1:
         ctx.at("threshold").problem(f"threshold must be a cosine in [-1, 1], got {threshold!r}")
         return None
+    if round(threshold, PRECISION) != threshold:
+        # Cosines are compared at 3 decimals: 0.7004 silently acted as 0.701 (red team probe).
+        ctx.at("threshold").problem(
+            f"threshold {threshold!r} has more than {PRECISION} decimals, the precision "
+            f"similar compares at: use {round(threshold, PRECISION)!r} or another value"
+        )
+        return None
     if options.provider == "openai":
         given = options.model_dump(exclude_none=True, exclude={"provider"})
         if not judge_settings_allowed(ctx, given):
