@@ -186,3 +186,12 @@ def test_a_threshold_finer_than_the_compared_precision_is_refused() -> None:
 
     with pytest.raises(assertly.ConfigError, match="more than 3 decimals"):
         assertly.compile([{"type": "similar", "value": "a b", "threshold": 0.7004}])
+
+
+@pytest.mark.parametrize("kind", ["similar", "not-similar"])
+def test_a_threshold_of_minus_one_can_never_fail_and_is_refused(kind: str) -> None:
+    # issue 28 red team (break-embed), probe 20: threshold -1 was accepted, so `similar`
+    # passed on any output (every cosine is at least -1).
+    with pytest.raises(assertly.ConfigError, match="threshold -1 can never fail"):
+        assertly.compile([{"type": kind, "value": "a b", "threshold": -1}])
+    assertly.compile([{"type": kind, "value": "a b", "threshold": -0.999}])  # may fail: kept

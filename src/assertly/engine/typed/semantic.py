@@ -140,6 +140,13 @@ def build_similar(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if not math.isfinite(threshold) or not -1 <= threshold <= 1:
         ctx.at("threshold").problem(f"threshold must be a cosine in [-1, 1], got {threshold!r}")
         return None
+    if threshold == -1:
+        # Every cosine is at least -1: `similar` would pass on anything (and `not-similar` fail
+        # on anything), as an empty `contains` would; refused like it (red team probe).
+        ctx.at("threshold").problem(
+            "threshold -1 can never fail (every cosine is at least -1); give a higher one"
+        )
+        return None
     if round(threshold, PRECISION) != threshold:
         # Cosines are compared at 3 decimals: 0.7004 silently acted as 0.701 (red team probe).
         ctx.at("threshold").problem(
