@@ -173,6 +173,29 @@ def test_a_process_that_ended_between_calls_is_replaced_without_an_error(module:
     asyncio.run(target.aclose())
 
 
+def test_a_process_that_dies_before_reading_the_next_call_does_not_blame_that_call(
+    module: str,
+) -> None:
+    # issue 28, red team probe "exits between calls": a reused process that dies just after its
+    # previous call, while the next request waits unread in its pipe, made that next call fail
+    # with "… while answering". Stopped, it still looks alive when picked; killed once the
+    # request is sent, it has not acknowledged it: the call goes to a fresh process.
+    import signal
+
+    target = PythonTarget(f"{module}:echo")
+    first = _call(target, 1).output["pid"]
+    os.kill(first, signal.SIGSTOP)
+
+    async def call_then_kill() -> TargetResponse:
+        call = asyncio.ensure_future(target.call(TargetRequest(2, 30.0)))
+        await asyncio.sleep(0.5)  # the request is in the stopped process's pipe
+        os.kill(first, signal.SIGKILL)
+        return await call
+
+    assert asyncio.run(call_then_kill()).output["pid"] not in (first, os.getpid())
+    asyncio.run(target.aclose())
+
+
 def test_metadata_that_cannot_cross_processes_is_an_error(module: str) -> None:
     with pytest.raises(TargetError, match="reported metadata that cannot be sent"):
         _call(PythonTarget(f"{module}:unpicklable_metadata"))

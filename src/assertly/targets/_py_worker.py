@@ -7,7 +7,11 @@ IN_FD OUT_FD``. It reads requests from ``IN_FD`` and writes replies to ``OUT_FD`
 * to the runner, first: ``("ready", None)`` or ``("error", message)`` (the module cannot be
   imported, the function is missing);
 * from the runner: ``(input, key)``, or end of file (the run is over: the process ends);
-* to the runner, per request: ``("ok", fields of a TargetResponse)`` or ``("error", message)``.
+* to the runner, per request: first ``("ack", None)`` as soon as it is read, before the agent
+  is called, then ``("ok", fields of a TargetResponse)`` or ``("error", message)``. A process
+  that ends before the acknowledgement never started the call (its agent ended it after the
+  previous one, from a thread of its own): the runner retries the call once on a fresh process
+  instead of blaming it.
 
 What crosses the boundary is data only: the input (JSON), and the reply converted here to the
 JSON value it stands for (an SDK's pydantic model, a dataclass: `as_json_value`), so the runner
@@ -239,6 +243,7 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes]) -> None:
         if request is None:
             return
         payload, _key = request
+        send(replies, ("ack", None))
         try:
             if inspect.iscoroutinefunction(function):
                 # One loop for every call: clients an agent keeps between calls stay usable.

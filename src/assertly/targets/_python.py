@@ -187,13 +187,19 @@ class _AgentProcess:
             self.kill()
             raise TargetError(message)
 
-    def exchange(self, request: tuple[Any, str | None]) -> Any:
-        """Send a request and wait for its reply; None if the process ended meanwhile."""
+    def exchange(self, request: tuple[Any, str | None]) -> tuple[bool, Any]:
+        """Send a request and wait for its reply: (acknowledged, reply).
+
+        The reply is None if the process ended meanwhile; ``acknowledged`` says whether it had
+        read the request first (if not, the call never started in it).
+        """
+        acknowledged = False
         try:
             _py_worker.send(self.requests, request)
-            return _py_worker.receive(self.replies)
+            acknowledged = _py_worker.receive(self.replies) is not None
+            return acknowledged, _py_worker.receive(self.replies) if acknowledged else None
         except (OSError, ValueError):  # a broken pipe, or the pipe closed by kill()
-            return None
+            return acknowledged, None
 
     def ended(self) -> str:
         """How the process ended (it closed its pipe: it is ending or has ended)."""
@@ -257,19 +263,30 @@ class PythonTarget(BaseTarget):
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         """Call the function once with the input, in an idle process (or a new one)."""
-        process = self._idle_process()
-        if process is None:
-            process = await asyncio.to_thread(self._start_process)
-        reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
         try:
-            reply = await asyncio.wait_for(reply_of, request.timeout_s)
+            return await asyncio.wait_for(self._call(request), request.timeout_s)
         except TimeoutError:
-            # Threads cannot be stopped, processes can: nothing of a stuck agent stays.
-            await asyncio.to_thread(self._end, process)
             raise TargetError(f"timed out after {request.timeout_s:g} s") from None
-        except asyncio.CancelledError:  # Ctrl-C or a cancelled run: stop the agent too
-            self._end(process)
-            raise
+
+    async def _call(self, request: TargetRequest) -> TargetResponse:
+        # A process that ends before acknowledging the request never started the call: its
+        # agent ended it after the previous call (a thread of its own). That call is not to
+        # blame; it is sent once more, to a fresh process (issue 28, red team: "between calls").
+        for attempt in (1, 2):
+            idle = self._idle_process()
+            process: _AgentProcess = (
+                idle if idle is not None else await asyncio.to_thread(self._start_process)
+            )
+            reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
+            try:
+                acknowledged, reply = await reply_of
+            except asyncio.CancelledError:  # a timeout, Ctrl-C or a cancelled run: stop it too
+                # Threads cannot be stopped, processes can: nothing of a stuck agent stays.
+                self._end(process)
+                raise
+            if reply is not None or acknowledged or attempt == 2:
+                break
+            await asyncio.to_thread(self._end, process)
         if reply is None:  # the agent ended its process: only this call is lost
             message = await asyncio.to_thread(process.ended)
             await asyncio.to_thread(self._end, process)
