@@ -83,6 +83,20 @@ def quits_after_answering(payload):
         threading.Thread(target=later).start()
     return {"pid": os.getpid()}
 
+def forks(payload):
+    if payload == 1 and os.fork() == 0:
+        import time
+        time.sleep(0.3)  # then returns from the call as the parent did
+    return {"n": payload}
+
+def garbles(payload):
+    import sys
+    if payload == "huge":
+        os.write(int(sys.argv[4]), b"\\xff" * 8)  # the worker's reply pipe
+    elif payload == "junk":
+        os.write(int(sys.argv[4]), b"\\x00" * 7 + b"\\x04junk")
+    return {"n": payload}
+
 def a_set(payload):
     return {"tags": {"a", "b"}}
 
@@ -193,6 +207,30 @@ def test_a_process_that_dies_before_reading_the_next_call_does_not_blame_that_ca
         return await call
 
     assert asyncio.run(call_then_kill()).output["pid"] not in (first, os.getpid())
+    asyncio.run(target.aclose())
+
+
+def test_a_forked_child_returning_from_the_agent_does_not_answer_the_next_call(
+    module: str,
+) -> None:
+    # issue 28, red team probe "an agent that forks": the child returned from the call as the
+    # parent did and wrote its reply too, so every later call read the previous call's reply
+    # (a failing test passed on another test's answer).
+    target = PythonTarget(f"{module}:forks")
+    assert [_call(target, n).output for n in (0, 1)] == [{"n": 0}, {"n": 1}]
+    time.sleep(1.0)  # the child is done with the call (a stale reply would be in the pipe)
+    assert [_call(target, n).output for n in (2, 3)] == [{"n": 2}, {"n": 3}]
+    asyncio.run(target.aclose())
+
+
+@pytest.mark.parametrize("payload", ["huge", "junk"])
+def test_garbage_written_to_the_reply_pipe_is_that_call_s_error(module: str, payload: str) -> None:
+    # issue 28, red team probe "garbage to the reply pipe's fd": an internal error
+    # (OverflowError, UnpicklingError); now the call's error, and the next call a fresh process.
+    target = PythonTarget(f"{module}:garbles")
+    with pytest.raises(TargetError, match="not assertly's reply"):
+        _call(target, payload)
+    assert _call(target, "fine").output == {"n": "fine"}
     asyncio.run(target.aclose())
 
 

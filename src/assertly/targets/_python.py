@@ -179,6 +179,7 @@ class _AgentProcess:
         finally:  # the process's ends of the pipes are its own now
             os.close(to_worker)
             os.close(from_worker)
+        self.garbled: str | None = None  # why its reply pipe can no longer be read
         self.requests: IO[bytes] = os.fdopen(requests, "wb")
         self.replies: IO[bytes] = os.fdopen(replies, "rb")
         hello = _py_worker.receive(self.replies)
@@ -196,8 +197,26 @@ class _AgentProcess:
         acknowledged = False
         try:
             _py_worker.send(self.requests, request)
-            acknowledged = _py_worker.receive(self.replies) is not None
-            return acknowledged, _py_worker.receive(self.replies) if acknowledged else None
+            ack = _py_worker.receive(self.replies)
+            if ack is None:
+                return False, None
+            acknowledged = True
+            if ack != ("ack", None):
+                raise _py_worker.BadFrame(f"{ack!r:.100} instead of an acknowledgement")
+            reply = _py_worker.receive(self.replies)
+            if reply is not None and not (
+                isinstance(reply, tuple) and len(reply) == 2 and reply[0] in ("ok", "error")
+            ):
+                raise _py_worker.BadFrame(f"{reply!r:.100} instead of a reply")
+            return True, reply
+        except _py_worker.BadFrame as error:
+            # Something else wrote to the pipe (the agent, a child of its): nothing read from
+            # it can be trusted as this call's reply, nor can the process serve another call.
+            self.garbled = (
+                "the agent's process wrote to assertly's reply pipe something that is not "
+                f"assertly's reply ({error}); the process was ended"
+            )
+            return acknowledged, None
         except (OSError, ValueError):  # a broken pipe, or the pipe closed by kill()
             return acknowledged, None
 
@@ -284,11 +303,11 @@ class PythonTarget(BaseTarget):
                 # Threads cannot be stopped, processes can: nothing of a stuck agent stays.
                 self._end(process)
                 raise
-            if reply is not None or acknowledged or attempt == 2:
+            if reply is not None or acknowledged or process.garbled or attempt == 2:
                 break
             await asyncio.to_thread(self._end, process)
         if reply is None:  # the agent ended its process: only this call is lost
-            message = await asyncio.to_thread(process.ended)
+            message = process.garbled or await asyncio.to_thread(process.ended)
             await asyncio.to_thread(self._end, process)
             raise TargetError(message)
         self._release(process)
