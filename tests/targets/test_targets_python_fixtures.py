@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -96,6 +97,21 @@ def garbles(payload):
     elif payload == "junk":
         os.write(int(sys.argv[4]), b"\\x00" * 7 + b"\\x04junk")
     return {"n": payload}
+
+def daemonizes(payload):
+    if os.fork() == 0:  # a daemon: a session of its own, holding the worker's pipes
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            with open(payload + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.rename(payload + ".tmp", payload)
+            time.sleep(60)
+        os._exit(0)
+    import time
+    while not os.path.exists(payload) or not open(payload).read():  # the daemon is up
+        time.sleep(0.01)
+    os._exit(0)
 
 def a_set(payload):
     return {"tags": {"a", "b"}}
@@ -232,6 +248,29 @@ def test_garbage_written_to_the_reply_pipe_is_that_call_s_error(module: str, pay
         _call(target, payload)
     assert _call(target, "fine").output == {"n": "fine"}
     asyncio.run(target.aclose())
+
+
+def test_a_process_that_ends_while_a_daemon_holds_its_pipe_is_that_call_s_error(
+    module: str, tmp_path: Path
+) -> None:
+    # issue 28, red team probe "setsid/double fork of a child that holds pipes": the pipe
+    # never closed, so the call ran to its timeout ("timed out", not the exit), and killing
+    # the process then waited until the daemon ended.
+    import signal
+
+    pid_file = tmp_path / "daemon.pid"
+    target = PythonTarget(f"{module}:daemonizes")
+    try:
+        with pytest.raises(TargetError, match="exited with code 0 while answering"):
+            _call(target, str(pid_file), timeout_s=20.0)
+        asyncio.run(target.aclose())
+    finally:
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the daemon never started"
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 def test_metadata_that_cannot_cross_processes_is_an_error(module: str) -> None:
