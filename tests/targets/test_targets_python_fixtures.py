@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -82,6 +83,35 @@ def quits_after_answering(payload):
             os._exit(0)
         threading.Thread(target=later).start()
     return {"pid": os.getpid()}
+
+def forks(payload):
+    if payload == 1 and os.fork() == 0:
+        import time
+        time.sleep(0.3)  # then returns from the call as the parent did
+    return {"n": payload}
+
+def garbles(payload):
+    import sys
+    if payload == "huge":
+        os.write(int(sys.argv[4]), b"\\xff" * 8)  # the worker's reply pipe
+    elif payload == "junk":
+        os.write(int(sys.argv[4]), b"\\x00" * 7 + b"\\x04junk")
+    return {"n": payload}
+
+def daemonizes(payload):
+    if os.fork() == 0:  # a daemon: a session of its own, holding the worker's pipes
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            with open(payload + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.rename(payload + ".tmp", payload)
+            time.sleep(60)
+        os._exit(0)
+    import time
+    while not os.path.exists(payload) or not open(payload).read():  # the daemon is up
+        time.sleep(0.01)
+    os._exit(0)
 
 def a_set(payload):
     return {"tags": {"a", "b"}}
@@ -171,6 +201,76 @@ def test_a_process_that_ended_between_calls_is_replaced_without_an_error(module:
         time.sleep(0.05)
     assert _call(target, "again").output["pid"] != first
     asyncio.run(target.aclose())
+
+
+def test_a_process_that_dies_before_reading_the_next_call_does_not_blame_that_call(
+    module: str,
+) -> None:
+    # issue 28, red team probe "exits between calls": a reused process that dies just after its
+    # previous call, while the next request waits unread in its pipe, made that next call fail
+    # with "… while answering". Stopped, it still looks alive when picked; killed once the
+    # request is sent, it has not acknowledged it: the call goes to a fresh process.
+    import signal
+
+    target = PythonTarget(f"{module}:echo")
+    first = _call(target, 1).output["pid"]
+    os.kill(first, signal.SIGSTOP)
+
+    async def call_then_kill() -> TargetResponse:
+        call = asyncio.ensure_future(target.call(TargetRequest(2, 30.0)))
+        await asyncio.sleep(0.5)  # the request is in the stopped process's pipe
+        os.kill(first, signal.SIGKILL)
+        return await call
+
+    assert asyncio.run(call_then_kill()).output["pid"] not in (first, os.getpid())
+    asyncio.run(target.aclose())
+
+
+def test_a_forked_child_returning_from_the_agent_does_not_answer_the_next_call(
+    module: str,
+) -> None:
+    # issue 28, red team probe "an agent that forks": the child returned from the call as the
+    # parent did and wrote its reply too, so every later call read the previous call's reply
+    # (a failing test passed on another test's answer).
+    target = PythonTarget(f"{module}:forks")
+    assert [_call(target, n).output for n in (0, 1)] == [{"n": 0}, {"n": 1}]
+    time.sleep(1.0)  # the child is done with the call (a stale reply would be in the pipe)
+    assert [_call(target, n).output for n in (2, 3)] == [{"n": 2}, {"n": 3}]
+    asyncio.run(target.aclose())
+
+
+@pytest.mark.parametrize("payload", ["huge", "junk"])
+def test_garbage_written_to_the_reply_pipe_is_that_call_s_error(module: str, payload: str) -> None:
+    # issue 28, red team probe "garbage to the reply pipe's fd": an internal error
+    # (OverflowError, UnpicklingError); now the call's error, and the next call a fresh process.
+    target = PythonTarget(f"{module}:garbles")
+    with pytest.raises(TargetError, match="not assertly's reply"):
+        _call(target, payload)
+    assert _call(target, "fine").output == {"n": "fine"}
+    asyncio.run(target.aclose())
+
+
+def test_a_process_that_ends_while_a_daemon_holds_its_pipe_is_that_call_s_error(
+    module: str, tmp_path: Path
+) -> None:
+    # issue 28, red team probe "setsid/double fork of a child that holds pipes": the pipe
+    # never closed, so the call ran to its timeout ("timed out", not the exit), and killing
+    # the process then waited until the daemon ended.
+    import signal
+
+    pid_file = tmp_path / "daemon.pid"
+    target = PythonTarget(f"{module}:daemonizes")
+    try:
+        with pytest.raises(TargetError, match="exited with code 0 while answering"):
+            _call(target, str(pid_file), timeout_s=20.0)
+        asyncio.run(target.aclose())
+    finally:
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the daemon never started"
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 def test_metadata_that_cannot_cross_processes_is_an_error(module: str) -> None:

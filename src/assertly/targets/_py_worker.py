@@ -7,7 +7,11 @@ IN_FD OUT_FD``. It reads requests from ``IN_FD`` and writes replies to ``OUT_FD`
 * to the runner, first: ``("ready", None)`` or ``("error", message)`` (the module cannot be
   imported, the function is missing);
 * from the runner: ``(input, key)``, or end of file (the run is over: the process ends);
-* to the runner, per request: ``("ok", fields of a TargetResponse)`` or ``("error", message)``.
+* to the runner, per request: first ``("ack", None)`` as soon as it is read, before the agent
+  is called, then ``("ok", fields of a TargetResponse)`` or ``("error", message)``. A process
+  that ends before the acknowledgement never started the call (its agent ended it after the
+  previous one, from a thread of its own): the runner retries the call once on a fresh process
+  instead of blaming it.
 
 What crosses the boundary is data only: the input (JSON), and the reply converted here to the
 JSON value it stands for (an SDK's pydantic model, a dataclass: `as_json_value`), so the runner
@@ -59,16 +63,33 @@ def send(stream: IO[bytes], message: Any) -> None:
     stream.flush()
 
 
+class BadFrame(ValueError):
+    """What was read is not a frame (something else wrote to the pipe)."""
+
+
+# A frame larger than this is garbage written to the pipe (a 200 MB reply is fine).
+MAX_FRAME = 1 << 34
+
+
 def receive(stream: IO[bytes]) -> Any:
-    """Read one frame; None at the end of the stream (the other side is gone)."""
+    """Read one frame; None at the end of the stream (the other side is gone).
+
+    Raises:
+        BadFrame: The bytes are not a frame.
+    """
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
     (size,) = _HEADER.unpack(header)
+    if size > MAX_FRAME:
+        raise BadFrame(f"a frame of {size} bytes")
     data = stream.read(size)
     if len(data) < size:
         return None
-    return pickle.loads(data)
+    try:
+        return pickle.loads(data)
+    except Exception as error:
+        raise BadFrame(f"{type(error).__name__}: {error}") from None
 
 
 def _values_module() -> Any:
@@ -234,11 +255,13 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes]) -> None:
         return
     send(replies, ("ready", None))
     loop: asyncio.AbstractEventLoop | None = None
+    me = os.getpid()
     while True:
         request = receive(requests)
         if request is None:
             return
         payload, _key = request
+        send(replies, ("ack", None))
         try:
             if inspect.iscoroutinefunction(function):
                 # One loop for every call: clients an agent keeps between calls stay usable.
@@ -260,7 +283,11 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes]) -> None:
             reply = ("error", f"{type(error).__name__}: {error}")
         except BaseException as error:  # the agent's bug is a verdict of error
             reply = ("error", f"{type(error).__name__}: {error}")
-        else:
+        if os.getpid() != me:
+            # The agent forked and this is the child returning from it: only the process the
+            # runner started answers, or the next call would read this stale reply.
+            os._exit(0)
+        if reply[0] == "ok":
             replies.write(_HEADER.pack(len(data)) + data)
             replies.flush()
             continue

@@ -21,7 +21,9 @@ import asyncio
 import contextlib
 import json
 import os
+import pickle
 import queue
+import select
 import signal
 import subprocess
 import sys
@@ -179,21 +181,95 @@ class _AgentProcess:
         finally:  # the process's ends of the pipes are its own now
             os.close(to_worker)
             os.close(from_worker)
+        self.garbled: str | None = None  # why its reply pipe can no longer be read
         self.requests: IO[bytes] = os.fdopen(requests, "wb")
-        self.replies: IO[bytes] = os.fdopen(replies, "rb")
-        hello = _py_worker.receive(self.replies)
+        self._replies = replies
+        # Reading the replies waits on three things: the pipe, a wake-up pipe written when the
+        # process is killed, and the process itself. A child the agent started in a session of
+        # its own (a daemon) keeps the pipe open after the process ends: without the other
+        # two, the read never returned, and killing the process at a timeout waited for it
+        # (issue 28, red team probe "setsid/double fork of a child that holds pipes").
+        self._wake_r, self._wake_w = os.pipe()
+        self._reading = threading.Lock()
+        self._poll = select.poll()
+        self._poll.register(replies, select.POLLIN)
+        self._poll.register(self._wake_r, select.POLLIN)
+        self._pidfd: int | None = None
+        if hasattr(os, "pidfd_open"):
+            with contextlib.suppress(OSError):
+                self._pidfd = os.pidfd_open(self.popen.pid)
+                self._poll.register(self._pidfd, select.POLLIN)
+        hello = self._receive()
         if hello is None or hello[0] != "ready":
             message = hello[1] if hello is not None else self.ended()
             self.kill()
             raise TargetError(message)
 
-    def exchange(self, request: tuple[Any, str | None]) -> Any:
-        """Send a request and wait for its reply; None if the process ended meanwhile."""
+    def exchange(self, request: tuple[Any, str | None]) -> tuple[bool, Any]:
+        """Send a request and wait for its reply: (acknowledged, reply).
+
+        The reply is None if the process ended meanwhile; ``acknowledged`` says whether it had
+        read the request first (if not, the call never started in it).
+        """
+        acknowledged = False
         try:
             _py_worker.send(self.requests, request)
-            return _py_worker.receive(self.replies)
+            ack = self._receive()
+            if ack is None:
+                return False, None
+            acknowledged = True
+            if ack != ("ack", None):
+                raise _py_worker.BadFrame(f"{ack!r:.100} instead of an acknowledgement")
+            reply = self._receive()
+            if reply is not None and not (
+                isinstance(reply, tuple) and len(reply) == 2 and reply[0] in ("ok", "error")
+            ):
+                raise _py_worker.BadFrame(f"{reply!r:.100} instead of a reply")
+            return True, reply
+        except _py_worker.BadFrame as error:
+            # Something else wrote to the pipe (the agent, a child of its): nothing read from
+            # it can be trusted as this call's reply, nor can the process serve another call.
+            self.garbled = (
+                "the agent's process wrote to assertly's reply pipe something that is not "
+                f"assertly's reply ({error}); the process was ended"
+            )
+            return acknowledged, None
         except (OSError, ValueError):  # a broken pipe, or the pipe closed by kill()
+            return acknowledged, None
+
+    def _receive(self) -> Any:
+        """Read one frame; None once the process has ended or was killed.
+
+        Raises:
+            _py_worker.BadFrame: The bytes are not a frame.
+        """
+        with self._reading:
+            header = self._read(_py_worker._HEADER.size)
+            if header is None:
+                return None
+            (size,) = _py_worker._HEADER.unpack(header)
+            if size > _py_worker.MAX_FRAME:
+                raise _py_worker.BadFrame(f"a frame of {size} bytes")
+            data = self._read(size)
+        if data is None:
             return None
+        try:
+            return pickle.loads(data)
+        except Exception as error:
+            raise _py_worker.BadFrame(f"{type(error).__name__}: {error}") from None
+
+    def _read(self, size: int) -> bytes | None:
+        chunks: list[bytes] = []
+        while size:
+            ready = {fd for fd, _ in self._poll.poll()}
+            if self._replies not in ready:  # killed, or ended with nothing more to say
+                return None
+            chunk = os.read(self._replies, min(size, 1 << 20))
+            if not chunk:  # the end of the pipe
+                return None
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
 
     def ended(self) -> str:
         """How the process ended (it closed its pipe: it is ending or has ended)."""
@@ -221,9 +297,17 @@ class _AgentProcess:
             self.kill()
 
     def _close_pipes(self) -> None:
-        for stream in (self.requests, self.replies):
-            with contextlib.suppress(OSError):
-                stream.close()
+        with contextlib.suppress(OSError):
+            self.requests.close()
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")  # a read in progress returns None at once
+        with self._reading:  # then no read uses the descriptors any more
+            for fd in (self._replies, self._wake_r, self._wake_w, self._pidfd):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            self._pidfd = None
+            self._replies = self._wake_r = self._wake_w = -1
 
 
 class PythonTarget(BaseTarget):
@@ -257,21 +341,32 @@ class PythonTarget(BaseTarget):
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         """Call the function once with the input, in an idle process (or a new one)."""
-        process = self._idle_process()
-        if process is None:
-            process = await asyncio.to_thread(self._start_process)
-        reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
         try:
-            reply = await asyncio.wait_for(reply_of, request.timeout_s)
+            return await asyncio.wait_for(self._call(request), request.timeout_s)
         except TimeoutError:
-            # Threads cannot be stopped, processes can: nothing of a stuck agent stays.
-            await asyncio.to_thread(self._end, process)
             raise TargetError(f"timed out after {request.timeout_s:g} s") from None
-        except asyncio.CancelledError:  # Ctrl-C or a cancelled run: stop the agent too
-            self._end(process)
-            raise
+
+    async def _call(self, request: TargetRequest) -> TargetResponse:
+        # A process that ends before acknowledging the request never started the call: its
+        # agent ended it after the previous call (a thread of its own). That call is not to
+        # blame; it is sent once more, to a fresh process (issue 28, red team: "between calls").
+        for attempt in (1, 2):
+            idle = self._idle_process()
+            process: _AgentProcess = (
+                idle if idle is not None else await asyncio.to_thread(self._start_process)
+            )
+            reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
+            try:
+                acknowledged, reply = await reply_of
+            except asyncio.CancelledError:  # a timeout, Ctrl-C or a cancelled run: stop it too
+                # Threads cannot be stopped, processes can: nothing of a stuck agent stays.
+                self._end(process)
+                raise
+            if reply is not None or acknowledged or process.garbled or attempt == 2:
+                break
+            await asyncio.to_thread(self._end, process)
         if reply is None:  # the agent ended its process: only this call is lost
-            message = await asyncio.to_thread(process.ended)
+            message = process.garbled or await asyncio.to_thread(process.ended)
             await asyncio.to_thread(self._end, process)
             raise TargetError(message)
         self._release(process)
