@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assertly._secrets import environment_secrets, redact_text, redact_value, url_password
+from assertly._secrets import (
+    environment_secrets,
+    mask_url,
+    mask_urls,
+    redact_text,
+    redact_value,
+    url_password,
+    url_secrets,
+)
 
 SECRET = 'sk-"q\\ä€/😀'
 
@@ -152,3 +160,23 @@ def test_many_secrets_are_all_redacted_in_every_spelling() -> None:
             secret.encode().hex(),
         ):
             assert redact_text(f"<{spelled}>", secrets) == "<[REDACTED]>", spelled
+
+
+@pytest.mark.parametrize(
+    ("url", "masked", "secret"),
+    [
+        ("postgresql://app:pa?ss-29@db/x", "postgresql://app:****@db/x", "pa?ss-29"),
+        ("postgresql://app:pa#ss-29@db/x", "postgresql://app:****@db/x", "pa#ss-29"),
+        ("http://tuser:t?pw-29@127.0.0.1:9/x", "http://tuser:****@127.0.0.1:9/x", "t?pw-29"),
+    ],
+)
+def test_a_password_holding_a_question_mark_or_hash_is_masked(
+    url: str, masked: str, secret: str
+) -> None:
+    # red team of issue 29, probe "? in a URL password": libpq reads the userinfo up to the
+    # first '@' before any '/', so postgresql://app:pa?ss@db/x connects with password pa?ss;
+    # the mask stopped at the '?' and showed (and stored) it in clear.
+    assert mask_urls(f"cannot open {url}: refused") == f"cannot open {masked}: refused"
+    assert secret in url_secrets(url)
+    # A port and an '@' in the query are no userinfo.
+    assert mask_url("http://h:8080/p?e=a@b.c") == "http://h:8080/p?e=a@b.c"

@@ -76,13 +76,19 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
         return None
     ends = [index for index in (rest.find("?"), rest.find("#")) if index >= 0]
     at = rest.rfind("@", 0, min(ends, default=len(rest)))
-    if at <= 0:
-        return None
-    userinfo = rest[:at]
+    userinfo = rest[:at] if at > 0 else ""
     slash = userinfo.find("/")
     if slash >= 0 and ":" not in userinfo[:slash]:
+        userinfo = ""
+    # libpq ends the userinfo at the first '@' before any '/', whatever comes before it: a
+    # password holding an unencoded '?' or '#' (postgresql://app:pa?ss@db/x) connects, and
+    # must be masked too (red team, issue 29 follow-up, probe "? in a URL password").
+    first = min((i for i in (rest.find("@"), rest.find("/")) if i >= 0), default=-1)
+    if first > 0 and rest[first] == "@" and first > len(userinfo):
+        userinfo = rest[:first]
+    if not userinfo:
         return None
-    return head + "://", userinfo, rest[at + 1 :]
+    return head + "://", userinfo, rest[len(userinfo) + 1 :]
 
 
 def mask_url(url: str) -> str:
