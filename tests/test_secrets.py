@@ -180,3 +180,16 @@ def test_a_password_holding_a_question_mark_or_hash_is_masked(
     assert secret in url_secrets(url)
     # A port and an '@' in the query are no userinfo.
     assert mask_url("http://h:8080/p?e=a@b.c") == "http://h:8080/p?e=a@b.c"
+
+
+def test_a_secret_json_escaped_twice_is_redacted() -> None:
+    # red team of issue 29, probe "secret double JSON-escaped": an agent's stdout (JSON) holding
+    # a tool call whose arguments are JSON text: ä is written \\u00e4 there, " is \\\" — the
+    # secret was stored and reported in clear.
+    for twice in (
+        json.dumps(json.dumps({"k": SECRET})),
+        json.dumps(json.dumps(json.dumps(SECRET))),
+        json.dumps(json.dumps(SECRET, ensure_ascii=False)),
+    ):
+        cleaned = redact_text(twice, {SECRET})
+        assert "[REDACTED]" in cleaned and "sk-" not in cleaned, cleaned

@@ -193,8 +193,13 @@ def _hex(digit: str) -> str:
 
 
 def _escaped(code: int) -> str:
-    r"""A pattern for ``\uXXXX`` of one UTF-16 code unit, any case of hex digits."""
-    return r"\\u" + "".join(_hex(digit) for digit in f"{code:04x}")
+    r"""A pattern for ``\uXXXX`` of one UTF-16 code unit, any case of hex digits.
+
+    Its backslash may itself be escaped, any number of times: JSON text inside a JSON string
+    (a tool call's ``arguments`` in an agent's stdout) spells ``ä`` as ``\\u00e4`` (red team
+    of issue 29, probe "secret double JSON-escaped").
+    """
+    return r"\\+u" + "".join(_hex(digit) for digit in f"{code:04x}")
 
 
 def _literal(char: str) -> str:
@@ -209,7 +214,7 @@ def _char_pattern(char: str) -> str:
         return char + "|" + _escaped(code)  # the caller groups it
     spellings = [_literal(char)]
     if char in _JSON_SHORT:
-        spellings.append("".join(map(_literal, _JSON_SHORT[char])))
+        spellings.append("\\\\+" + _literal(_JSON_SHORT[char][1]))  # escaped any times
     if code > 0xFFFF:  # a surrogate pair
         high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
         spellings.append(_escaped(high) + _escaped(low))
