@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -193,3 +194,16 @@ def test_a_secret_json_escaped_twice_is_redacted() -> None:
     ):
         cleaned = redact_text(twice, {SECRET})
         assert "[REDACTED]" in cleaned and "sk-" not in cleaned, cleaned
+
+
+def test_a_spelling_cut_where_a_text_was_clipped_is_redacted() -> None:
+    # red team of issue 29, probe "clipped spelling": the engine clips an `actual` (and the
+    # runner a stderr tail) before the store redacts; the base64 of `u:<secret>` cut after 17
+    # characters kept 11 of the secret's 13 characters in every report.
+    secret = "s3cr/t+Key?x"
+    encoded = base64.b64encode(f"u:{secret}".encode()).decode()
+    assert redact_text(f"b64={encoded[:17]}…", {secret}) == "b64=dTp[REDACTED]…"
+    assert redact_text(f"actual {secret[:9]}…", {secret}) == "actual [REDACTED]…"
+    assert redact_text(f"…{secret[4:]} tail", {secret}) == "…[REDACTED] tail"
+    # Text around a clip that spells no part of a secret is kept.
+    assert redact_text("ok… s3c…", {secret}) == "ok… s3c…"

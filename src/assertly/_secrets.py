@@ -293,6 +293,7 @@ class _Matcher:
     json: Any
     surrogates: tuple[str, ...]
     shortest: int  # no shorter text can hold a spelling
+    literals: tuple[str, ...] = ()  # every literal spelling (`_redact_clipped`)
 
 
 @lru_cache(maxsize=32)
@@ -319,7 +320,57 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
 
     shortest = min(len(each) for each in every) if every else 0
     compiled = re2.compile(text, _options()), re2.compile(written.encode(), _options())
-    return _Matcher(*compiled, odd, shortest)
+    return _Matcher(*compiled, odd, shortest, tuple(every))
+
+
+# What the engine writes where it clipped a text (an ``actual`` of 120 characters, the tail of
+# a stderr): a spelling cut there is no longer a whole spelling, and its part must not show.
+_CLIP = "…"
+
+
+def _prefix_before(text: str, end: int, spelling: str) -> int:
+    """The length of the longest proper prefix of ``spelling`` that ends at ``text[end]``."""
+    if end <= 0:
+        return 0
+    last, stop = text[end - 1], len(spelling) - 1
+    while (at := spelling.rfind(last, 0, stop)) >= MIN_SECRET_LENGTH - 1:
+        if text.startswith(spelling[: at + 1], end - at - 1):
+            return at + 1
+        stop = at
+    return 0
+
+
+def _suffix_after(text: str, start: int, spelling: str) -> int:
+    """The length of the longest proper suffix of ``spelling`` that starts at ``text[start]``."""
+    if start >= len(text):
+        return 0
+    first, begin = text[start], 1
+    while 0 <= (at := spelling.find(first, begin)) <= len(spelling) - MIN_SECRET_LENGTH:
+        if text.startswith(spelling[at:], start):
+            return len(spelling) - at
+        begin = at + 1
+    return 0
+
+
+def _redact_clipped(text: str, literals: tuple[str, ...]) -> str:
+    """``text`` with the part of a spelling cut at a ``…`` redacted, on either side of it.
+
+    Red team of issue 29, probe "clipped spelling": an ``actual`` clipped in the middle of the
+    base64 of a secret kept ``dTpzM2NyL3QrS2V5P…``, 11 of its 13 characters.
+    """
+    pieces = text.split(_CLIP)
+    for index in range(len(pieces)):
+        piece = pieces[index]
+        if index < len(pieces) - 1:  # a clip after it
+            cut = max((_prefix_before(piece, len(piece), s) for s in literals), default=0)
+            if cut:
+                piece = piece[:-cut] + REDACTED
+        if index > 0:  # a clip before it
+            cut = max((_suffix_after(piece, 0, s) for s in literals), default=0)
+            if cut:
+                piece = REDACTED + piece[cut:]
+        pieces[index] = piece
+    return _CLIP.join(pieces)
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
@@ -337,6 +388,8 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
         )
     for secret in matcher.surrogates:  # from an environment's undecodable bytes: raw only
         text = text.replace(secret, REDACTED)
+    if _CLIP in text:
+        text = _redact_clipped(text, matcher.literals)
     return text
 
 
