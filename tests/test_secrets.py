@@ -207,3 +207,13 @@ def test_a_spelling_cut_where_a_text_was_clipped_is_redacted() -> None:
     assert redact_text(f"…{secret[4:]} tail", {secret}) == "…[REDACTED] tail"
     # Text around a clip that spells no part of a secret is kept.
     assert redact_text("ok… s3c…", {secret}) == "ok… s3c…"
+
+
+def test_a_secret_clipped_inside_its_escapes_is_redacted() -> None:
+    # red team of issue 29, probe "clip inside an escape": the engine clipped an `actual` of
+    # 200 characters after `"k": "tok-plugin-\u00e4\u2`, which held no literal prefix of the
+    # secret: "tok-plugin-" showed in the console and every report.
+    secret = "tok-plugin-\u00e4\u20acx"
+    assert redact_text('"k": "tok-plugin-\\u00e4\\u2…', {secret}) == '"k": "[REDACTED]…'
+    assert redact_text("k tok-plugin-\\\\u00e4…", {secret}) == "k [REDACTED]…"
+    assert redact_text("ok… tok…", {secret}) == "ok… tok…"

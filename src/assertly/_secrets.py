@@ -352,19 +352,53 @@ def _suffix_after(text: str, start: int, spelling: str) -> int:
     return 0
 
 
-def _redact_clipped(text: str, literals: tuple[str, ...]) -> str:
+# A prefix of a secret this long or longer is not looked for spelled with escapes at a clip:
+# RE2 nests each optional character, and allows 1,000 levels.
+_ESCAPED_PREFIX_LIMIT = 256
+
+
+@lru_cache(maxsize=32)
+def _escaped_prefixes(secrets: frozenset[str]) -> Any:
+    r"""A pattern for a prefix of a secret at the end of a text, spelled with escapes.
+
+    Four characters or more, each raw or JSON-escaped, maybe followed by a cut escape
+    (``\u00``). Red team of issue 29, probe "clip inside an escape": an ``actual`` clipped
+    after ``tok-plugin-\u00e4\u2`` held no literal prefix of the secret.
+    """
+    import re2
+
+    def nested(parts: list[str]) -> str:
+        return f"(?:{parts[0]}{nested(parts[1:])})?" if parts else ""
+
+    choices = []
+    for secret in secrets:
+        if MIN_SECRET_LENGTH < len(secret) <= _ESCAPED_PREFIX_LIMIT:
+            parts = [f"(?:{_char_pattern(char)})" for char in secret[:-1]]
+            choices.append("".join(parts[:MIN_SECRET_LENGTH]) + nested(parts[MIN_SECRET_LENGTH:]))
+    if not choices:
+        return None
+    tail = r"(?:\\+(?:u[0-9a-fA-F]{0,3})?)?$"
+    return re2.compile("(?:" + "|".join(choices) + ")" + tail, _options())
+
+
+def _redact_clipped(
+    text: str, literals: tuple[str, ...], secrets: frozenset[str] = frozenset()
+) -> str:
     """``text`` with the part of a spelling cut at a ``…`` redacted, on either side of it.
 
     Red team of issue 29, probe "clipped spelling": an ``actual`` clipped in the middle of the
     base64 of a secret kept ``dTpzM2NyL3QrS2V5P…``, 11 of its 13 characters.
     """
     pieces = text.split(_CLIP)
+    escaped = _escaped_prefixes(secrets) if secrets else None
     for index in range(len(pieces)):
         piece = pieces[index]
         if index < len(pieces) - 1:  # a clip after it
             cut = max((_prefix_before(piece, len(piece), s) for s in literals), default=0)
             if cut:
                 piece = piece[:-cut] + REDACTED
+            elif escaped is not None and (found := escaped.search(piece)) is not None:
+                piece = piece[: found.start()] + REDACTED
         if index > 0:  # a clip before it
             cut = max((_suffix_after(piece, 0, s) for s in literals), default=0)
             if cut:
@@ -375,7 +409,8 @@ def _redact_clipped(text: str, literals: tuple[str, ...]) -> str:
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every spelling of every secret replaced by ``[REDACTED]``."""
-    matcher = _matcher(frozenset(secrets))
+    frozen = frozenset(secrets)
+    matcher = _matcher(frozen)
     if matcher is None or (len(text) < matcher.shortest and not matcher.surrogates):
         return text
     try:
@@ -389,7 +424,7 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
     for secret in matcher.surrogates:  # from an environment's undecodable bytes: raw only
         text = text.replace(secret, REDACTED)
     if _CLIP in text:
-        text = _redact_clipped(text, matcher.literals)
+        text = _redact_clipped(text, matcher.literals, frozen)
     return text
 
 
