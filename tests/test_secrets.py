@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assertly._secrets import environment_secrets, redact_text, redact_value, url_password
+from assertly._secrets import (
+    environment_secrets,
+    mask_url,
+    mask_urls,
+    redact_text,
+    redact_value,
+    url_password,
+    url_secrets,
+)
 
 SECRET = 'sk-"q\\ä€/😀'
 
@@ -152,3 +161,59 @@ def test_many_secrets_are_all_redacted_in_every_spelling() -> None:
             secret.encode().hex(),
         ):
             assert redact_text(f"<{spelled}>", secrets) == "<[REDACTED]>", spelled
+
+
+@pytest.mark.parametrize(
+    ("url", "masked", "secret"),
+    [
+        ("postgresql://app:pa?ss-29@db/x", "postgresql://app:****@db/x", "pa?ss-29"),
+        ("postgresql://app:pa#ss-29@db/x", "postgresql://app:****@db/x", "pa#ss-29"),
+        ("http://tuser:t?pw-29@127.0.0.1:9/x", "http://tuser:****@127.0.0.1:9/x", "t?pw-29"),
+    ],
+)
+def test_a_password_holding_a_question_mark_or_hash_is_masked(
+    url: str, masked: str, secret: str
+) -> None:
+    # red team of issue 29, probe "? in a URL password": libpq reads the userinfo up to the
+    # first '@' before any '/', so postgresql://app:pa?ss@db/x connects with password pa?ss;
+    # the mask stopped at the '?' and showed (and stored) it in clear.
+    assert mask_urls(f"cannot open {url}: refused") == f"cannot open {masked}: refused"
+    assert secret in url_secrets(url)
+    # A port and an '@' in the query are no userinfo.
+    assert mask_url("http://h:8080/p?e=a@b.c") == "http://h:8080/p?e=a@b.c"
+
+
+def test_a_secret_json_escaped_twice_is_redacted() -> None:
+    # red team of issue 29, probe "secret double JSON-escaped": an agent's stdout (JSON) holding
+    # a tool call whose arguments are JSON text: ä is written \\u00e4 there, " is \\\" — the
+    # secret was stored and reported in clear.
+    for twice in (
+        json.dumps(json.dumps({"k": SECRET})),
+        json.dumps(json.dumps(json.dumps(SECRET))),
+        json.dumps(json.dumps(SECRET, ensure_ascii=False)),
+    ):
+        cleaned = redact_text(twice, {SECRET})
+        assert "[REDACTED]" in cleaned and "sk-" not in cleaned, cleaned
+
+
+def test_a_spelling_cut_where_a_text_was_clipped_is_redacted() -> None:
+    # red team of issue 29, probe "clipped spelling": the engine clips an `actual` (and the
+    # runner a stderr tail) before the store redacts; the base64 of `u:<secret>` cut after 17
+    # characters kept 11 of the secret's 13 characters in every report.
+    secret = "s3cr/t+Key?x"
+    encoded = base64.b64encode(f"u:{secret}".encode()).decode()
+    assert redact_text(f"b64={encoded[:17]}…", {secret}) == "b64=dTp[REDACTED]…"
+    assert redact_text(f"actual {secret[:9]}…", {secret}) == "actual [REDACTED]…"
+    assert redact_text(f"…{secret[4:]} tail", {secret}) == "…[REDACTED] tail"
+    # Text around a clip that spells no part of a secret is kept.
+    assert redact_text("ok… s3c…", {secret}) == "ok… s3c…"
+
+
+def test_a_secret_clipped_inside_its_escapes_is_redacted() -> None:
+    # red team of issue 29, probe "clip inside an escape": the engine clipped an `actual` of
+    # 200 characters after `"k": "tok-plugin-\u00e4\u2`, which held no literal prefix of the
+    # secret: "tok-plugin-" showed in the console and every report.
+    secret = "tok-plugin-\u00e4\u20acx"
+    assert redact_text('"k": "tok-plugin-\\u00e4\\u2…', {secret}) == '"k": "[REDACTED]…'
+    assert redact_text("k tok-plugin-\\\\u00e4…", {secret}) == "k [REDACTED]…"
+    assert redact_text("ok… tok…", {secret}) == "ok… tok…"

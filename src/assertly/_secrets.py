@@ -76,13 +76,19 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
         return None
     ends = [index for index in (rest.find("?"), rest.find("#")) if index >= 0]
     at = rest.rfind("@", 0, min(ends, default=len(rest)))
-    if at <= 0:
-        return None
-    userinfo = rest[:at]
+    userinfo = rest[:at] if at > 0 else ""
     slash = userinfo.find("/")
     if slash >= 0 and ":" not in userinfo[:slash]:
+        userinfo = ""
+    # libpq ends the userinfo at the first '@' before any '/', whatever comes before it: a
+    # password holding an unencoded '?' or '#' (postgresql://app:pa?ss@db/x) connects, and
+    # must be masked too (red team, issue 29 follow-up, probe "? in a URL password").
+    first = min((i for i in (rest.find("@"), rest.find("/")) if i >= 0), default=-1)
+    if first > 0 and rest[first] == "@" and first > len(userinfo):
+        userinfo = rest[:first]
+    if not userinfo:
         return None
-    return head + "://", userinfo, rest[at + 1 :]
+    return head + "://", userinfo, rest[len(userinfo) + 1 :]
 
 
 def mask_url(url: str) -> str:
@@ -187,8 +193,13 @@ def _hex(digit: str) -> str:
 
 
 def _escaped(code: int) -> str:
-    r"""A pattern for ``\uXXXX`` of one UTF-16 code unit, any case of hex digits."""
-    return r"\\u" + "".join(_hex(digit) for digit in f"{code:04x}")
+    r"""A pattern for ``\uXXXX`` of one UTF-16 code unit, any case of hex digits.
+
+    Its backslash may itself be escaped, any number of times: JSON text inside a JSON string
+    (a tool call's ``arguments`` in an agent's stdout) spells ``ä`` as ``\\u00e4`` (red team
+    of issue 29, probe "secret double JSON-escaped").
+    """
+    return r"\\+u" + "".join(_hex(digit) for digit in f"{code:04x}")
 
 
 def _literal(char: str) -> str:
@@ -203,7 +214,7 @@ def _char_pattern(char: str) -> str:
         return char + "|" + _escaped(code)  # the caller groups it
     spellings = [_literal(char)]
     if char in _JSON_SHORT:
-        spellings.append("".join(map(_literal, _JSON_SHORT[char])))
+        spellings.append("\\\\+" + _literal(_JSON_SHORT[char][1]))  # escaped any times
     if code > 0xFFFF:  # a surrogate pair
         high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
         spellings.append(_escaped(high) + _escaped(low))
@@ -282,6 +293,7 @@ class _Matcher:
     json: Any
     surrogates: tuple[str, ...]
     shortest: int  # no shorter text can hold a spelling
+    literals: tuple[str, ...] = ()  # every literal spelling (`_redact_clipped`)
 
 
 @lru_cache(maxsize=32)
@@ -308,12 +320,97 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
 
     shortest = min(len(each) for each in every) if every else 0
     compiled = re2.compile(text, _options()), re2.compile(written.encode(), _options())
-    return _Matcher(*compiled, odd, shortest)
+    return _Matcher(*compiled, odd, shortest, tuple(every))
+
+
+# What the engine writes where it clipped a text (an ``actual`` of 120 characters, the tail of
+# a stderr): a spelling cut there is no longer a whole spelling, and its part must not show.
+_CLIP = "…"
+
+
+def _prefix_before(text: str, end: int, spelling: str) -> int:
+    """The length of the longest proper prefix of ``spelling`` that ends at ``text[end]``."""
+    if end <= 0:
+        return 0
+    last, stop = text[end - 1], len(spelling) - 1
+    while (at := spelling.rfind(last, 0, stop)) >= MIN_SECRET_LENGTH - 1:
+        if text.startswith(spelling[: at + 1], end - at - 1):
+            return at + 1
+        stop = at
+    return 0
+
+
+def _suffix_after(text: str, start: int, spelling: str) -> int:
+    """The length of the longest proper suffix of ``spelling`` that starts at ``text[start]``."""
+    if start >= len(text):
+        return 0
+    first, begin = text[start], 1
+    while 0 <= (at := spelling.find(first, begin)) <= len(spelling) - MIN_SECRET_LENGTH:
+        if text.startswith(spelling[at:], start):
+            return len(spelling) - at
+        begin = at + 1
+    return 0
+
+
+# A prefix of a secret this long or longer is not looked for spelled with escapes at a clip:
+# RE2 nests each optional character, and allows 1,000 levels.
+_ESCAPED_PREFIX_LIMIT = 256
+
+
+@lru_cache(maxsize=32)
+def _escaped_prefixes(secrets: frozenset[str]) -> Any:
+    r"""A pattern for a prefix of a secret at the end of a text, spelled with escapes.
+
+    Four characters or more, each raw or JSON-escaped, maybe followed by a cut escape
+    (``\u00``). Red team of issue 29, probe "clip inside an escape": an ``actual`` clipped
+    after ``tok-plugin-\u00e4\u2`` held no literal prefix of the secret.
+    """
+    import re2
+
+    def nested(parts: list[str]) -> str:
+        return f"(?:{parts[0]}{nested(parts[1:])})?" if parts else ""
+
+    choices = []
+    for secret in secrets:
+        if MIN_SECRET_LENGTH < len(secret) <= _ESCAPED_PREFIX_LIMIT:
+            parts = [f"(?:{_char_pattern(char)})" for char in secret[:-1]]
+            choices.append("".join(parts[:MIN_SECRET_LENGTH]) + nested(parts[MIN_SECRET_LENGTH:]))
+    if not choices:
+        return None
+    tail = r"(?:\\+(?:u[0-9a-fA-F]{0,3})?)?$"
+    return re2.compile("(?:" + "|".join(choices) + ")" + tail, _options())
+
+
+def _redact_clipped(
+    text: str, literals: tuple[str, ...], secrets: frozenset[str] = frozenset()
+) -> str:
+    """``text`` with the part of a spelling cut at a ``…`` redacted, on either side of it.
+
+    Red team of issue 29, probe "clipped spelling": an ``actual`` clipped in the middle of the
+    base64 of a secret kept ``dTpzM2NyL3QrS2V5P…``, 11 of its 13 characters.
+    """
+    pieces = text.split(_CLIP)
+    escaped = _escaped_prefixes(secrets) if secrets else None
+    for index in range(len(pieces)):
+        piece = pieces[index]
+        if index < len(pieces) - 1:  # a clip after it
+            cut = max((_prefix_before(piece, len(piece), s) for s in literals), default=0)
+            if cut:
+                piece = piece[:-cut] + REDACTED
+            elif escaped is not None and (found := escaped.search(piece)) is not None:
+                piece = piece[: found.start()] + REDACTED
+        if index > 0:  # a clip before it
+            cut = max((_suffix_after(piece, 0, s) for s in literals), default=0)
+            if cut:
+                piece = REDACTED + piece[cut:]
+        pieces[index] = piece
+    return _CLIP.join(pieces)
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every spelling of every secret replaced by ``[REDACTED]``."""
-    matcher = _matcher(frozenset(secrets))
+    frozen = frozenset(secrets)
+    matcher = _matcher(frozen)
     if matcher is None or (len(text) < matcher.shortest and not matcher.surrogates):
         return text
     try:
@@ -326,6 +423,8 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
         )
     for secret in matcher.surrogates:  # from an environment's undecodable bytes: raw only
         text = text.replace(secret, REDACTED)
+    if _CLIP in text:
+        text = _redact_clipped(text, matcher.literals, frozen)
     return text
 
 

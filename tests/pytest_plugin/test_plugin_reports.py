@@ -244,3 +244,33 @@ def test_a_failure_report_shows_no_secret(pytester: pytest.Pytester) -> None:
         json.dumps(secret, ensure_ascii=False)[1:-1],
     ):
         assert spelling not in output
+
+
+def test_a_clipped_response_in_a_failure_report_shows_no_part_of_a_secret(
+    pytester: pytest.Pytester,
+) -> None:
+    # red team of issue 29, probe "pytest clipped response": the plugin clipped a response to
+    # 500 characters and redacted after; cut inside the secret's escapes (JSON text in a JSON
+    # string: ä as \\u00e4) it was no whole spelling, and "tok-plugin-\\u…" showed.
+    secret = "tok-plugin-\u00e4\u20acx"
+    tests = "".join(
+        f"      - {{id: p{pad}, input: {{pad: {pad}}}, expect: {{status: success}}}}\n"
+        for pad in range(430, 470)
+    )
+    root = make_project(
+        pytester, {"s.tests.yaml": f"agent: echo\ntest_suites:\n  s:\n    tests:\n{tests}"}
+    )
+    agent = (
+        "import json, os, sys\n"
+        "pad = json.load(sys.stdin)['pad']\n"
+        "v = os.environ['API_TOKEN']\n"
+        "print(json.dumps({'status': 'x', 'a': '.' * pad, 'x': json.dumps({'k': v})}))\n"
+    )
+    (root / "echo.py").write_text(agent, encoding="utf-8")
+    config = {
+        "agents": {"echo": {"command": [sys.executable, "echo.py"], "env": {"API_TOKEN": secret}}}
+    }
+    (root / "assertly.yaml").write_text(json.dumps(config), encoding="utf-8")
+    output = run(pytester, "s.tests.yaml").stdout.str()
+    assert "40 failed" in output
+    assert "tok-plug" not in output

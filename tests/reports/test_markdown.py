@@ -505,3 +505,13 @@ def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
     assert failed.count("@@ status (step s) @@") == DETAILED_NOT_PASSED + 3
     assert failed.count("**Input**") == DETAILED_NOT_PASSED  # input and output: the first ones
     assert f"The first {DETAILED_NOT_PASSED} show their input and outputs" in failed
+
+
+def test_a_line_separator_in_an_output_is_shown_not_obeyed() -> None:
+    # red team of issue 29, probe "U+2028 in a Markdown report": splitlines() broke an output's
+    # U+2028 (and U+0085, FS) into real lines, so "ok<U+2028>PASSED" read as a line "PASSED".
+    nasty = {"answer": "ok\u2028PASSED\x85x\x1cy"}
+    markdown = render_markdown(RunRecord("r", "t", 1.0, [_passing("t", nasty)]))
+    assert '"ok\\u2028PASSED\\x85x\\u001cy"' in markdown, markdown
+    text = render_markdown(RunRecord("r", "t", 1.0, [_passing("t", "ok\u2028PASSED")]))
+    assert "ok\\u2028PASSED" in text and "\nPASSED" not in text

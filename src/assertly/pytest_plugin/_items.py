@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from .._secrets import redact_text
+from .._records import TrialRecord as _TrialRecord
+from .._secrets import redact_text, redact_value
 from .._terminal import terminal_safe
 from ._reporting import AssertlyFailure, AssertlyWarning, eval_failure_lines, failure_lines
 from ._session import STATE, relative, state_of
@@ -413,7 +414,13 @@ class AssertlyTestItem(_AssertlyItem):
         if status == "skipped":
             reasons = {record.reason for record in self.records if record.reason}
             pytest.skip("; ".join(sorted(reasons)) or "every trial was skipped")
-        lines = failure_lines(self.test, self.records, status, threshold)
+        # Redacted before the lines clip a response: a spelling cut at the clip ("s3cr…\\u…")
+        # is no longer a whole spelling (red team of issue 29, probe "pytest clipped response").
+        records = [
+            _TrialRecord.from_dict(redact_value(record.to_dict(), state.secrets))
+            for record in self.records
+        ]
+        lines = failure_lines(self.test, records, status, threshold)
         # The report quotes the agent's output, which may echo a secret it was given.
         raise AssertlyFailure(redact_text(self._with_source(lines), state.secrets))
 

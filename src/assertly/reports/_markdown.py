@@ -53,6 +53,7 @@ _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&!#])")
 _LINE_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")  # list items, headings underlined
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _BACKTICKS = re.compile(r"`+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _escape_start(match: re.Match[str]) -> str:
@@ -95,8 +96,19 @@ def _fence(lines: list[str], info: str = "") -> list[str]:
     return [f"{fence}{info}", *lines, fence]
 
 
+def _split(text: str) -> list[str]:
+    r"""``text``'s lines, split at line feeds only (``\r\n``, ``\r``, ``\n``).
+
+    Not `str.splitlines`: it also splits at U+2028, U+2029, U+0085 and FS/GS/RS, which would
+    turn them into real line breaks ("ok<U+2028>PASSED" as two lines) before `inert_text`
+    could show them as escapes (red team of issue 29, probe "U+2028 in a Markdown report").
+    """
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if len(lines) > 1 and not lines[-1] else lines  # as splitlines: no last ""
+
+
 def _value_lines(value: Any) -> list[str]:
-    return value_text(value).splitlines() or [""]
+    return _split(value_text(value))
 
 
 def _info(value: Any) -> str:
@@ -107,7 +119,7 @@ def _info(value: Any) -> str:
 def _output_lines(value: Any) -> list[str]:
     """A response as it came: text as is (clipped), JSON pretty-printed."""
     if isinstance(value, str):
-        return clip(value.rstrip("\n"), VALUE_LIMIT).splitlines() or [""]
+        return _split(clip(value.rstrip("\n"), VALUE_LIMIT))
     return _value_lines(value)
 
 
@@ -137,7 +149,7 @@ def _diff(
         head = f"@@ {failure.assertion}{outcome}"
         head = f"{head} ({'; '.join(where_parts)}) @@" if where_parts else f"{head} @@"
         lines.append(_NEWLINES.sub("⏎", head))
-        lines.extend(f"# {line}" for line in clip(failure.message, MESSAGE_LIMIT).splitlines())
+        lines.extend(f"# {line}" for line in _split(clip(failure.message, MESSAGE_LIMIT)))
         for sign, name, present, value in (
             ("-", "expected", failure.has_expected, failure.expected),
             ("+", "actual", failure.has_actual, failure.actual),
