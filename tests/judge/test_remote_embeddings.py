@@ -202,6 +202,6 @@ def test_an_integer_beyond_a_floats_range_is_a_problem_not_a_crash() -> None:
 
 def test_a_deeply_nested_cached_row_is_not_a_vector_and_no_crash() -> None:
     # red team, probe poisoned cache row: json.loads raised RecursionError (internal error)
-    from assertly.judge._client import _cached_vector
+    from assertly.judge._reading import cached_vector
 
-    assert _cached_vector("[" * 200_000) is None
+    assert cached_vector("[" * 200_000) is None

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._secrets import mask_url, remember_from_environment, url_secrets
 from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
-from ..engine._vectors import vector_problem, vectors_problem
+from ..engine._vectors import vectors_problem
+from ._reading import cached_vector, read_vectors, token_count
 
 if TYPE_CHECKING:
     from ..loading import JudgeModel
@@ -327,7 +328,7 @@ class JudgeClient:
         if self.store is not None and self.cache != "off":
             for key in keys:
                 found = self.store.judge_reply(key)
-                cached = _cached_vector(found) if found is not None else None
+                cached = cached_vector(found) if found is not None else None
                 if cached is not None:  # an invalid one (cached by an older version): asked again
                     vectors[key] = cached
         missing = [(key, text) for key, text in zip(keys, request.texts, strict=True)]
@@ -389,36 +390,17 @@ class JudgeClient:
                 it is cached then).
         """
         spent = self._usage(data, settings)  # the call was made: it counts either way
-        try:
-            items = data["data"]
-            indices = [item.get("index", position) for position, item in enumerate(items)]
-            found = [item["embedding"] for item in items]
-        except (KeyError, TypeError, AttributeError):
-            raise _Failure(f"the response has no data[].embedding: {start_of(text)!r}") from None
-        if len(found) != count:
-            raise _Failure(
-                f"the response has {len(found)} embedding(s) for {count} text(s): "
-                f"{start_of(text)!r}"
-            )
-        if any(type(index) is not int for index in indices) or sorted(indices) != list(
-            range(count)
-        ):
-            raise _Failure(
-                f"the response's data[].index are {indices!r:.80}, not 0 to {count - 1} once "
-                f"each: {start_of(text)!r}"
-            )
-        found = [found[indices.index(position)] for position in range(count)]
-        problem = vectors_problem(found, [f"text {index + 1}" for index in range(count)])
-        if problem is not None:
-            raise _Failure(f"the endpoint's embeddings are unusable: {problem}")
-        return [tuple(float(value) for value in vector) for vector in found], *spent
+        vectors = read_vectors(data, text, count)
+        if isinstance(vectors, str):
+            raise _Failure(vectors)
+        return vectors, *spent
 
     def _usage(self, data: Any, settings: Mapping[str, Any]) -> tuple[int, float]:
         """(tokens, cost) of a response, counted in the run's totals."""
         usage = data.get("usage") if isinstance(data, dict) else None
         usage = usage if isinstance(usage, dict) else {}
-        prompt = _count(usage.get("prompt_tokens"))
-        completion = _count(usage.get("completion_tokens"))
+        prompt = token_count(usage.get("prompt_tokens"))
+        completion = token_count(usage.get("completion_tokens"))
         reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool) and reported >= 0:
             cost = float(reported)
@@ -569,28 +551,6 @@ def _body(
     if response_format is not None:
         body["response_format"] = response_format
     return body
-
-
-def _cached_vector(text: str) -> tuple[float, ...] | None:
-    """A vector from the judge cache, or None when it is not a valid one."""
-    try:
-        vector = json.loads(text)
-    except (ValueError, RecursionError):  # a poisoned row of nested arrays: not a vector
-        return None
-    if vector_problem(vector) is not None:
-        return None
-    return tuple(float(value) for value in vector)
-
-
-# A judge's token counts are clamped here: JSON integers have no bound, and 10**400 tokens
-# made the cost an OverflowError (int * float) and the store's INTEGER column refuse it.
-_MAX_TOKENS_REPORTED = 10**12
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return min(value, _MAX_TOKENS_REPORTED)
-    return 0
 
 
 def _retry_after(value: str | None) -> float | None:
