@@ -372,6 +372,27 @@ def one_time_limit(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -
         _evaluation.left = None
 
 
+def under_shared_limit(search: Callable[[float], Any], timeout: float) -> Any:
+    """``search(timeout)``, cut to what the check's shared limit has left, spending from it.
+
+    For backtracking searches outside this module (JSONPath filter functions). Outside
+    `one_time_limit`, ``search(timeout)`` as it is.
+
+    Raises:
+        TimeoutError: The shared limit is spent (or the search ran out of time).
+    """
+    left = getattr(_evaluation, "left", None)
+    if left is None:
+        return search(timeout)
+    if min(timeout, left) <= 0:
+        raise TimeoutError
+    start = time.monotonic()
+    try:
+        return search(min(timeout, left))
+    finally:
+        _evaluation.left = left - (time.monotonic() - start)
+
+
 def within_one_time_limit() -> bool:
     """Whether this thread is inside `one_time_limit`."""
     return getattr(_evaluation, "left", None) is not None
