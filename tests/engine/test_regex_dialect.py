@@ -254,3 +254,63 @@ def test_a_nested_repetition_of_small_count_never_runs_on_re(pattern: str) -> No
 @pytest.mark.parametrize("pattern", [r"(\d{3}-){2}\d{4}", r"(?:ab{2}){1,9}c"])
 def test_a_fixed_count_inside_a_repetition_stays_on_re(pattern: str) -> None:
     assert compile_pattern(pattern).engine == "re"
+
+
+class _FakeClock:
+    """``time.monotonic`` for `_regex`: each reading 0.4 s after the last (no real timing)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.readings = 0
+
+    def monotonic(self) -> float:
+        self.readings += 1
+        self.now += 0.4
+        return self.now
+
+
+# issue 29 (bound2), probe "many searches, each under the limit": the regex module's 1 s limit
+# was per search, so `all_match_pattern` over 10,000 values, or several regex assertions, each
+# search just under the limit, took N x 1 s on one response. All the time-limited searches of
+# one check now share one limit. A fake clock makes each search look 0.4 s long.
+@pytest.mark.parametrize(
+    ("expectation", "response"),
+    [
+        (
+            {"all_match_pattern": {"path": "results[*].file", "regex": "^(?=(a+)+b)"}},
+            {"results": [{"file": "ab"} for _ in range(20)]},
+        ),
+        ([{"type": "regex", "value": "^(?=(a+)+b)"} for _ in range(5)], "ab"),
+        ([{"type": "not-regex", "value": r"(x)\1"} for _ in range(5)], "ab" * 3000),
+    ],
+)
+def test_one_check_s_backtracking_searches_share_one_time_limit(
+    monkeypatch: pytest.MonkeyPatch, expectation: object, response: object
+) -> None:
+    import assertly.engine._regex as regex_module
+
+    compiled = assertly.compile(expectation)
+    assert compiled.check(response).outcome == assertly.Outcome.PASSED  # real clock: quick
+    clock = _FakeClock()
+    monkeypatch.setattr(regex_module, "time", clock, raising=False)
+    result = compiled.check(response)
+    assert result.outcome == assertly.Outcome.ERROR  # never a pass, negated or not
+    assert any("backtracked" in item.message for item in result.results)
+    monkeypatch.setattr(regex_module, "time", _FakeClock(), raising=False)
+    assert compiled.check(response).outcome == assertly.Outcome.ERROR  # each check: a new limit
+
+
+def test_patterns_off_the_time_limited_engine_never_read_the_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import assertly.engine._regex as regex_module
+
+    clock = _FakeClock()
+    monkeypatch.setattr(regex_module, "time", clock, raising=False)
+    compiled = assertly.compile(
+        [{"type": "regex", "value": r"\d+"}, {"type": "regex", "value": "(a+)+$"}]
+    )
+    assert not compiled.backtracks
+    for _ in range(20):
+        assert compiled.check("12 aaa").outcome == assertly.Outcome.PASSED
+    assert clock.readings == 0

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._exceptions import Problem
 from ._paths import DotPath, PathSyntaxError
-from ._regex import Pattern, compile_pattern
+from ._regex import Pattern, compile_pattern, may_backtrack
 from ._shape import DEFAULT_SHAPE, Shape
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class Options:
         judge_rules: What assertions may set of their judge (`FileJudgeRules`; test files).
     """
 
-    __slots__ = ("judge_rules", "judged", "sensitive_prefixes", "shape")
+    __slots__ = ("backtracks", "judge_rules", "judged", "sensitive_prefixes", "shape")
 
     def __init__(
         self,
@@ -100,6 +100,9 @@ class Options:
         # the config's judge:; "local" when the only ones are local `similar`s (the runner
         # embeds for many cases at once).
         self.judged: str | None = None
+        # Whether a pattern may search on the time-limited engine (`may_backtrack`): the
+        # expectation's checks then share one limit for those searches (`one_time_limit`).
+        self.backtracks = False
 
 
 class BuildContext:
@@ -185,10 +188,13 @@ class BuildContext:
             self.problem(f"expected a regular expression string, got {text!r}")
             return None
         try:
-            return compile_pattern(text, ignore_case=ignore_case)
+            pattern = compile_pattern(text, ignore_case=ignore_case)
         except ValueError as error:
             self.problem(str(error))
             return None
+        if not self.options.backtracks and may_backtrack(pattern):
+            self.options.backtracks = True
+        return pattern
 
     def compile_expect(self, spec: Any) -> list[Checker]:
         """Compile a nested expect dict (``one_of`` alternatives, ``if_*`` bodies)."""

@@ -17,7 +17,7 @@ import orjson
 from .._exceptions import ConfigError, Problem
 from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
-from ._regex import RegexTimeout
+from ._regex import RegexTimeout, one_time_limit, within_one_time_limit
 from ._registry import REGISTRY, Registry
 from ._response import NOT_JSON, Response
 from ._result import (
@@ -60,6 +60,7 @@ class Expectation:
         "_uniform",
         "_weight_total",
         "_weights",
+        "backtracks",
         "dialect",
         "judged",
         "threshold",
@@ -92,6 +93,9 @@ class Expectation:
         # runner then judges in two passes with a `JudgeBoard` (see `_judging`). "config" when
         # one needs the config's judge:, "self" when all name their own endpoint and model.
         self.judged: str | None = None
+        # Whether a pattern may run on the time-limited engine (set by `compile`): each check
+        # then gives all such searches one limit (`one_time_limit`), not one limit each.
+        self.backtracks = False
 
     def __len__(self) -> int:
         return len(self._checkers)
@@ -130,6 +134,10 @@ class Expectation:
             TypeError: ``response`` itself is no response: a value with no JSON reading (a
                 set, an arbitrary object), which would otherwise be judged by its ``repr``.
         """
+        if self.backtracks and not within_one_time_limit():
+            # One limit for all this response's backtracking searches (this call again).
+            result: CheckResult = one_time_limit(self.check, response, context=context, now=now)
+            return result
         trace_function = self._trace_function
         if trace_function is not None and type(response) is not Response:
             # Every assertion judges the tool-call trace alone (`Fast.trace_function`): it is
@@ -460,6 +468,7 @@ def compile(
             )
         compiled = Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
         compiled.judged = options.judged
+        compiled.backtracks = options.backtracks
         return compiled
     if isinstance(expectation, list | tuple):
         if not location:
@@ -471,6 +480,7 @@ def compile(
             raise ConfigError(problems, title=_TITLE)
         compiled = Expectation("typed", checkers, weights, metrics, threshold)
         compiled.judged = options.judged
+        compiled.backtracks = options.backtracks
         return compiled
     raise ConfigError(
         title=_TITLE,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,11 @@ class Embedder:
         once such a prefix fills the model's input, the rest cannot change the embedding.
         Tried from `_FIRST_CUT` characters, doubling (a text of mostly spaces or symbols the
         tokenizer drops needs more); a text whose prefixes never fill it is read whole.
+        A long text is first `_squeezed` (runs of whitespace, words the model reads as one
+        ``[UNK]``), so the result is then the beginning of a text with the same tokens.
         """
+        if len(text) > _FIRST_CUT:
+            text = _squeezed(text)
         size = _FIRST_CUT
         while size < len(text):
             if self._fills_with_whole_words(text[:size]):
@@ -212,6 +217,20 @@ class Embedder:
         self.batches += 1
         self.texts += len(texts)
         return pooled / np.clip(norms, 1e-12, None)
+
+
+# Runs the tokenizer reads as one separator, and runs of ASCII letters and digits longer than
+# the longest word WordPiece splits (`max_input_chars_per_word`, 100): the word holding such a
+# run is one `[UNK]` whatever its length. A 5 MB text of spaces, or one 5 MB word, was
+# tokenized whole (3-5 s) as no prefix of it fills the model's input (issue 29).
+_SPACE_RUN = re.compile(r"[ \t\n\r]{2,}")
+_LONG_WORD_RUN = re.compile(r"[A-Za-z0-9]{102,}")
+
+
+def _squeezed(text: str) -> str:
+    """``text`` with the same tokens: each whitespace run one space, each long ASCII run 101."""
+    text = _SPACE_RUN.sub(" ", text)
+    return _LONG_WORD_RUN.sub(lambda run: run[0][:101], text)
 
 
 def _utf8(text: str) -> str:

@@ -23,7 +23,7 @@ from jsonpath import JSONPathEnvironment, JSONPathTypeError
 from jsonpath.filter import StringLiteral
 from jsonpath.function_extensions import Match, Search
 
-from ._regex import SEARCH_TIMEOUT_S, RegexTimeout
+from ._regex import SEARCH_TIMEOUT_S, RegexTimeout, under_shared_limit
 
 __all__ = ["BoundedEnvironment", "first_match"]
 
@@ -49,9 +49,9 @@ def _timed(compiled: Any, pattern: str, value: str, *, whole: bool) -> bool:
     try:
         if timeout <= 0:
             raise TimeoutError
-        if whole:
-            return bool(compiled.fullmatch(value, timeout=timeout))
-        return bool(compiled.search(value, timeout=timeout))
+        method = compiled.fullmatch if whole else compiled.search
+        # Within the check's limit too, when it has one: several queries, one limit.
+        return bool(under_shared_limit(lambda limit: method(value, timeout=limit), timeout))
     except TimeoutError:
         raise RegexTimeout(
             f"JSONPath filter pattern {pattern!r} backtracked for more than "

@@ -10,8 +10,9 @@ short strings agents return, but backtracks exponentially on patterns such as ``
 * a pattern with a repetition inside a repetition (``(a+)+``, ``(a|aa)*``), anywhere
   (look-arounds and atomic groups included), runs on RE2, whose time is linear in the input;
 * such a pattern that RE2 cannot run (back-references, look-arounds) runs on the ``regex``
-  module with a time limit per search (``engine == "regex-timeout"``); a search that runs
-  out of time raises `TimeoutError`, which makes that assertion an ``error``, never a pass.
+  module with a time limit (``engine == "regex-timeout"``); a search that runs out of time
+  raises `TimeoutError`, which makes that assertion an ``error``, never a pass. The limit is
+  shared by every such search of one evaluation (`one_time_limit`), not given to each.
 
 Matching is always a *search* (anywhere in the text), as in the seed references.
 """
@@ -19,11 +20,20 @@ Matching is always a *search* (anywhere in the text), as in the seed references.
 from __future__ import annotations
 
 import re
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Pattern", "RegexTimeout", "compile_pattern"]
+__all__ = [
+    "Pattern",
+    "RegexTimeout",
+    "compile_pattern",
+    "may_backtrack",
+    "one_time_limit",
+    "within_one_time_limit",
+]
 
 # The stdlib's own pattern parser (3.11+) tells us the structure of a pattern exactly.
 import re._parser as _sre_parse  # type: ignore[import-not-found]
@@ -340,6 +350,74 @@ class RegexTimeout(TimeoutError):
     """A search on the ``regex-timeout`` engine ran out of time."""
 
 
+# The time the backtracking searches of the current evaluation may still take, per thread;
+# None outside an evaluation (then each search has `SEARCH_TIMEOUT_S`). A limit per search let
+# `all_match_pattern` over 10,000 values, each search just under it, take 10,000 s on one
+# response (issue 29). Only time spent *in* such searches counts: parsing a large output or
+# RE2's linear work never eats into it.
+_evaluation = threading.local()
+
+
+def one_time_limit(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)``, its backtracking searches sharing one time limit.
+
+    Nested calls share the outermost limit.
+    """
+    if getattr(_evaluation, "left", None) is not None:
+        return function(*args, **kwargs)
+    _evaluation.left = SEARCH_TIMEOUT_S
+    try:
+        return function(*args, **kwargs)
+    finally:
+        _evaluation.left = None
+
+
+def under_shared_limit(search: Callable[[float], Any], timeout: float) -> Any:
+    """``search(timeout)``, cut to what the check's shared limit has left, spending from it.
+
+    For backtracking searches outside this module (JSONPath filter functions). Outside
+    `one_time_limit`, ``search(timeout)`` as it is.
+
+    Raises:
+        TimeoutError: The shared limit is spent (or the search ran out of time).
+    """
+    left = getattr(_evaluation, "left", None)
+    if left is None:
+        return search(timeout)
+    if min(timeout, left) <= 0:
+        raise TimeoutError
+    start = time.monotonic()
+    try:
+        return search(min(timeout, left))
+    finally:
+        _evaluation.left = left - (time.monotonic() - start)
+
+
+def within_one_time_limit() -> bool:
+    """Whether this thread is inside `one_time_limit`."""
+    return getattr(_evaluation, "left", None) is not None
+
+
+def may_backtrack(pattern: Pattern) -> bool:
+    """Whether ``pattern`` may search on the time-limited engine (so needs `one_time_limit`).
+
+    False for a pattern that runs on ``re`` whatever the text, or on RE2 (or ``re``, then RE2
+    for long texts); those never touch the limit but for a text with a lone surrogate, which
+    RE2 cannot read: that search still has a limit of its own.
+    """
+    search = getattr(pattern.search, "__self__", None)
+    if type(search) is _TimedSearch:
+        return True
+    if type(search) is _ReUpTo:
+        from ._regex_translate import Untranslatable, translate
+
+        try:
+            translate(search.tree, search.tree.state.flags, target="re2")
+        except Untranslatable:
+            return True
+    return False
+
+
 class _TimedSearch:
     """``search`` on the regex module with a time limit."""
 
@@ -350,10 +428,21 @@ class _TimedSearch:
         self.source = source
 
     def search(self, text: str) -> Any:
+        left = getattr(_evaluation, "left", None)
+        if left is None:  # outside an evaluation: this search alone
+            timeout, shared = SEARCH_TIMEOUT_S, ""
+        else:
+            timeout, shared = left, " (the limit of all its searches on this response)"
+        start = time.monotonic()
         try:
-            return self.compiled.search(text, timeout=SEARCH_TIMEOUT_S)
+            if timeout <= 0:
+                raise TimeoutError
+            return self.compiled.search(text, timeout=timeout)
         except TimeoutError:
             raise RegexTimeout(
-                f"pattern {self.source!r} backtracked for more than {SEARCH_TIMEOUT_S:g} s "
-                "on this output; simplify the pattern"
+                f"pattern {self.source!r} backtracked for more than {SEARCH_TIMEOUT_S:g} s"
+                f"{shared} on this output; simplify the pattern"
             ) from None
+        finally:
+            if left is not None:
+                _evaluation.left = left - (time.monotonic() - start)

@@ -4,6 +4,7 @@ failure (never inverted by ``not-``) when the output is not JSON or the path is 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -337,3 +338,26 @@ def test_a_query_s_filter_searches_share_one_time_limit(monkeypatch: pytest.Monk
     result = judge(spec, document)
     assert result.outcome == Outcome.ERROR
     assert "'b'" in result.message
+
+
+# issue 29 (bound2), probe "several queries, each under its limit": each JSONPath query had
+# its own 1 s for its filter regexes, so an expectation of N such transforms took N x 1 s on
+# one response. The queries of one check now share the check's limit. A fake clock for the
+# shared limit makes each search look 0.4 s long (no timing in the test).
+def test_the_queries_of_one_check_share_one_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import assertly.engine._regex as regex_module
+
+    clock = [0.0]
+
+    def tick() -> float:
+        clock[0] += 0.4
+        return clock[0]
+
+    spec = {"type": "contains", "value": "a", "transform": "json_path:$.items[?search(@.a, 'a')].a"}
+    compiled = assertly.compile([spec, spec, spec])
+    document = {"items": [{"a": "b"}, {"a": "b"}, {"a": "a"}]}  # 3 searches a query
+    assert compiled.check(document).outcome == Outcome.PASSED  # the real clock: quick
+    monkeypatch.setattr(regex_module, "time", SimpleNamespace(monotonic=tick), raising=False)
+    result = compiled.check(document)
+    assert result.outcome == Outcome.ERROR
+    assert any("'a'" in item.message for item in result.results)

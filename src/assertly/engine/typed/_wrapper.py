@@ -223,7 +223,10 @@ def _transform(spec: TypedSpec, ctx: BuildContext) -> JsonPathTransform | bool |
         )
         return False
     try:
-        return JsonPathTransform(expression)
+        transform = JsonPathTransform(expression)
+        if "match(" in expression or "search(" in expression:  # filter regexes: one limit
+            ctx.options.backtracks = True
+        return transform
     except ValueError as error:
         ctx.at("transform").problem(f"invalid JSONPath {expression!r}: {error}")
         return False
