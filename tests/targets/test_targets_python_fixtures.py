@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -374,3 +376,61 @@ def test_bad_fixture_lines_name_the_line(tmp_path: Path, extra: str, message: st
 def test_missing_fixture_file(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="cannot read fixtures"):
         make_target(f"fixtures:{tmp_path / 'nope.jsonl'}", secrets=set())
+
+
+HANGS_FROM_ITS_SECOND_IMPORT = """
+import os, time
+marker = os.environ["ASSERTLY_TEST_MARKER"]
+if os.path.exists(marker):  # every process after the first hangs in its import
+    with open(marker + ".pids", "a") as pids:
+        pids.write(f"{os.getpid()}\\n")
+    while True:
+        time.sleep(0.05)
+open(marker, "w").close()
+
+def slow(payload):
+    time.sleep(1)
+    return {"n": payload}
+"""
+
+CALLS_TWICE_AT_ONCE = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[1])
+from assertly.targets import PythonTarget, TargetRequest
+
+async def main():
+    target = PythonTarget("hangs_second:slow")
+    calls = [target.call(TargetRequest(n, 2.0)) for n in range(2)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    await target.aclose()
+    print(sorted(type(result).__name__ for result in results))
+
+asyncio.run(main())
+"""
+
+
+def test_a_process_whose_import_hangs_is_stopped_with_its_call(tmp_path: Path) -> None:
+    # issue 28, final review: the second call's new process hung importing the agent; its wait
+    # for "ready" held a thread of asyncio's default executor and the process was not yet
+    # known to aclose(), so at its timeout the call failed but asyncio.run never returned and
+    # the process outlived the run.
+    (tmp_path / "hangs_second.py").write_text(HANGS_FROM_ITS_SECOND_IMPORT, encoding="utf-8")
+    script = tmp_path / "calls.py"
+    script.write_text(CALLS_TWICE_AT_ONCE, encoding="utf-8")
+    marker = tmp_path / "marker"
+    env = {**os.environ, "ASSERTLY_TEST_MARKER": str(marker)}
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,  # the run ended for ever before the fix
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "['TargetError', 'TargetResponse']"
+    pids = [int(line) for line in (tmp_path / "marker.pids").read_text().split()]
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):  # killed, then reaped
+        assert time.monotonic() < deadline, "a process that hung in its import outlived the run"
+        time.sleep(0.05)

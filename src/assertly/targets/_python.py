@@ -199,6 +199,13 @@ class _AgentProcess:
             with contextlib.suppress(OSError):
                 self._pidfd = os.pidfd_open(self.popen.pid)
                 self._poll.register(self._pidfd, select.POLLIN)
+
+    def wait_ready(self, _: Any = None) -> None:
+        """Wait until the agent's module is imported (the worker says "ready").
+
+        Raises:
+            TargetError: The import failed, or the process ended first (it is killed).
+        """
         hello = self._receive()
         if hello is None or hello[0] != "ready":
             message = hello[1] if hello is not None else self.ended()
@@ -323,12 +330,36 @@ class PythonTarget(BaseTarget):
         self._idle: list[_AgentProcess] = []
         self._all: set[_AgentProcess] = set()
         # The first process now: a module that cannot be imported is said at once.
-        self._release(self._start_process())
+        first = self._spawn()
+        try:
+            first.wait_ready()
+        except TargetError:
+            self._forget(first)
+            raise
+        self._release(first)
 
-    def _start_process(self) -> _AgentProcess:
+    def _spawn(self) -> _AgentProcess:
+        """A new process, known to `aclose` before it is ready (its import may hang)."""
         process = _AgentProcess(self._spec)
         with self._lock:
             self._all.add(process)
+        return process
+
+    async def _start_process(self) -> _AgentProcess:
+        """A new ready process; a cancelled wait (a timeout, Ctrl-C) kills it.
+
+        The wait runs on a daemon thread: a module whose import hangs held a default-executor
+        thread, so the run never ended and the process outlived it (issue 28, final review).
+        """
+        process = await asyncio.to_thread(self._spawn)
+        try:
+            await _in_daemon_thread(process.wait_ready, None)
+        except asyncio.CancelledError:
+            self._end(process)
+            raise
+        except TargetError:
+            self._forget(process)
+            raise
         return process
 
     def _release(self, process: _AgentProcess) -> None:
@@ -352,9 +383,7 @@ class PythonTarget(BaseTarget):
         # blame; it is sent once more, to a fresh process (issue 28, red team: "between calls").
         for attempt in (1, 2):
             idle = self._idle_process()
-            process: _AgentProcess = (
-                idle if idle is not None else await asyncio.to_thread(self._start_process)
-            )
+            process: _AgentProcess = idle if idle is not None else await self._start_process()
             reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
             try:
                 acknowledged, reply = await reply_of
