@@ -465,6 +465,11 @@ def test_a_reply_that_disagrees_with_itself_is_an_error(
         ("My verdict: fail.\nVERDICT: PASS", "both verdicts"),
         ("verdict = fail\nVERDICT: PASS", "both verdicts"),
         ('Notes: {"pass": false}\nVERDICT: PASS', "both verdicts"),
+        # final review: a JSON verdict whose score disagrees, before a VERDICT line, was
+        # PASSED (the JSON form refuses that score); a score alone likewise
+        ('Sure.\n{"verdict": "pass", "score": 0, "reason": "no"}\nVERDICT: PASS', "a score of 0"),
+        ('Sure.\n{"score": 0.0}\nVERDICT: PASS', "a score of 0.0"),
+        ("Weak. score = 0.8\nVERDICT: FAIL", "a score of 0.8"),
     ],
 )
 def test_a_reply_that_states_both_verdicts_in_any_form_is_an_error(
@@ -482,6 +487,8 @@ def test_a_reply_that_states_both_verdicts_in_any_form_is_an_error(
     [
         "VERDICT:\u00a0PASS",  # a no-break space
         "VERDICT\uff1a PASS",  # a fullwidth colon
+        "Score: 7/10, good enough.\nVERDICT: PASS",  # another scale is no contradiction
+        "Score: 80% of the points.\nVERDICT: PASS",
         '{"reason": "fine", "verdict": "PASS ", "score": 1, "details": {"passed": true}}',
     ],
 )

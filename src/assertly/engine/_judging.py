@@ -289,6 +289,14 @@ _ANY_VERDICT = re.compile(
     r"\bverdict\b[^a-z0-9\n]{0,8}(pass|fail)(?:ed)?\b|\bpass(?:ed)?\b[\"']?\s*[:=]\s*(true|false)\b",
     re.I | re.ASCII,
 )
+# A score stated anywhere in a reply read by its VERDICT line ("score": 0, score = 0.2).
+# Only a score on the judge's own scale, [0, 1], counts: "score: 3/10" or "score: 70%" is
+# another scale, not a contradiction.
+_ANY_SCORE = re.compile(
+    r"\bscore\b[\"']?\s*[:=]\s*[\"']?(-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)"
+    r"(?!\s*(?:/|%|out\s+of)|[\d.])",
+    re.I | re.ASCII,
+)
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 # Letters of "verdict", "pass", "fail" (and their capitals) that other scripts draw alike:
 # a reply saying FAIL with a Cyrillic A (U+0410) must not read as saying nothing.
@@ -429,6 +437,15 @@ def read_verdict(reply: str) -> Verdict | str:
             f"{said}): {shown!r}"
         )
     passed = said == "pass"
+    # Final review: a JSON verdict with score 0 followed by `VERDICT: PASS` was PASSED (the
+    # score disagreed, which the JSON form refuses).
+    for m in _ANY_SCORE.finditer(_plain(text)):
+        score = float(m.group(1))
+        if 0 <= score <= 1 and ((score < 0.5) if passed else (score > 0.5)):
+            return (
+                f"the judge's reply gives a score of {m.group(1)} and its last line says "
+                f"{said}: {shown!r}"
+            )
     reason = "\n".join(line for line in lines[:-1] if not _verdict_line(line)).strip()
     return Verdict(passed, 1.0 if passed else 0.0, reason)
 
