@@ -38,25 +38,33 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def imports(nodes: list[ast.stmt], *, nested: bool) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The import statements of ``nodes``: top level only, or also inside functions."""
+def imports(
+    nodes: list[ast.stmt], *, nested: bool, type_only: bool = False
+) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements of ``nodes``: top level only, or also inside functions.
+
+    ``type_only`` counts the imports under ``if TYPE_CHECKING:`` too: they never run, but a
+    cycle through them is still two modules that cannot be read one without the other.
+    """
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
         elif isinstance(node, ast.If) and _is_type_checking(node):
-            yield from imports(node.orelse, nested=nested)
+            if type_only:
+                yield from imports(node.body, nested=nested, type_only=type_only)
+            yield from imports(node.orelse, nested=nested, type_only=type_only)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if nested or isinstance(node, ast.ClassDef):
-                yield from imports(node.body, nested=nested)
+                yield from imports(node.body, nested=nested, type_only=type_only)
         else:  # if/try/with blocks at module level run at import time
             for field in ("body", "orelse", "finalbody", "handlers"):
                 children = getattr(node, field, None)
                 if isinstance(children, list):
                     for child in children:
                         if isinstance(child, ast.ExceptHandler):
-                            yield from imports(child.body, nested=nested)
+                            yield from imports(child.body, nested=nested, type_only=type_only)
                         elif isinstance(child, ast.stmt):
-                            yield from imports([child], nested=nested)
+                            yield from imports([child], nested=nested, type_only=type_only)
 
 
 def origin(module: str, path: Path, node: ast.ImportFrom) -> str:
@@ -84,13 +92,15 @@ def _targets(
     return {name for name in found if name in modules}
 
 
-def import_graph(modules: dict[str, Path], *, nested: bool) -> dict[str, set[str]]:
+def import_graph(
+    modules: dict[str, Path], *, nested: bool, type_only: bool = False
+) -> dict[str, set[str]]:
     """Each module of ``modules`` and the modules of ``modules`` it imports."""
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         targets: set[str] = set()
-        for node in imports(tree.body, nested=nested):
+        for node in imports(tree.body, nested=nested, type_only=type_only):
             targets |= _targets(module, path, node, modules)
         targets.discard(module)
         graph[module] = targets

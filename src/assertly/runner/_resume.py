@@ -9,13 +9,12 @@ their trials, as reports join on it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from .._records import PassThreshold
 from ..loading import TestCase
+from ..store import RunStore
 from ._support import batches, kept_trials, test_meta
-
-if TYPE_CHECKING:
-    from ._run import Runner
 
 __all__ = ["planned_trials"]
 
@@ -23,8 +22,21 @@ __all__ = ["planned_trials"]
 _META_BATCH = 256
 
 
+class PlanningRunner(Protocol):
+    """What reading a run's plan needs of the runner (a protocol: `_run` imports this module)."""
+
+    store: RunStore
+    run_id: str
+    changed_definitions: int
+
+    def definition_of(self, test: TestCase) -> str: ...
+    def threshold_of(self, test: TestCase) -> PassThreshold: ...
+    def no_call(self, test: TestCase) -> bool: ...
+    def warn(self, message: str, say: bool = False) -> None: ...
+
+
 def planned_trials(
-    runner: Runner, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]
+    runner: PlanningRunner, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]
 ) -> Iterator[tuple[TestCase, dict[int, dict[str, Any]]]]:
     """Each test with its stored trials that count, metadata saved a batch ahead."""
     position = 0
