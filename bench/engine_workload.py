@@ -282,8 +282,8 @@ def baseline_expect(response: Any) -> list[bool]:
     data = _expect_json(response)
     if type(data) is not dict:
         return _EXPECT_FAIL
-    results = data.get("results")
-    pagination = data.get("pagination")
+    results: Any = data.get("results")
+    pagination: Any = data.get("pagination")
     paged = type(pagination) is dict
     offset = pagination.get("offset", _MISSING) if paged else _MISSING
     walk = type(results) is list

@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for name, section in SECTIONS.items():
             if not args.only or name in args.only:
-                contention.measure(name, lambda section=section: section(run))
+                contention.measure(name, partial(section, run))
     finally:
         if os.environ.get("BENCH_KEEP_WORKDIR"):
             log(f"kept {run.work}")

@@ -8,6 +8,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 import assertly
@@ -38,7 +39,7 @@ def compare(
 ) -> dict[str, Any]:
     """Where a peer's per-assertion verdicts differ from assertly's."""
     by_type: Counter[str] = Counter()
-    examples = []
+    examples: list[dict[str, Any]] = []
     differing = missing = 0
     for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
         if other is None or len(other) != len(mine):
@@ -207,7 +208,7 @@ def expect_mixes(
     mixes = []
     with pinned():
         for (name, description), plan in plans.items():
-            seconds = pass_s(lambda plan=plan: [e.check(r) for e, _, r in plan])
+            seconds = pass_s(partial(_check_all, plan))
             passes = max(3, math.ceil(sizes.rounds * sizes.slot_s / seconds))
             mixes.append(eb.bench_engine(name, description, plan, passes))
     engine["mixes"] = [asdict(mix) for mix in mixes]
@@ -230,6 +231,10 @@ def expect_mixes(
     found = engine["mix_a"]
     a_ratio = found["assertly"]["us_per_response"] / found["baseline"]["us_per_response"]
     engine["over_floor"] = {"(a)": a_ratio, **{k: v["ratio"] for k, v in floors.items()}}
+
+
+def _check_all(plan: Sequence[tuple[assertly.Expectation, str, Any]]) -> list[Any]:
+    return [e.check(r) for e, _, r in plan]
 
 
 def floor_row(table: Table, name: str, floor: dict[str, Any]) -> None:
