@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 PEERS = ROOT / ".peers"
@@ -132,13 +133,37 @@ def _save(directory: Path, peer: Peer) -> Peer:
     return peer
 
 
-def install_runsight(force: bool = False) -> Peer:
-    """runsight-core in bench/.peers/runsight (a venv of the python3 on PATH)."""
-    directory = PEERS / "runsight"
+def _reuse_or_clear(directory: Path, force: bool) -> Peer | None:
+    """The peer installed in ``directory`` (unless ``force``), else None and an empty one."""
     if not force and (peer := _load(directory)) is not None and peer.installed:
         return peer
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
+    return None
+
+
+def _installed(directory: Path, name: str, download: Path, started: float, **found: Any) -> Peer:
+    """Save a finished installation: the download's size (then the download goes), its own."""
+    downloaded = _du(download)
+    shutil.rmtree(download, ignore_errors=True)
+    return _save(
+        directory,
+        Peer(
+            name,
+            installed=True,
+            download_bytes=downloaded,
+            installed_bytes=_du(directory),
+            install_s=time.perf_counter() - started,
+            **found,
+        ),
+    )
+
+
+def install_runsight(force: bool = False) -> Peer:
+    """runsight-core in bench/.peers/runsight (a venv of the python3 on PATH)."""
+    directory = PEERS / "runsight"
+    if (peer := _reuse_or_clear(directory, force)) is not None:
+        return peer
     log = directory / "install.log"
     python = directory / "bin" / "python"
     wheels = directory / "wheels"
@@ -160,29 +185,16 @@ def install_runsight(force: bool = False) -> Peer:
         version = completed.stdout.strip()
     except (RuntimeError, subprocess.CalledProcessError) as error:
         return _save(directory, Peer("runsight-core", reason=str(error)))
-    download = _du(wheels)
-    shutil.rmtree(wheels, ignore_errors=True)
-    return _save(
-        directory,
-        Peer(
-            "runsight-core",
-            installed=True,
-            version=version,
-            download_bytes=download,
-            installed_bytes=_du(directory),
-            install_s=time.perf_counter() - started,
-            executable=str(python),
-        ),
+    return _installed(
+        directory, "runsight-core", wheels, started, version=version, executable=str(python)
     )
 
 
 def install_promptfoo(force: bool = False) -> Peer:
     """promptfoo in bench/.peers/promptfoo (npm --prefix), with a private cache."""
     directory = PEERS / "promptfoo"
-    if not force and (peer := _load(directory)) is not None and peer.installed:
+    if (peer := _reuse_or_clear(directory, force)) is not None:
         return peer
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True)
     log = directory / "install.log"
     cache = PEERS / "npm-cache"
     shutil.rmtree(cache, ignore_errors=True)
@@ -198,21 +210,15 @@ def install_promptfoo(force: bool = False) -> Peer:
         node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
     except (RuntimeError, OSError, ValueError, KeyError, subprocess.CalledProcessError) as error:
         return _save(directory, Peer("promptfoo", reason=str(error)))
-    download = _du(cache)
-    shutil.rmtree(cache, ignore_errors=True)
-    return _save(
+    return _installed(
         directory,
-        Peer(
-            "promptfoo",
-            installed=True,
-            version=version,
-            download_bytes=download,
-            installed_bytes=_du(directory),
-            install_s=time.perf_counter() - started,
-            executable=str(directory / "node_modules" / ".bin" / "promptfoo"),
-            package_dir=str(package_dir),
-            extra={"node": node.stdout.strip()},
-        ),
+        "promptfoo",
+        cache,
+        started,
+        version=version,
+        executable=str(directory / "node_modules" / ".bin" / "promptfoo"),
+        package_dir=str(package_dir),
+        extra={"node": node.stdout.strip()},
     )
 
 

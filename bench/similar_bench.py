@@ -22,6 +22,7 @@ import importlib.metadata
 import os
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 EXTRA = "similar"
@@ -84,7 +85,7 @@ def installed_bytes(name: str) -> int:
         if file.size is not None:
             total += file.size
             continue
-        path = file.locate()
+        path = Path(file.locate())
         if path.is_file():
             total += path.stat().st_size
     return total

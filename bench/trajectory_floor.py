@@ -34,7 +34,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import assertly
-import engine_bench as eb
+import engine_workload as ew
 import trajectory_workload as tw
 from assertly.engine import _compile
 from assertly.engine._result import FAILED, AssertionResult, CheckResult
@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=56)
     parser.add_argument("--responses", type=int, default=5000)
     rounds, count = parser.parse_args().rounds, parser.parse_args().responses
-    items = tw.make_responses(random.Random(eb.SEED + 16), count)
+    items = tw.make_responses(random.Random(ew.SEED + 16), count)
     by_format = {name: items[i :: len(tw.FORMATS)] for i, name in enumerate(tw.FORMATS)}
     contains = assertly.compile(tw.CONTAINS)
     shipped = assertly.compile(tw.TOOL_SEQUENCE)

@@ -1,6 +1,6 @@
 """The workloads the benchmark suite gives assertly and its peers, and their translations.
 
-Everything here is derived from `engine_bench` (the seeded responses and the 10-assertion
+Everything here is derived from `engine_workload` (the seeded responses and the 10-assertion
 typed list), so every tool in one run judges the same texts against the same assertions:
 
 * assertly and runsight-core take the typed list as it is (same vocabulary, including
@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engine_bench import SEED, TYPED, make_responses
+from engine_workload import SEED, TYPED, make_responses
 
 # The kind weights of engine mix (a): pure JSON, prose with a fenced JSON block, prose.
 TYPED_WEIGHTS = {"json": 0.5, "fenced": 0.3, "prose": 0.2}
