@@ -25,7 +25,7 @@ from ..loading import (
     load_config_plugins,
     load_paths,
 )
-from ..store import RunStore, new_run_id
+from ..store import RunStore, build_run, new_run_id
 from ..targets import parse_spec
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
@@ -35,7 +35,6 @@ from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm
 from ._support import now_iso
-from ._verdict import build_run
 
 __all__ = ["load_run", "prepare", "run"]
 

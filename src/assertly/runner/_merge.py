@@ -30,12 +30,11 @@ from .._digests import combine_sums, plan_digest, records_digest, tests_sum
 from .._exceptions import StoreError
 from .._records import RunRecord
 from ..engine._jsonschema import first_error
-from ..store import RunStore, new_run_id
+from ..store import RunStore, build_run, new_run_id
 from ..store._files import is_sqlite_file, read_report
 from ._options import parse_shard
 from ._plan import describe_selection
 from ._selection import in_shard
-from ._verdict import build_run
 
 __all__ = ["merge_runs"]
 

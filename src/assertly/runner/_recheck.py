@@ -16,14 +16,13 @@ from typing import Any
 
 from .._records import RunRecord, StepRecord, TrialRecord
 from ..loading import Step, TestCase
-from ..store import RunStore, new_run_id
+from ..store import RunStore, build_run, new_run_id
 from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
 from ._plan import shard_plan, verdict_config
 from ._run import Runner
 from ._steps import Answer, StepFailure, judge_steps
 from ._support import now_iso, test_meta
-from ._verdict import build_run
 
 __all__ = ["recheck"]
 

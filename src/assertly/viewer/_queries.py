@@ -29,8 +29,8 @@ from typing import Any, cast
 
 from .._exceptions import StoreError
 from .._records import EvalCaseRecord, EvalRecord, PassThreshold, TestRecord, status_of_counts
-from ..runner._verdict import _test_record
 from ..store import RunStore
+from ..store._read_model import _test_record
 from ._dialects import POSTGRES as _POSTGRES
 from ._dialects import SQLITE as _SQLITE
 from ._dialects import read_errors as _read_errors

@@ -23,7 +23,7 @@ from .._records import (
     status_of_counts,
     test_status,
 )
-from ..store import RunStore
+from ._sqlite import RunStore
 
 __all__ = [
     "PassThreshold",
