@@ -1,24 +1,10 @@
-"""What the viewer's SQL says differently over a SQLite and a PostgreSQL run store."""
+"""What the viewer's SQL (`_queries`) says differently over a SQLite and a PostgreSQL store."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ._queries import Filters
-
-__all__ = ["POSTGRES", "SQLITE", "Dialect", "read_errors"]
-
-
-def read_errors() -> tuple[type[Exception], ...]:
-    """What a failed read of either store raises."""
-    try:
-        import psycopg
-    except ImportError:
-        return (sqlite3.Error,)
-    return (sqlite3.Error, psycopg.Error)
+__all__ = ["POSTGRES", "SQLITE", "Dialect"]
 
 
 @dataclass(frozen=True)
@@ -66,9 +52,12 @@ class Dialect:
             "ORDER BY t.position LIMIT ? OFFSET ?"
         )
 
-    def where(self, filters: Filters) -> tuple[str, list[str]]:
-        """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
-        return _where_of(self, filters)
+    def where(self, suite: str, tag: str, q: str) -> tuple[str, list[str]]:
+        """SQL conditions on ``tests t`` (each starting with AND) and their parameters.
+
+        Tests in ``suite``, tagged ``tag``, containing ``q`` (each: no condition when empty).
+        """
+        return _where_of(self, suite, tag, q)
 
 
 SQLITE = Dialect(
@@ -116,20 +105,20 @@ POSTGRES = Dialect(
 )
 
 
-def _where_of(dialect: Dialect, filters: Filters) -> tuple[str, list[str]]:
+def _where_of(dialect: Dialect, suite: str, tag: str, q: str) -> tuple[str, list[str]]:
     """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
     clauses: list[str] = []
     params: list[str] = []
-    if filters.suite:
+    if suite:
         clauses.append(f"AND {dialect.suite} = ?")
-        params.append(filters.suite)
-    if filters.tag:
+        params.append(suite)
+    if tag:
         clauses.append(f"AND {dialect.tag}")
-        params.append(filters.tag)
-    if filters.q:
+        params.append(tag)
+    if q:
         # The text as stored (JSON): key, names, ids, file, input, and each trial's output
         # and messages. ASCII letters match in either case.
-        needle = filters.q.lower()
+        needle = q.lower()
         key = dialect.contains.format(column="t.test_key")
         meta = dialect.contains.format(column="t.meta")
         record = dialect.contains.format(column=dialect.record)
