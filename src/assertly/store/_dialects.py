@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["POSTGRES", "SQLITE", "Dialect"]
+__all__ = ["POSTGRES", "SQLITE", "VERDICT_WHEN", "Dialect"]
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,23 @@ SQLITE = Dialect(
     contains="instr(lower({column}), ?) > 0",
     record="assertly_text(x.record)",
 )
+# The verdict rule (`status_of_counts`, the one source) as the WHEN branches of an SQL CASE
+# over a test's trial counts p, f, e, s (passed, failed, error, skipped) and its pass
+# threshold thr. SQLite calls the Python rule itself (``assertly_status``, registered by the
+# store); PostgreSQL cannot, so this restates it, and tests/store/test_verdict_sql.py proves
+# the two agree on every combination of counts and thresholds, on SQLite and on PostgreSQL.
+VERDICT_WHEN = (
+    "WHEN p + f + e = 0 THEN (CASE WHEN s > 0 THEN 'skipped' ELSE 'error' END) "
+    "WHEN (thr = 'any' AND p > 0) OR (thr = 'majority' AND 2 * p > p + f + e) "
+    "OR (thr NOT IN ('any', 'majority') AND p = p + f + e) THEN 'passed' "
+    "WHEN f > 0 THEN 'failed' ELSE 'error'"
+)
 POSTGRES = Dialect(
     tie="seq",
     # The verdict as `status_of_counts` gives it, from the test's counts (c).
     verdicts=(
-        "SELECT test_key, position, CASE WHEN ? AND n = 0 THEN 'pending' "
-        "WHEN p + f + e = 0 THEN (CASE WHEN s > 0 THEN 'skipped' ELSE 'error' END) "
-        "WHEN (thr = 'any' AND p > 0) OR (thr = 'majority' AND 2 * p > p + f + e) "
-        "OR (thr NOT IN ('any', 'majority') AND p = p + f + e) THEN 'passed' "
-        "WHEN f > 0 THEN 'failed' ELSE 'error' END AS verdict FROM ("
+        f"SELECT test_key, position, CASE WHEN ? AND n = 0 THEN 'pending' {VERDICT_WHEN} "
+        "END AS verdict FROM ("
         "SELECT t.test_key AS test_key, t.position AS position, COUNT(r.trial) AS n, "
         "SUM(CASE WHEN r.status = 'passed' THEN 1 ELSE 0 END) AS p, "
         "SUM(CASE WHEN r.status = 'failed' THEN 1 ELSE 0 END) AS f, "
