@@ -8,7 +8,6 @@ neither each other nor anything that imports them, counting every import a modul
 
 from __future__ import annotations
 
-import ast
 import sqlite3
 from pathlib import Path
 
@@ -19,27 +18,10 @@ import assertly.viewer
 from assertly import StoreError
 from assertly.runner import TrialRecord
 from assertly.store import PostgresStore, RunStore, SQLiteStore, open_store
-from import_graph_support import find_cycle, modules_under, origin
+from import_graph_support import every_import_graph, find_cycle, modules_under
 
 STORE = modules_under(Path(assertly.store.__file__).parent)
 VIEWER = modules_under(Path(assertly.viewer.__file__).parent)
-
-
-def _every_import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """Each module and the modules of ``modules`` it imports anywhere in its source."""
-    graph: dict[str, set[str]] = {}
-    for module, path in modules.items():
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                targets |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                source = origin(module, path, node)
-                for alias in node.names:
-                    name = f"{source}.{alias.name}"
-                    targets.add(name if name in modules else source)
-        graph[module] = {target for target in targets if target in modules} - {module}
-    return graph
 
 
 def test_a_path_opens_sqlite_and_a_url_postgres(tmp_path: Path) -> None:
@@ -89,7 +71,7 @@ def test_open_store_refuses_a_missing_store(tmp_path: Path) -> None:
 
 
 def test_no_import_cycle_in_the_store_and_the_viewer_counting_every_import() -> None:
-    graph = _every_import_graph({**STORE, **VIEWER})
+    graph = every_import_graph({**STORE, **VIEWER})
     assert "assertly.store._base" in graph["assertly.store._sqlite"]
     assert "assertly.store._base" in graph["assertly.store._postgres"]
     cycle = find_cycle(graph)
@@ -97,7 +79,7 @@ def test_no_import_cycle_in_the_store_and_the_viewer_counting_every_import() -> 
 
 
 def test_the_kinds_import_neither_each_other_nor_the_package() -> None:
-    graph = _every_import_graph(STORE)
+    graph = every_import_graph(STORE)
     for kind, other in (("_sqlite", "_postgres"), ("_postgres", "_sqlite")):
         assert f"assertly.store.{other}" not in graph[f"assertly.store.{kind}"]
         assert "assertly.store" not in graph[f"assertly.store.{kind}"]
@@ -105,6 +87,6 @@ def test_the_kinds_import_neither_each_other_nor_the_package() -> None:
 
 
 def test_the_cycle_check_sees_a_type_only_import() -> None:
-    graph = _every_import_graph({**STORE, **VIEWER})
+    graph = every_import_graph({**STORE, **VIEWER})
     graph["assertly.store._dialects"].add("assertly.store._queries")  # the old TYPE_CHECKING one
     assert find_cycle(graph) is not None

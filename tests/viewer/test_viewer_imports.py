@@ -18,14 +18,13 @@ LOWER = ("assertly.runner", "assertly.store")
 
 
 def _imported(module: str, path: Path) -> set[str]:
-    """Every module ``module`` imports anywhere (functions and type-only blocks included)."""
+    """Every name ``module`` imports anywhere (functions and type-only blocks included)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.ImportFrom):
+            found |= {f"{origin(module, path, node)}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            source = origin(module, path, node)
-            found |= {f"{source}.{alias.name}" for alias in node.names}
     return found
 
 

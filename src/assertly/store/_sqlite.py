@@ -247,18 +247,7 @@ class SQLiteStore(PackedRecords, RunStore):
         *,
         batch: bool = False,
     ) -> None:
-        """Commit one finished trial, durably, before anything else happens.
-
-        Args:
-            run_id: The run.
-            test_key: The test.
-            trial: The trial number.
-            record: The trial record.
-            batch: Commit with the next ones (at most `BATCH_TRIALS` of them, and before any
-                other write): for verdicts that cost no agent call (recorded responses), where
-                a commit per trial would take longer than the judging. A crash loses at most
-                those uncommitted verdicts, which a resumed run judges again.
-        """
+        """Commit one finished trial in one statement (`RunStore.save_trial`)."""
         text = redacted_bytes(encode_record(record), self.redact)
         row = (
             run_id,
@@ -326,20 +315,7 @@ class SQLiteStore(PackedRecords, RunStore):
         records: bool = True,
         keep: Callable[[list[str], str | None], bool] | None = None,
     ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
-        """Each test's metadata with its trials, in run order, streamed (memory stays flat).
-
-        Args:
-            run_id: The run.
-            records: Trials as whole records; False gives only each trial's status (no JSON to
-                parse: enough for counting verdicts), and the metadata only ``key`` and
-                ``pass_threshold``.
-            keep: Given a test's trial statuses in trial order and its own pass threshold
-                (None: the run's), whether to yield the test; the records of the tests it
-                leaves out are never parsed.
-
-        Yields:
-            ``(meta, {trial: record or status})``; a test that never ran has no trials.
-        """
+        """Each test's metadata with its trials, in run order (`RunStore.iter_tests`)."""
         try:
             yield from self._iter_tests(run_id, records, keep)
         except sqlite3.Error as error:
