@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -186,7 +187,7 @@ class RunQueries:
         with self._open() as store:  # fails now, with a clear message, if it cannot be read
             self.shown = store.shown
 
-    def _open(self) -> Any:
+    def _open(self) -> AbstractContextManager[RunStore]:
         return open_store(self.store_path, must_exist=True, read_only=True)
 
     def _query(self, work: Callable[[RunStore, Any], Any]) -> Any:

@@ -392,6 +392,12 @@ class SQLiteStore(PackedRecords, RunStore):
         """Every row of a read (``?`` placeholders)."""
         return self._db.execute(sql, params).fetchall()
 
+    def _judge_row(self, sql: str, params: tuple[Any, ...]) -> Any:
+        try:
+            return self._db.execute(sql, params).fetchone()
+        except sqlite3.Error:  # a store made before the judge cache, opened read-only
+            return None
+
     def _reader(self) -> sqlite3.Connection:
         """The store's own connection, with the SQL functions of `SQLITE` (read-only ones).
 
