@@ -107,6 +107,26 @@ def import_graph(
     return graph
 
 
+def every_import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Like `import_graph`, counting every import in the source: type-only ones included.
+
+    ``from a import b`` is an edge to ``a.b`` when that is a module of ``modules``, else to ``a``.
+    """
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                source = origin(module, path, node)
+                for alias in node.names:
+                    name = f"{source}.{alias.name}"
+                    targets.add(name if name in modules else source)
+        graph[module] = {target for target in targets if target in modules} - {module}
+    return graph
+
+
 def reachable(graph: dict[str, set[str]], start: Iterable[str]) -> dict[str, list[str]]:
     """Every module importing ``start`` can import, each with one import path leading to it.
 

@@ -37,11 +37,11 @@ def test_reports_import_nothing_of_the_runner_even_lazily() -> None:
 def test_the_static_check_finds_a_path_to_the_runner() -> None:
     # The same walk on a graph with one added edge: proof the check above can fail.
     graph = import_graph(modules_under(PACKAGE), nested=True)
-    graph["assertly.compare._sides"].add("assertly.runner._verdict")
+    graph["assertly.compare._sides"].add("assertly.runner._entry")
     found = _runner_paths(graph)
-    assert {"assertly.runner", "assertly.runner._verdict", "assertly.runner._run"} <= set(found)
-    assert found["assertly.runner._verdict"].endswith(
-        "assertly.compare -> assertly.compare._sides -> assertly.runner._verdict"
+    assert {"assertly.runner", "assertly.runner._entry", "assertly.runner._run"} <= set(found)
+    assert found["assertly.runner._entry"].endswith(
+        "assertly.compare -> assertly.compare._sides -> assertly.runner._entry"
     )
 
 

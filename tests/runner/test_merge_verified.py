@@ -200,8 +200,7 @@ def test_the_records_digest_is_of_the_report_as_redacted(project: Project) -> No
     # A secret is redacted from a report after it is rendered: the digest is of what a reader
     # of the report sees, so a redacted shard report still merges.
     from assertly.reports._json import render_json
-    from assertly.runner._verdict import build_run
-    from assertly.store import RunStore
+    from assertly.store import RunStore, build_run
 
     target = _suite(project, failing={"t3"})
     for index in (1, 2):

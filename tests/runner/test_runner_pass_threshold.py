@@ -10,7 +10,7 @@ from typing import Any
 from runner_support import Project
 
 from assertly.runner import load_run
-from assertly.runner._verdict import StoredTests
+from assertly.store import StoredTests
 
 
 def _flaky(project: Project, test_id: str, **extra: Any) -> dict[str, Any]:

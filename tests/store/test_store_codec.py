@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from assertly import StoreError
-from assertly.store import RunStore
+from assertly.store import RunStore, SQLiteStore
 from assertly.store._codec import (
     DICTIONARY_AFTER,
     decode_meta,
@@ -207,7 +207,7 @@ def test_the_store_compresses_records_with_a_dictionary_and_reads_them(tmp_path:
     assert max(sizes[-20:]) < 150  # with the dictionary: a ~1 kB record in ~100 bytes
     store.close()
 
-    again = RunStore(tmp_path / "runs.sqlite", must_exist=True, read_only=True)
+    again = SQLiteStore(tmp_path / "runs.sqlite", must_exist=True, read_only=True)
     read = [trials[1] for _, trials in again.iter_tests("r")]
     assert read == records
     assert again.trials("r")["f::s::t7"][1] == records[7]

@@ -8,13 +8,14 @@ from .._records import (
     TestRecord,
     TrialRecord,
     pass_at_k,
+    test_status,
 )
+from ..store import build_run
 from ._entry import load_run, prepare, run
 from ._options import RunOptions, restore_options
 from ._recheck import recheck
 from ._run import Runner
 from ._selection import select_tests
-from ._verdict import build_run, test_status
 
 __all__ = [
     "EvalCaseRecord",

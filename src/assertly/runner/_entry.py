@@ -25,7 +25,7 @@ from ..loading import (
     load_config_plugins,
     load_paths,
 )
-from ..store import RunStore, new_run_id
+from ..store import RunStore, build_run, new_run_id, open_store
 from ..targets import parse_spec
 from ._judge_process import JudgeProcess
 from ._judge_process import wanted as judge_process_wanted
@@ -35,7 +35,6 @@ from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm
 from ._support import now_iso
-from ._verdict import build_run
 
 __all__ = ["load_run", "prepare", "run"]
 
@@ -95,12 +94,9 @@ def _restore(options: RunOptions) -> None:
     # and the rest.
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     store_path = options.store_path or load_config(config_file).store_path
-    with_store = RunStore(store_path, must_exist=True)
-    try:
+    with open_store(store_path, must_exist=True) as with_store:
         resumed_id = with_store.resolve_run_id(cast(str, options.resume))
         stored = with_store.run_info(resumed_id)["options"]
-    finally:
-        with_store.close()
     restore_options(options, stored)
     if isinstance(options.target, str) and is_masked_url(options.target):
         # Its password was never stored (masked): the command line must give it again.
@@ -143,7 +139,26 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
     store_location = options.store_path or config.store_path
     secrets = _known_secrets(options, config, store_location)
-    store = RunStore(store_location, redact=secrets)
+    with open_store(store_location, redact=secrets) as store:
+        record = _run_stored(store, options, config, tests, evals, problems, runner_class, listener)
+    if not evals and not record.tests and not options.shard:
+        # Filters can leave no line of a dataset, which is only known once it has been read.
+        raise ConfigError([Problem("paths", "no tests found (after filters)")])
+    return record
+
+
+def _run_stored(
+    store: RunStore,
+    options: RunOptions,
+    config: ConfigModel,
+    tests: TestPlan,
+    evals: list[EvalSuite],
+    problems: list[str],
+    runner_class: type[Runner],
+    listener: Listener | None,
+) -> RunRecord:
+    """Run in an open store: claim the run, call and judge its tests, give the claim up."""
+    secrets = store.redact  # the set itself: targets add theirs to it when they are built
     runner: Runner | None = None
     claimed: str | None = None
     try:
@@ -169,10 +184,6 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         if claimed is not None:
             with suppress(StoreError):
                 store.release_run(claimed)
-        store.close()
-    if not evals and not record.tests and not options.shard:
-        # Filters can leave no line of a dataset, which is only known once it has been read.
-        raise ConfigError([Problem("paths", "no tests found (after filters)")])
     return record
 
 
@@ -285,9 +296,5 @@ def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:
 
 def load_run(store_path: str, run_id: str) -> RunRecord:
     """Rebuild a stored run (for ``assertly report``)."""
-    store = RunStore(store_path, must_exist=True)
-    try:
-        resolved = store.resolve_run_id(run_id)
-        return build_run(store, resolved)
-    finally:
-        store.close()
+    with open_store(store_path, must_exist=True) as store:
+        return build_run(store, store.resolve_run_id(run_id))

@@ -30,12 +30,11 @@ from .._digests import combine_sums, plan_digest, records_digest, tests_sum
 from .._exceptions import StoreError
 from .._records import RunRecord
 from ..engine._jsonschema import first_error
-from ..store import RunStore, new_run_id
+from ..store import RunStore, build_run, new_run_id, open_store
 from ..store._files import is_sqlite_file, read_report
 from ._options import parse_shard
 from ._plan import describe_selection
 from ._selection import in_shard
-from ._verdict import build_run
 
 __all__ = ["merge_runs"]
 
@@ -59,11 +58,8 @@ class _Part:
     def tests(self) -> Iterator[tuple[dict[str, Any], dict[int, dict[str, Any]]]]:
         """Each test's metadata with its trial records, in run order."""
         if self.store is not None:
-            store = RunStore(self.store, must_exist=True, read_only=True)
-            try:
+            with open_store(self.store, must_exist=True, read_only=True) as store:
                 yield from store.iter_tests(self.run_id)
-            finally:
-                store.close()
             return
         assert self.report is not None
         for test in self.report.get("tests") or []:
@@ -139,14 +135,11 @@ def _open_part(name: str, store_path: str | None) -> _Part:
 
 
 def _stored_part(name: str, path: str | Path, run: str) -> _Part:
-    store = RunStore(str(path), must_exist=True, read_only=True)
-    try:
+    with open_store(str(path), must_exist=True, read_only=True) as store:
         run_id = store.resolve_run_id(run)
         info = store.run_info(run_id)
         evals = store.evals(run_id)
         location = store.location
-    finally:
-        store.close()
     options = info.get("options") or {}
     if not info.get("finished_at"):
         # A run killed or interrupted mid-test keeps the trials it finished: a test with 1 of
@@ -411,7 +404,12 @@ def merge_runs(sources: list[str], store_path: str) -> RunRecord:
     """
     parts = [_open_part(source, store_path) for source in sources]
     _check_shards(parts)
-    store = RunStore(store_path)
+    with open_store(store_path) as store:
+        return _merge_into(store, parts)
+
+
+def _merge_into(store: RunStore, parts: list[_Part]) -> RunRecord:
+    """Write the checked parts as one new run of ``store`` (removed again if that fails)."""
     run_id = new_run_id()
     started = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     threshold = next((part.threshold for part in parts if part.store is not None), "all")
@@ -445,8 +443,6 @@ def merge_runs(sources: list[str], store_path: str) -> RunRecord:
         with contextlib.suppress(StoreError):
             store.forget_run(run_id)
         raise
-    finally:
-        store.close()
 
 
 def _check_test_set(part: _Part, found: tuple[int, str]) -> None:

@@ -16,14 +16,13 @@ from typing import Any
 
 from .._records import RunRecord, StepRecord, TrialRecord
 from ..loading import Step, TestCase
-from ..store import RunStore, new_run_id
+from ..store import RunStore, build_run, new_run_id, open_store
 from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
 from ._plan import shard_plan, verdict_config
 from ._run import Runner
 from ._steps import Answer, StepFailure, judge_steps
 from ._support import now_iso, test_meta
-from ._verdict import build_run
 
 __all__ = ["recheck"]
 
@@ -40,7 +39,12 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         StoreError: The store or run cannot be read.
         ConfigError: The test files can no longer be loaded.
     """
-    store = RunStore(store_path)
+    with open_store(store_path) as store:
+        return _recheck_in(store, run_id, now)
+
+
+def _recheck_in(store: RunStore, run_id: str, now: datetime | None) -> RunRecord:
+    """`recheck` in an open store."""
     loop = asyncio.new_event_loop()  # for the judge of model-graded assertions, if any
     try:
         source_id = store.resolve_run_id(run_id)
@@ -87,7 +91,6 @@ def recheck(store_path: str, run_id: str, *, now: datetime | None = None) -> Run
         return run
     finally:
         loop.close()
-        store.close()
 
 
 async def _rejudge_all(

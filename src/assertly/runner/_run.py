@@ -18,10 +18,12 @@ from typing import Any
 from .._exceptions import TargetError
 from .._records import (
     EvalRecord,
+    PassThreshold,
     RunRecord,
     Status,
     StepRecord,
     TrialRecord,
+    test_status,
 )
 from ..engine import CheckContext
 from ..loading import (
@@ -32,7 +34,7 @@ from ..loading import (
     config_read,
     definition_digest,
 )
-from ..store import RunStore
+from ..store import RunStore, build_run
 from ..targets import Target, TargetRequest, TargetResponse, make_target, parse_spec
 from ..targets._base import metadata_from
 from ..targets._check import agent_warnings
@@ -52,7 +54,6 @@ from ._support import (
     raise_if_cancelled,
     run_hook,
 )
-from ._verdict import PassThreshold, build_run, test_status
 
 __all__ = ["Listener", "RunOptions", "Runner"]
 

@@ -1,5 +1,45 @@
-"""The crash-proof run store."""
+"""The crash-proof run store: SQLite files and PostgreSQL databases behind one `RunStore`.
 
-from ._sqlite import RunStore, new_run_id
+`RunStore` is the abstract store (`_base`); ``RunStore(location)`` opens a `SQLiteStore` or a
+`PostgresStore`, and `open_store` one for a ``with`` block. The run read model (`build_run`,
+`StoredTests`) and the viewer's paginated queries (`RunQueries`) read through it.
+"""
 
-__all__ = ["RunStore", "new_run_id"]
+from ._base import RunStore, new_run_id, open_store
+from ._postgres import PostgresStore
+from ._queries import (
+    DEFAULT_LIMIT,
+    FILTER_STATUSES,
+    MAX_LIMIT,
+    PENDING,
+    STATUSES,
+    Filters,
+    QueryError,
+    RunQueries,
+    TestPage,
+    check_params,
+    page_bounds,
+)
+from ._read_model import StoredTests, build_run
+from ._sqlite import SQLiteStore
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "FILTER_STATUSES",
+    "MAX_LIMIT",
+    "PENDING",
+    "STATUSES",
+    "Filters",
+    "PostgresStore",
+    "QueryError",
+    "RunQueries",
+    "RunStore",
+    "SQLiteStore",
+    "StoredTests",
+    "TestPage",
+    "build_run",
+    "check_params",
+    "new_run_id",
+    "open_store",
+    "page_bounds",
+]

@@ -7,7 +7,6 @@ run spent on the judge, summed over its resumptions.
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -52,21 +51,14 @@ CREATE TABLE IF NOT EXISTS judge_spend (
 class JudgeCache:
     """The ``judge_cache`` and ``judge_spend`` tables of a run store."""
 
-    _db: sqlite3.Connection
     redact: set[str]
 
     def _write(self) -> AbstractContextManager[Any]:
         raise NotImplementedError  # the store's own transaction
 
     def _judge_row(self, sql: str, params: tuple[Any, ...]) -> Any:
-        """One row of a read (``?`` placeholders); None when there is none.
-
-        SQLite here; the PostgreSQL store overrides it with its own reader.
-        """
-        try:
-            return self._db.execute(sql, params).fetchone()
-        except sqlite3.Error:  # a store made before the judge cache, opened read-only
-            return None
+        """One row of a read (``?`` placeholders); None when there is none (each kind's)."""
+        raise NotImplementedError
 
     def judge_reply(self, key: str) -> str | None:
         """The cached judge reply for a request digest, or None."""

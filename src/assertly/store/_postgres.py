@@ -38,11 +38,12 @@ from typing import Any
 
 from .._exceptions import StoreError
 from .._secrets import mask_url, safe_message, url_secrets
+from ._base import BATCH_TRIALS, RunStore, grouped_tests, redacted
 from ._codec import encode_meta, encode_record
+from ._dialects import POSTGRES
 from ._judge_cache import JUDGE_SCHEMA_POSTGRES
-from ._sqlite import BATCH_TRIALS, RunStore, _redacted, grouped_tests
 
-__all__ = ["PostgresRunStore", "is_postgres_url", "masked_url"]
+__all__ = ["PostgresStore"]
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -108,21 +109,14 @@ _TEST_COLUMNS = "run_id, test_key, position, pass_threshold, definition, meta"
 _SCHEMA_LOCK = 0x61737274  # "asrt": the advisory lock held while the schema is made
 
 
-def is_postgres_url(location: object) -> bool:
-    """Whether a ``--store`` value names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
-
-
-def masked_url(url: str) -> str:
-    """The URL as it may be shown: its password replaced by ``****`` (`mask_url`)."""
-    return mask_url(url)
-
-
-class PostgresRunStore(RunStore):
+class PostgresStore(RunStore):
     """A PostgreSQL database holding every run of a project (see the module docstring).
 
     Made by `RunStore` when its location is a ``postgresql://`` URL; same methods.
     """
+
+    dialect = POSTGRES
+    by_url = True
 
     _TIE = "seq"  # orders runs started at the same instant (SQLite: rowid)
     _READ_CLAIM = "SELECT pid, host, since FROM writers WHERE run_id = ? FOR UPDATE"
@@ -141,7 +135,7 @@ class PostgresRunStore(RunStore):
         read_only: bool = False,
     ) -> None:
         self.url = str(path)
-        self.path = Path(masked_url(self.url))  # only ever shown
+        self.path = Path(mask_url(self.url))  # only ever shown
         self.redact = redact if redact is not None else set()
         self._pending_rows: list[tuple[Any, ...]] = []
         self._pending = 0
@@ -170,7 +164,7 @@ class PostgresRunStore(RunStore):
     @property
     def shown(self) -> str:
         """The store as messages name it (no password)."""
-        return masked_url(self.url)
+        return mask_url(self.url)
 
     @property
     def location(self) -> str:
@@ -364,7 +358,7 @@ class PostgresRunStore(RunStore):
             db.execute(
                 "INSERT INTO runs (run_id, started_at, options) VALUES (?, ?, ?) "
                 "ON CONFLICT (run_id) DO NOTHING",
-                (run_id, started_at, _redacted(options, self.redact)),
+                (run_id, started_at, redacted(options, self.redact)),
             )
 
     def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
@@ -378,7 +372,7 @@ class PostgresRunStore(RunStore):
                 position,
                 meta.get("pass_threshold"),
                 meta.get("definition"),
-                _redacted(encode_meta(meta), self.redact),
+                redacted(encode_meta(meta), self.redact),
             )
             for position, meta in enumerate(metas, start=start)
         ]
@@ -402,7 +396,7 @@ class PostgresRunStore(RunStore):
             test_key,
             trial,
             record["status"],
-            _redacted(encode_record(record), self.redact),
+            redacted(encode_record(record), self.redact),
             time.time(),
             record.get("score"),
         )
@@ -424,7 +418,7 @@ class PostgresRunStore(RunStore):
             db.execute(
                 "INSERT INTO evals (run_id, file, record) VALUES (?, ?, ?) "
                 "ON CONFLICT (run_id, file) DO UPDATE SET record = EXCLUDED.record",
-                (run_id, file, _redacted(record, self.redact)),
+                (run_id, file, redacted(record, self.redact)),
             )
 
     def bless(self, run_id: str, blessed_at: str) -> None:
@@ -509,6 +503,12 @@ class PostgresRunStore(RunStore):
     def _has_score_column(self) -> bool:
         return True
 
+    def _reader(self) -> _Connection:
+        return _Connection(self._pg)
+
+    def _read_errors(self) -> tuple[type[Exception], ...]:
+        return (self._errors,)
+
 
 class _Connection:
     """The SQLite-style ``execute``/``executemany`` (``?`` placeholders) over psycopg.
@@ -525,3 +525,11 @@ class _Connection:
     def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         with self._connection.cursor() as cursor:
             cursor.executemany(sql.replace("?", "%s"), rows)
+
+
+def _opens(location: object) -> bool:
+    """Whether a store location names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+
+
+PostgresStore.register(_opens)

@@ -11,27 +11,21 @@ from __future__ import annotations
 import functools
 import sqlite3
 import time
-import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import orjson
-
 from .._exceptions import StoreError
-from .._json import to_json_bytes
-from .._secrets import json_is_clean, redact_value
-from ._claims import RunClaims
+from .._records import PassThreshold, status_of_counts
+from ._base import BATCH_TRIALS, RunStore, grouped_tests, redacted, redacted_bytes
 from ._codec import encode_meta, encode_record
-from ._judge_cache import JUDGE_SCHEMA, JudgeCache
+from ._dialects import SQLITE
+from ._judge_cache import JUDGE_SCHEMA
 from ._packing import PackedRecords
-from ._reads import StoreReads, loads_record
 from ._schema import SCHEMA_VERSION, check_schema
 
-__all__ = ["RunStore", "new_run_id"]
+__all__ = ["SQLiteStore"]
 
 _SCHEMA = (
     """
@@ -94,7 +88,7 @@ def _reading(method: _Method) -> _Method:
     """Turn an SQLite error while reading (a damaged file) into one clear `StoreError`."""
 
     @functools.wraps(method)
-    def read(self: RunStore, *args: Any, **kwargs: Any) -> Any:
+    def read(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as error:
@@ -103,92 +97,24 @@ def _reading(method: _Method) -> _Method:
     return cast(_Method, read)
 
 
-def grouped_tests(
-    rows: Iterable[Any],
-    records: bool,
-    keep: Callable[[list[str], str | None], bool] | None,
-    store: StoreReads,
-) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
-    """`RunStore.iter_tests` from its rows, in run order and trial order.
-
-    Each row: ``(test_key, pass_threshold, trial, status, record, meta)``; a test that never
-    ran has one row whose trial is NULL. ``store`` reads the stored records and metadata.
-    """
-    read, read_meta = store._record, store._meta
-    for test_key, group in groupby(rows, key=itemgetter(0)):
-        found = list(group)
-        threshold = found[0][1]
-        trials = [row[2:5] for row in found if row[2] is not None]
-        if keep is not None and not keep([status for _, status, _ in trials], threshold):
-            continue
-        if records:
-            yield (
-                read_meta(found[0][5], test_key),
-                {trial: read(record, test_key) for trial, _, record in trials},
-            )
-        else:
-            meta = {"key": test_key, "pass_threshold": threshold}
-            yield meta, {trial: status for trial, status, _ in trials}
-
-
-def new_run_id() -> str:
-    """A sortable, unique run id: UTC time plus a random suffix."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
-
-
-def _redacted(value: Any, secrets: set[str]) -> str:
-    """``value`` as stored JSON text, every spelling of every secret redacted."""
-    return _redacted_bytes(value, secrets).decode()
-
-
-def _redacted_bytes(value: Any, secrets: set[str]) -> bytes:
-    """``value`` as stored JSON text (UTF-8), every spelling of every secret redacted.
-
-    Serialised once when no secret can be in it (the common case), walked only when one may.
-    """
-    if not secrets:
-        return to_json_bytes(value, keep_surrogates=True)
-    try:  # orjson's own text (the stdlib's fallback escapes differently: walked instead)
-        data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-    except (TypeError, orjson.JSONEncodeError):
-        return to_json_bytes(redact_value(value, secrets), keep_surrogates=True)
-    if json_is_clean(data, secrets):
-        return data  # what `to_json_bytes` writes when orjson can
-    return to_json_bytes(redact_value(value, secrets), keep_surrogates=True)
-
-
-_loads = loads_record  # the name the store's modules (and the viewer) read records by
-
-
 _SAVE_TRIAL = (
     "INSERT OR REPLACE INTO trials (run_id, test_key, trial, status, record, saved_at, score) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-# Trials saved with batch=True that may share one commit.
-BATCH_TRIALS = 256
-_POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 
-class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
-    """A SQLite file holding every run of a project.
-
-    ``RunStore("postgresql://…")`` opens a PostgreSQL store instead (`PostgresRunStore`, the
-    ``assertly[postgres]`` extra): same methods, same behaviour, as `pathlib.Path` makes the
-    path class of its system.
+class SQLiteStore(PackedRecords, RunStore):
+    """A SQLite file holding every run of a project (`RunStore` opens one for a path).
 
     Args:
         path: The database file (created with its directory when missing).
         redact: Secrets to remove, in every spelling, from every string written (the set is
             kept, not copied, so secrets added later are redacted too).
         must_exist: Raise `StoreError` instead of creating a missing file.
+        read_only: Open the file read-only (``mode=ro``).
     """
 
-    def __new__(cls, path: str | Path, **_: Any) -> RunStore:
-        if cls is RunStore and isinstance(path, str) and path.startswith(_POSTGRES_PREFIXES):
-            from ._postgres import PostgresRunStore
-
-            return super().__new__(PostgresRunStore)
-        return super().__new__(cls)
+    dialect = SQLITE
 
     @property
     def location(self) -> str:
@@ -216,6 +142,7 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         # built, which is after the store was opened.
         self.redact = redact if redact is not None else set()
         self._pending = 0  # batched trials written but not committed
+        self._functions = False  # whether `_reader` registered its SQL functions
         self._start_packing()
         if read_only:
             try:
@@ -296,37 +223,8 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, started_at, options) VALUES (?, ?, ?)",
-                (run_id, started_at, _redacted(options, self.redact)),
+                (run_id, started_at, redacted(options, self.redact)),
             )
-
-    def finish_run(
-        self,
-        run_id: str,
-        finished_at: str,
-        duration_ms: float,
-        warnings: list[str] | None = None,
-        problems: list[str] | None = None,
-    ) -> None:
-        """Mark a run finished, keeping the warnings and problems it raised.
-
-        Kept for re-rendered reports: a problem (a failed suite cleanup) fails the run.
-        """
-        with self._write() as db:
-            db.execute(
-                "UPDATE runs SET finished_at = ?, duration_ms = ? WHERE run_id = ?",
-                (finished_at, duration_ms, run_id),
-            )
-            if warnings or problems:
-                row = db.execute("SELECT options FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                if row is not None:
-                    options = _loads(row[0])
-                    for name, added in (("warnings", warnings), ("problems", problems)):
-                        kept = options.get(name) or []
-                        options[name] = [*kept, *(w for w in added or () if w not in kept)]
-                    db.execute(
-                        "UPDATE runs SET options = ? WHERE run_id = ?",
-                        (_redacted(options, self.redact), run_id),
-                    )
 
     def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
         """Record tests of a run (metadata for reports), at positions from ``start`` on."""
@@ -335,7 +233,7 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
                 "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
                 "VALUES (?, ?, ?, ?)",
                 [
-                    (run_id, meta["key"], position, _redacted(encode_meta(meta), self.redact))
+                    (run_id, meta["key"], position, redacted(encode_meta(meta), self.redact))
                     for position, meta in enumerate(metas, start=start)
                 ],
             )
@@ -349,19 +247,8 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         *,
         batch: bool = False,
     ) -> None:
-        """Commit one finished trial, durably, before anything else happens.
-
-        Args:
-            run_id: The run.
-            test_key: The test.
-            trial: The trial number.
-            record: The trial record.
-            batch: Commit with the next ones (at most `BATCH_TRIALS` of them, and before any
-                other write): for verdicts that cost no agent call (recorded responses), where
-                a commit per trial would take longer than the judging. A crash loses at most
-                those uncommitted verdicts, which a resumed run judges again.
-        """
-        text = _redacted_bytes(encode_record(record), self.redact)
+        """Commit one finished trial in one statement (`RunStore.save_trial`)."""
+        text = redacted_bytes(encode_record(record), self.redact)
         row = (
             run_id,
             test_key,
@@ -396,7 +283,7 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         with self._write() as db:
             db.execute(
                 "INSERT OR REPLACE INTO evals (run_id, file, record) VALUES (?, ?, ?)",
-                (run_id, file, _redacted(record, self.redact)),
+                (run_id, file, redacted(record, self.redact)),
             )
 
     def bless(self, run_id: str, blessed_at: str) -> None:
@@ -406,19 +293,6 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
                 "INSERT OR REPLACE INTO baseline (id, run_id, blessed_at) VALUES (1, ?, ?)",
                 (run_id, blessed_at),
             )
-
-    def forget_trials(self, run_id: str, test_keys: list[str]) -> None:
-        """Drop the stored trials and metadata of tests (resumed, with a changed definition)."""
-        with self._write() as db:
-            for key in test_keys:
-                db.execute("DELETE FROM trials WHERE run_id = ? AND test_key = ?", (run_id, key))
-                db.execute("DELETE FROM tests WHERE run_id = ? AND test_key = ?", (run_id, key))
-
-    def forget_run(self, run_id: str) -> None:
-        """Remove a run and everything stored with it (a merge that could not finish)."""
-        with self._write() as db:
-            for table in ("trials", "tests", "evals", "writers", "runs"):
-                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
     @_reading
     def definitions(self, run_id: str) -> dict[str, str]:
@@ -441,20 +315,7 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         records: bool = True,
         keep: Callable[[list[str], str | None], bool] | None = None,
     ) -> Iterator[tuple[dict[str, Any], dict[int, Any]]]:
-        """Each test's metadata with its trials, in run order, streamed (memory stays flat).
-
-        Args:
-            run_id: The run.
-            records: Trials as whole records; False gives only each trial's status (no JSON to
-                parse: enough for counting verdicts), and the metadata only ``key`` and
-                ``pass_threshold``.
-            keep: Given a test's trial statuses in trial order and its own pass threshold
-                (None: the run's), whether to yield the test; the records of the tests it
-                leaves out are never parsed.
-
-        Yields:
-            ``(meta, {trial: record or status})``; a test that never ran has no trials.
-        """
+        """Each test's metadata with its trials, in run order (`RunStore.iter_tests`)."""
         try:
             yield from self._iter_tests(run_id, records, keep)
         except sqlite3.Error as error:
@@ -531,6 +392,27 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         """Every row of a read (``?`` placeholders)."""
         return self._db.execute(sql, params).fetchall()
 
+    def _judge_row(self, sql: str, params: tuple[Any, ...]) -> Any:
+        try:
+            return self._db.execute(sql, params).fetchone()
+        except sqlite3.Error:  # a store made before the judge cache, opened read-only
+            return None
+
+    def _reader(self) -> sqlite3.Connection:
+        """The store's own connection, with the SQL functions of `SQLITE` (read-only ones).
+
+        ``assertly_status`` is the verdict rule itself (`status_of_counts`), so SQL never
+        restates it; ``assertly_text`` the text of a compressed record, for searches.
+        """
+        if not self._functions:
+            self._db.create_function("assertly_status", 5, _counts_status, deterministic=True)
+            self._db.create_function("assertly_text", 1, self.record_text, deterministic=True)
+            self._functions = True
+        return self._db
+
+    def _read_errors(self) -> tuple[type[Exception], ...]:
+        return (sqlite3.Error,)
+
     def _has_score_column(self) -> bool:
         columns = self._db.execute("PRAGMA table_info(trials)").fetchall()
         return any(column[1] == "score" for column in columns)
@@ -544,3 +426,10 @@ class RunStore(PackedRecords, StoreReads, RunClaims, JudgeCache):
         ):
             found.setdefault(test_key, {})[trial] = self._record(record, test_key)
         return found
+
+
+def _counts_status(passed: int, failed: int, errored: int, skipped: int, threshold: str) -> str:
+    return status_of_counts(passed, failed, errored, skipped, cast(PassThreshold, threshold))
+
+
+SQLiteStore.register(None)  # the default: any location no other kind opens

@@ -75,12 +75,8 @@ def _offsets(tests: int) -> Iterable[int]:
 def _whole_run_json(site: Site, run_id: str, tests: int) -> bytes:
     """The run in the JSON report's shape with every test (one page as big as the run)."""
     from ..reports._json import render_json
-    from ..runner import build_run
-    from ..store import RunStore
+    from ..store import build_run, open_store
 
     del tests
-    store = RunStore(site.queries.store_path, must_exist=True, read_only=True)
-    try:
+    with open_store(site.queries.store_path, must_exist=True, read_only=True) as store:
         return render_json(build_run(store, run_id))
-    finally:
-        store.close()

@@ -1,24 +1,10 @@
-"""What the viewer's SQL says differently over a SQLite and a PostgreSQL run store."""
+"""What the viewer's SQL (`_queries`) says differently over a SQLite and a PostgreSQL store."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ._queries import Filters
-
-__all__ = ["POSTGRES", "SQLITE", "Dialect", "read_errors"]
-
-
-def read_errors() -> tuple[type[Exception], ...]:
-    """What a failed read of either store raises."""
-    try:
-        import psycopg
-    except ImportError:
-        return (sqlite3.Error,)
-    return (sqlite3.Error, psycopg.Error)
+__all__ = ["POSTGRES", "SQLITE", "VERDICT_WHEN", "Dialect"]
 
 
 @dataclass(frozen=True)
@@ -66,9 +52,12 @@ class Dialect:
             "ORDER BY t.position LIMIT ? OFFSET ?"
         )
 
-    def where(self, filters: Filters) -> tuple[str, list[str]]:
-        """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
-        return _where_of(self, filters)
+    def where(self, suite: str, tag: str, q: str) -> tuple[str, list[str]]:
+        """SQL conditions on ``tests t`` (each starting with AND) and their parameters.
+
+        Tests in ``suite``, tagged ``tag``, containing ``q`` (each: no condition when empty).
+        """
+        return _where_of(self, suite, tag, q)
 
 
 SQLITE = Dialect(
@@ -88,15 +77,23 @@ SQLITE = Dialect(
     contains="instr(lower({column}), ?) > 0",
     record="assertly_text(x.record)",
 )
+# The verdict rule (`status_of_counts`, the one source) as the WHEN branches of an SQL CASE
+# over a test's trial counts p, f, e, s (passed, failed, error, skipped) and its pass
+# threshold thr. SQLite calls the Python rule itself (``assertly_status``, registered by the
+# store); PostgreSQL cannot, so this restates it, and tests/store/test_verdict_sql.py proves
+# the two agree on every combination of counts and thresholds, on SQLite and on PostgreSQL.
+VERDICT_WHEN = (
+    "WHEN p + f + e = 0 THEN (CASE WHEN s > 0 THEN 'skipped' ELSE 'error' END) "
+    "WHEN (thr = 'any' AND p > 0) OR (thr = 'majority' AND 2 * p > p + f + e) "
+    "OR (thr NOT IN ('any', 'majority') AND p = p + f + e) THEN 'passed' "
+    "WHEN f > 0 THEN 'failed' ELSE 'error'"
+)
 POSTGRES = Dialect(
     tie="seq",
     # The verdict as `status_of_counts` gives it, from the test's counts (c).
     verdicts=(
-        "SELECT test_key, position, CASE WHEN ? AND n = 0 THEN 'pending' "
-        "WHEN p + f + e = 0 THEN (CASE WHEN s > 0 THEN 'skipped' ELSE 'error' END) "
-        "WHEN (thr = 'any' AND p > 0) OR (thr = 'majority' AND 2 * p > p + f + e) "
-        "OR (thr NOT IN ('any', 'majority') AND p = p + f + e) THEN 'passed' "
-        "WHEN f > 0 THEN 'failed' ELSE 'error' END AS verdict FROM ("
+        f"SELECT test_key, position, CASE WHEN ? AND n = 0 THEN 'pending' {VERDICT_WHEN} "
+        "END AS verdict FROM ("
         "SELECT t.test_key AS test_key, t.position AS position, COUNT(r.trial) AS n, "
         "SUM(CASE WHEN r.status = 'passed' THEN 1 ELSE 0 END) AS p, "
         "SUM(CASE WHEN r.status = 'failed' THEN 1 ELSE 0 END) AS f, "
@@ -116,20 +113,20 @@ POSTGRES = Dialect(
 )
 
 
-def _where_of(dialect: Dialect, filters: Filters) -> tuple[str, list[str]]:
+def _where_of(dialect: Dialect, suite: str, tag: str, q: str) -> tuple[str, list[str]]:
     """SQL conditions on ``tests t`` (each starting with AND) and their parameters."""
     clauses: list[str] = []
     params: list[str] = []
-    if filters.suite:
+    if suite:
         clauses.append(f"AND {dialect.suite} = ?")
-        params.append(filters.suite)
-    if filters.tag:
+        params.append(suite)
+    if tag:
         clauses.append(f"AND {dialect.tag}")
-        params.append(filters.tag)
-    if filters.q:
+        params.append(tag)
+    if q:
         # The text as stored (JSON): key, names, ids, file, input, and each trial's output
         # and messages. ASCII letters match in either case.
-        needle = filters.q.lower()
+        needle = q.lower()
         key = dialect.contains.format(column="t.test_key")
         meta = dialect.contains.format(column="t.meta")
         record = dialect.contains.format(column=dialect.record)

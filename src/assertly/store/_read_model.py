@@ -23,12 +23,13 @@ from .._records import (
     status_of_counts,
     test_status,
 )
-from ..store import RunStore
+from ._base import RunStore
 
 __all__ = [
     "PassThreshold",
     "StoredTests",
     "build_run",
+    "eval_records",
     "status_of",
     "status_of_counts",
     "test_status",
@@ -103,8 +104,7 @@ class StoredTests(Sequence[TestRecord]):
         if self._kept is not None:
             yield from self._kept
             return
-        store = self._open()
-        try:
+        with self._open() as store:
             # A small run is kept after its first full pass: the console summary and each
             # report read it again, and parsing every record once more cost a tenth of a run.
             kept: list[TestRecord] | None = [] if self._small(store) else None
@@ -113,8 +113,6 @@ class StoredTests(Sequence[TestRecord]):
                 if kept is not None:
                     kept.append(record)
                 yield record
-        finally:
-            store.close()
         self._kept = kept
 
     def not_passed(self) -> Iterator[TestRecord]:
@@ -130,12 +128,9 @@ class StoredTests(Sequence[TestRecord]):
         def failing(statuses: list[str], threshold: Any) -> bool:
             return status_of(statuses, threshold or self.threshold) in _NOT_PASSED
 
-        store = self._open()
-        try:
+        with self._open() as store:
             for meta, by_trial in store.iter_tests(self.run_id, keep=failing):
                 yield _test_record(meta, by_trial, self.threshold)
-        finally:
-            store.close()
 
     def _small(self, store: RunStore) -> bool:
         if len(self) > KEEP_TESTS:
@@ -144,11 +139,8 @@ class StoredTests(Sequence[TestRecord]):
 
     def __len__(self) -> int:
         if self._length is None:
-            store = self._open()
-            try:
+            with self._open() as store:
                 self._length = store.count_tests(self.run_id)
-            finally:
-                store.close()
         return self._length
 
     @overload
@@ -169,14 +161,11 @@ class StoredTests(Sequence[TestRecord]):
         """Tests by final status, from the trials' statuses (no record is parsed)."""
         if self._counts is None:
             counts: dict[Status, int] = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
-            store = self._open()
-            try:
+            with self._open() as store:
                 for meta, by_trial in store.iter_tests(self.run_id, records=False):
                     statuses = [by_trial[number] for number in sorted(by_trial)]
                     threshold = meta["pass_threshold"] or self.threshold
                     counts[status_of(statuses, threshold) if statuses else "error"] += 1
-            finally:
-                store.close()
             self._counts = counts
         return self._counts
 
@@ -186,16 +175,7 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
     info = store.run_info(run_id)
     options = info.get("options", {})
     threshold: PassThreshold = options.get("pass_threshold", "all")
-    evals = [
-        EvalRecord(
-            file=data["file"],
-            score=data["score"],
-            threshold=data["threshold"],
-            passed=data["passed"],
-            cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
-        )
-        for data in store.evals(run_id)
-    ]
+    evals = eval_records(store.evals(run_id))
     return RunRecord(
         run_id=run_id,
         started_at=info.get("started_at", ""),
@@ -208,3 +188,17 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         plan=options.get("plan"),
         judge=store.judge_spend(run_id),
     )
+
+
+def eval_records(stored: list[dict[str, Any]]) -> list[EvalRecord]:
+    """A run's eval suites from their stored records (`RunStore.evals`)."""
+    return [
+        EvalRecord(
+            file=data["file"],
+            score=data["score"],
+            threshold=data["threshold"],
+            passed=data["passed"],
+            cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
+        )
+        for data in stored
+    ]
