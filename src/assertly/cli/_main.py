@@ -14,16 +14,20 @@ from typing import Any
 
 import click
 
-from . import __version__
-from ._cli_compare import (
+from .. import __version__
+from .._exceptions import AssertlyError, ConfigError, Problem
+from .._frontend import check_report_paths, parse_facts, parse_now_option
+from .._secrets import safe_message
+from .._terminal import inert_json, terminal_safe
+from ._compare import (
     allow_options,
     allowances,
     apply_run_gates,
     bless_command,
     diff_command,
 )
-from ._cli_merge import merge_command
-from ._cli_support import (
+from ._merge import merge_command
+from ._support import (
     EXIT_FAILED,
     EXIT_PASSED,
     EXIT_USAGE,
@@ -36,11 +40,7 @@ from ._cli_support import (
     usage_errors,
     write_reports,
 )
-from ._cli_view import view_command
-from ._exceptions import AssertlyError, ConfigError, Problem
-from ._frontend import check_report_paths, parse_facts, parse_now_option
-from ._secrets import safe_message
-from ._terminal import inert_json, terminal_safe
+from ._view import view_command
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15), as shells report it
@@ -142,8 +142,8 @@ def check_command(
     output_format: str,
 ) -> None:
     """Judge one response against an expectation."""
-    from .engine import compile as compile_expectation
-    from .loading import load_located_argument, located_in_file, read_text_argument
+    from ..engine import compile as compile_expectation
+    from ..loading import load_located_argument, located_in_file, read_text_argument
 
     try:
         data, source = load_located_argument(expect_argument, "expectation")
@@ -195,7 +195,7 @@ def _unwrap(data: Any) -> tuple[Any, float | None, Any, tuple[str, ...]]:
 
 
 def _load_context(argument: str | None) -> dict[str, Any] | None:
-    from .loading import load_data_argument
+    from ..loading import load_data_argument
 
     if argument is None:
         return None
@@ -223,7 +223,7 @@ def _parse_now(now: str | None) -> datetime | None:
 
 
 def _echo_json(data: Any) -> None:
-    from ._json import to_json_bytes
+    from .._json import to_json_bytes
 
     sys.stdout.write(inert_json(to_json_bytes(data, indent=True)).decode() + "\n")
 
@@ -232,7 +232,7 @@ def _echo_text(result: Any) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from .reports._check_text import render_check
+    from ..reports._check_text import render_check
 
     console = Console(highlight=False, soft_wrap=True)
     for line, style in render_check(result):
@@ -378,10 +378,10 @@ def run_command(
 ) -> None:
     """Run agent test files and workflow eval sections."""
     allow = allowances(kwargs)
-    from .reports import ConsoleReporter
-    from .runner import RunOptions
-    from .runner import run as run_tests
-    from .runner._signals import Terminated
+    from ..reports import ConsoleReporter
+    from ..runner import RunOptions
+    from ..runner import run as run_tests
+    from ..runner._signals import Terminated
 
     with usage_errors():
         outputs = _check_outputs(outputs)
@@ -399,7 +399,7 @@ def run_command(
             raise ConfigError([Problem("paths", "give at least one test file or directory")])
         base_side = None
         if baseline is not None:
-            from .compare import open_side
+            from ..compare import open_side
 
             # Before the run: `last` is the run before this one, not this one.
             base_side = open_side(baseline, options.store_path or default_store(must_exist=False))
@@ -441,7 +441,7 @@ def run_command(
 
 def _same_run(run_id: str, options: Any) -> bool:
     """Whether ``--resume`` names ``run_id``."""
-    from .store import RunStore
+    from ..store import RunStore
 
     store = RunStore(options.store_path or default_store(), must_exist=True, read_only=True)
     try:
@@ -467,14 +467,14 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     """
     from pathlib import Path
 
-    from .loading import (
+    from ..loading import (
         check_against_config,
         find_config,
         load_config,
         load_config_plugins,
         load_paths,
     )
-    from .targets._check import check_agents
+    from ..targets._check import check_agents
 
     with usage_errors():
         config_file = Path(config_path) if config_path else find_config(Path.cwd())
@@ -526,7 +526,7 @@ def _count(number: int, noun: str) -> str:
 @store_option
 def report_command(run_id: str, outputs: tuple[str, ...], store_path: str | None) -> None:
     """Re-render a stored run without re-running it."""
-    from .runner import load_run
+    from ..runner import load_run
 
     with usage_errors():
         _check_outputs(outputs)
@@ -543,8 +543,8 @@ def recheck_command(
     run_id: str, outputs: tuple[str, ...], store_path: str | None, now: str | None
 ) -> None:
     """Re-judge a stored run's responses with the current test files (no target calls)."""
-    from .reports import ConsoleReporter
-    from .runner import recheck
+    from ..reports import ConsoleReporter
+    from ..runner import recheck
 
     with usage_errors():
         _check_outputs(outputs)
@@ -560,11 +560,11 @@ def recheck_command(
 def schema_command(kind: str) -> None:
     """Print the JSON Schema of a file format (for editors), or of the JSON report."""
     if kind == "report":
-        from .reports._report_schema import report_schema
+        from ..reports._report_schema import report_schema
 
         _echo_json(report_schema())
         return
-    from .loading import json_schemas
+    from ..loading import json_schemas
 
     _echo_json(json_schemas()[kind])
 

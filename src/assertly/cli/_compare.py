@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._cli_support import (
+from ._support import (
     EXIT_FAILED,
     EXIT_PASSED,
     default_store,
@@ -56,7 +56,7 @@ def allow_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def allowances(options: dict[str, Any]) -> Any:
     """The `Allowances` the ``--allow-…`` options give, popped from a command's keywords."""
-    from .compare import Allowances
+    from ..compare import Allowances
 
     return Allowances(
         removed=bool(options.pop("allow_removed")),
@@ -121,8 +121,8 @@ def diff_command(
     to JSON reports. The exit code follows the same rules as ``run --baseline`` (one line
     on stderr for each broken rule, then the decision).
     """
-    from .compare import baseline_verdict, compare_runs, open_side
-    from .reports._diff import render_diff_markdown, render_diff_text, write_diff_json
+    from ..compare import baseline_verdict, compare_runs, open_side
+    from ..reports._diff import render_diff_markdown, render_diff_text, write_diff_json
 
     with usage_errors():
         store = store_path
@@ -131,7 +131,7 @@ def diff_command(
         diff = compare_runs(open_side(base, store), open_side(candidate, store), alpha=alpha)
     if output_format == "json":
         if output:
-            from .reports._write import replace_file
+            from ..reports._write import replace_file
 
             write_or_fail(output, lambda: replace_file(output, lambda h: write_diff_json(diff, h)))
         else:
@@ -140,7 +140,7 @@ def diff_command(
     else:
         text = render_diff_text(diff) if output_format == "text" else render_diff_markdown(diff)
         if output:
-            from .reports._write import replace_file
+            from ..reports._write import replace_file
 
             data = text.encode("utf-8", "backslashreplace")
             write_or_fail(output, lambda: replace_file(output, lambda h: h.write(data)))
@@ -170,7 +170,7 @@ def bless_command(run_id: str, store_path: str | None) -> None:
     """Mark a run as the project's baseline: `--baseline blessed` and `diff blessed …` use it."""
     from datetime import UTC, datetime
 
-    from .store import RunStore
+    from ..store import RunStore
 
     with usage_errors():
         store = RunStore(store_path or default_store(), must_exist=True)
@@ -198,8 +198,8 @@ def apply_run_gates(
 
     Regressions first, then one line for each broken rule, then the decision.
     """
-    from .compare import apply_gates, open_side
-    from .reports._diff import render_diff_text
+    from ..compare import apply_gates, open_side
+    from ..reports._diff import render_diff_text
 
     with usage_errors():
         candidate = None

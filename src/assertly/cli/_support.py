@@ -13,9 +13,9 @@ from typing import Any
 
 import click
 
-from ._exceptions import AssertlyError, ConfigError
-from ._secrets import safe_message
-from ._terminal import terminal_safe
+from .._exceptions import AssertlyError, ConfigError
+from .._secrets import safe_message
+from .._terminal import terminal_safe
 
 __all__ = [
     "EXIT_FAILED",
@@ -66,7 +66,7 @@ def default_store(*, must_exist: bool = True) -> str:
     """The run store the config in the working directory (or above) names."""
     from pathlib import Path
 
-    from .loading import find_config, load_config
+    from ..loading import find_config, load_config
 
     del must_exist  # the store is opened (and checked) by whoever reads it
     return load_config(find_config(Path.cwd())).store_path
@@ -108,7 +108,7 @@ def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None =
 
     Without gates: 0 when the run passed and 1 otherwise.
     """
-    from .reports import write_report
+    from ..reports import write_report
 
     for output in outputs:
         try:
@@ -145,7 +145,7 @@ def checked_shard(value: str | None) -> str | None:
     """``--shard I/N`` as given, once it is known to be well formed (a usage error if not)."""
     if value is None:
         return None
-    from .runner._options import parse_shard
+    from ..runner._options import parse_shard
 
     try:
         parse_shard(value)
