@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,12 +17,15 @@ from ._support import (
     write_or_fail,
 )
 
+if TYPE_CHECKING:
+    from ..compare import GateDecision
+
 __all__ = [
     "allow_options",
     "allowances",
-    "apply_run_gates",
     "bless_command",
     "diff_command",
+    "print_gates",
 ]
 
 # The options that accept deliberately what a baseline gate fails by default (issue 28):
@@ -186,35 +189,16 @@ def bless_command(run_id: str, store_path: str | None) -> None:
     )
 
 
-def apply_run_gates(
-    record: Any,
-    options: Any,
-    min_pass_rate: float | None,
-    base_side: Any,
-    max_regressions: int,
-    allow: Any,
-) -> int:
-    """Print what ``run``'s gates decided; the exit code they decided.
+def print_gates(decision: GateDecision | None) -> int | None:
+    """Print what ``run``'s gates decided; the exit code they decided (None: no gate).
 
     Regressions first, then one line for each broken rule, then the decision.
     """
-    from ..compare import apply_gates, open_side
+    if decision is None:
+        return None
     from ..reports._diff import render_diff_text
 
-    with usage_errors():
-        candidate = None
-        if base_side is not None:
-            candidate = open_side(record.run_id, options.store_path or default_store())
-        decision = apply_gates(
-            record,
-            min_pass_rate=min_pass_rate,
-            baseline=base_side,
-            candidate=candidate,
-            max_regressions=max_regressions,
-            allow=allow,
-        )
     if decision.diff is not None:
-        record.comparison = decision.diff
         click.echo("")
         click.echo(render_diff_text(decision.diff))
     for line in decision.reasons:
