@@ -9,7 +9,7 @@ from .._records import (
     TrialRecord,
     pass_at_k,
 )
-from ._entry import load_run, prepare, run
+from ._entry import arun, load_run, prepare, run
 from ._options import RunOptions, restore_options
 from ._recheck import recheck
 from ._run import Runner
@@ -25,6 +25,7 @@ __all__ = [
     "StepRecord",
     "TestRecord",
     "TrialRecord",
+    "arun",
     "build_run",
     "load_run",
     "pass_at_k",
