@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,24 @@ def test_a_test_that_cannot_compile_is_an_errored_test_at_its_line(project: Path
 def test_no_path_is_the_command_line_error(project: Path) -> None:
     with pytest.raises(ConfigError, match="paths: give at least one test file or directory"):
         assertly.run()
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "python-api.md"
+
+
+def _code_blocks() -> list[str]:
+    text = DOCS.read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+
+
+@pytest.mark.parametrize("number", range(len(_code_blocks())))
+def test_every_example_of_the_docs_runs(project: Path, number: int) -> None:
+    exec(compile(_code_blocks()[number], f"python-api.md block {number + 1}", "exec"), {})
+
+
+def test_the_docs_list_every_option_of_assertly_run() -> None:
+    from assertly.cli._run import run_command
+
+    listed = re.findall(r"^\| `(\w+)` \| `-", DOCS.read_text(encoding="utf-8"), flags=re.M)
+    options = [p.name for p in run_command.params if p.param_type_name == "option"]
+    assert listed == [name for name in options if name not in ("target", "config_path", "plain")]
