@@ -224,3 +224,19 @@ def test_the_docs_list_every_option_of_assertly_run() -> None:
     listed = re.findall(r"^\| `(\w+)` \| `-", DOCS.read_text(encoding="utf-8"), flags=re.M)
     options = [p.name for p in run_command.params if p.param_type_name == "option"]
     assert listed == [name for name in options if name not in ("target", "config_path", "plain")]
+
+
+@pytest.mark.parametrize("module", ["assertly", "assertly.cli"])
+def test_python_dash_m_runs_the_command_line(module: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"assertly, version {assertly.__version__}\n"

@@ -106,6 +106,7 @@ def run(
         ConfigError: An unknown option, a value the command line refuses, a test file or
             config that cannot be loaded (each problem at its file and line), or no tests.
         StoreError: The run store cannot be used.
+        OSError: A report of ``outputs`` cannot be written (the run is stored).
         RuntimeError: Called inside a running event loop: use ``await arun(…)`` there.
     """
     import asyncio
@@ -151,6 +152,7 @@ async def arun(
         ConfigError: An unknown option, a value the command line refuses, a test file or
             config that cannot be loaded, or no tests.
         StoreError: The run store cannot be used.
+        OSError: A report of ``outputs`` cannot be written (the run is stored).
     """
     from .runner import arun as arun_options
 
