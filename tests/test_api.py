@@ -240,3 +240,19 @@ def test_python_dash_m_runs_the_command_line(module: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"assertly, version {assertly.__version__}\n"
+
+
+def test_baseline_is_read_from_the_store_of_the_config_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--config elsewhere/assertly.yaml --baseline last`: the store the runs are written to.
+    shutil.copytree(EXAMPLES, tmp_path / "project", ignore=shutil.ignore_patterns("reports"))
+    config = str(tmp_path / "project" / "assertly.yaml")
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "project/notes.tests.yaml", "--config", config, "--now", NOW, "--plain"]
+    assert _cli(*args).exit_code == 1  # two tests fail on purpose
+    gated = _cli(*args, "--baseline", "last")
+    assert gated.exit_code == 0, gated.output  # the same two: no regression
+    assert "regression" in gated.output
+    result = assertly.run("project/notes.tests.yaml", config=config, now=NOW, baseline="last")
+    assert result.gate is not None and result.exit_code == 0
