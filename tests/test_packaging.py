@@ -140,7 +140,7 @@ def test_sdist_carries_license_tests_and_no_local_state(installed: Installed) ->
     sdist = next(installed.dist.glob("assertly-*.tar.gz"))
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
-    for needed in ("LICENSE", "README.md", "pyproject.toml", "src/assertly/cli.py"):
+    for needed in ("LICENSE", "README.md", "pyproject.toml", "src/assertly/cli/__init__.py"):
         assert needed in names, needed
     assert any(n.startswith("tests/") for n in names)
     assert not any(n.startswith((".venv/", "dist/", "examples/reports/")) for n in names)

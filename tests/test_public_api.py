@@ -29,15 +29,18 @@ PUBLIC_API: frozenset[str] = frozenset(
         "Problem",
         "Registry",
         "Response",
+        "RunResult",
         "StoreError",
         "TargetError",
         "TargetResponse",
         "__version__",
+        "arun",
         "assert_response",
         "assertion",
         "check",
         "compile",
         "load_plugins",
+        "run",
     }
 )
 

@@ -10,6 +10,7 @@ compile it, and check every response against it::
     assert result.passed
 """
 
+from ._api import RunResult, arun, run
 from ._assert import assert_response
 from ._exceptions import AssertlyError, ConfigError, Problem, StoreError, TargetError
 from .engine import (
@@ -60,13 +61,16 @@ __all__ = [
     "Problem",
     "Registry",
     "Response",
+    "RunResult",
     "StoreError",
     "TargetError",
     "TargetResponse",
     "__version__",
+    "arun",
     "assert_response",
     "assertion",
     "check",
     "compile",
     "load_plugins",
+    "run",
 ]

@@ -15,7 +15,6 @@ are built, after the store that redacts was opened.
 from __future__ import annotations
 
 import base64
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -181,11 +180,6 @@ def safe_message(text: str, secrets: Iterable[str] = ()) -> str:
     URL passwords masked; ``secrets`` and the values read from ``${VAR}`` redacted.
     """
     return redact_text(mask_urls(text), {*secrets, *_FROM_ENVIRONMENT})
-
-
-def os_environment_secrets(names: Iterable[str]) -> set[str]:
-    """`environment_secrets` of assertly's own environment."""
-    return environment_secrets(names, os.environ)
 
 
 def _hex(digit: str) -> str:

@@ -6,7 +6,15 @@ regression p-values) are pure Python and need nothing else.
 """
 
 from ._diff import CHANGES, FAIL_ON, EvalChange, RunDiff, TestChange, compare_runs
-from ._gates import Allowances, BaselineVerdict, GateDecision, apply_gates, baseline_verdict
+from ._gates import (
+    Allowances,
+    BaselineVerdict,
+    GateDecision,
+    apply_gates,
+    baseline_verdict,
+    gate_run,
+    open_baseline,
+)
 from ._sides import EvalOutcome, RunSide, TestOutcome, open_side
 from ._stats import (
     EXACT_LIMIT,
@@ -37,8 +45,10 @@ __all__ = [
     "baseline_verdict",
     "compare_runs",
     "fisher_exact",
+    "gate_run",
     "holm",
     "mcnemar_exact",
+    "open_baseline",
     "open_side",
     "paired_regression_p_value",
     "regression_p_value",

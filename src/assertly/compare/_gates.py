@@ -30,10 +30,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._exceptions import ConfigError, Problem
 from ._diff import RunDiff, TestChange, compare_runs
-from ._sides import RunSide
+from ._sides import RunSide, open_side
 
-__all__ = ["Allowances", "BaselineVerdict", "GateDecision", "apply_gates", "baseline_verdict"]
+__all__ = [
+    "Allowances",
+    "BaselineVerdict",
+    "GateDecision",
+    "apply_gates",
+    "baseline_verdict",
+    "gate_run",
+    "open_baseline",
+]
 
 # Tests named in a gate's line (the count is always exact; the diff above lists them all).
 _NAMED = 5
@@ -311,3 +320,81 @@ def apply_gates(
         diff,
         [f"gate: {line}" for line in lines],
     )
+
+
+def open_baseline(baseline: str, store_path: str, *, resume: str | None = None) -> RunSide:
+    """The run ``run --baseline`` compares with, opened before the run starts.
+
+    Opened first so that ``last`` names the run before this one, not this one.
+
+    Args:
+        baseline: The run as users name it (id, last, last~N, blessed, or a JSON report).
+        store_path: The run store the run is written to.
+        resume: The run ``--resume`` names, if any: it cannot be its own baseline.
+
+    Raises:
+        ConfigError: ``baseline`` is the run being resumed.
+        StoreError: The baseline cannot be found or read.
+    """
+    side = open_side(baseline, store_path)
+    if resume and _resumed_run(store_path, resume) == side.run_id:
+        raise ConfigError(
+            [
+                Problem(
+                    "--baseline",
+                    f"{baseline!r} is run {side.run_id}, the run being resumed: "
+                    "name the run to compare with (e.g. last~1 or blessed)",
+                )
+            ]
+        )
+    return side
+
+
+def _resumed_run(store_path: str, resume: str) -> str:
+    """The id of the run ``--resume`` names."""
+    from ..store import RunStore
+
+    store = RunStore(store_path, must_exist=True, read_only=True)
+    try:
+        return str(store.resolve_run_id(resume))
+    finally:
+        store.close()
+
+
+def gate_run(
+    record: Any,
+    store_path: str,
+    *,
+    min_pass_rate: float | None,
+    baseline: RunSide | None,
+    max_regressions: int = 0,
+    allow: Allowances = Allowances(),
+) -> GateDecision:
+    """Apply ``run``'s gates to a finished, stored run (`apply_gates`).
+
+    With a baseline, the comparison is kept on the record (``record.comparison``), where the
+    HTML report shows it.
+
+    Args:
+        record: The finished run (`RunRecord`), stored in ``store_path``.
+        store_path: The run store the run was written to.
+        min_pass_rate: The lowest pass rate that passes, in [0, 1]; None for no such gate.
+        baseline: The run to compare with (`open_baseline`); None for no such gate.
+        max_regressions: Regressions the baseline gate allows.
+        allow: What the gates accept deliberately (see `Allowances`).
+
+    Raises:
+        StoreError: The finished run cannot be read back from the store.
+    """
+    candidate = open_side(record.run_id, store_path) if baseline is not None else None
+    decision = apply_gates(
+        record,
+        min_pass_rate=min_pass_rate,
+        baseline=baseline,
+        candidate=candidate,
+        max_regressions=max_regressions,
+        allow=allow,
+    )
+    if decision.diff is not None:
+        record.comparison = decision.diff
+    return decision

@@ -11,7 +11,7 @@ from .._records import (
     test_status,
 )
 from ..store import build_run
-from ._entry import load_run, prepare, run
+from ._entry import arun, load_run, prepare, run
 from ._options import RunOptions, restore_options
 from ._recheck import recheck
 from ._run import Runner
@@ -26,6 +26,7 @@ __all__ = [
     "StepRecord",
     "TestRecord",
     "TrialRecord",
+    "arun",
     "build_run",
     "load_run",
     "pass_at_k",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterator
-from contextlib import suppress
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
 
@@ -36,7 +36,7 @@ from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_fi
 from ._signals import until_sigterm
 from ._support import now_iso
 
-__all__ = ["load_run", "prepare", "run"]
+__all__ = ["arun", "load_run", "prepare", "run"]
 
 
 def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
@@ -133,6 +133,48 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
         ConfigError: Nothing could run (usage or configuration problem).
         StoreError: The run store cannot be used.
     """
+    with _started(options, listener, fork=True) as (work, evals):
+        record = asyncio.run(until_sigterm(work))  # SIGTERM: Terminated, as Ctrl-C
+    return _found(record, evals, options)
+
+
+async def arun(options: RunOptions, listener: Listener | None = None) -> RunRecord:
+    """`run` in the running event loop: the same run, stored the same way.
+
+    Loading the files and opening the store run before the first ``await`` (as in `run`).
+    Two things are left to the host program: its signals (no SIGTERM handler is installed)
+    and its process (no judge process is forked: forking under a running loop is unsafe, so
+    responses are judged in this process, as a small run's are).
+
+    Raises:
+        ConfigError: Nothing could run (usage or configuration problem).
+        StoreError: The run store cannot be used.
+    """
+    with _started(options, listener, fork=False) as (work, evals):
+        record = await work
+    return _found(record, evals, options)
+
+
+def _found(record: RunRecord, evals: list[EvalSuite], options: RunOptions) -> RunRecord:
+    """``record``, unless the run found nothing to judge.
+
+    Raises:
+        ConfigError: No test and no eval suite (filters can leave no line of a dataset).
+    """
+    if not evals and not record.tests and not options.shard:
+        # Filters can leave no line of a dataset, which is only known once it has been read.
+        raise ConfigError([Problem("paths", "no tests found (after filters)")])
+    return record
+
+
+@contextmanager
+def _started(
+    options: RunOptions, listener: Listener | None, *, fork: bool
+) -> Iterator[tuple[Coroutine[Any, Any, RunRecord], list[EvalSuite]]]:
+    """Load, claim the run and yield its work (to await) and eval suites; then clean up.
+
+    ``fork``: whether a large run may fork a judge process (only before an event loop runs).
+    """
     if options.resume:
         _restore(options)
     config, tests, evals, problems = prepare(options)
@@ -140,11 +182,9 @@ def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
     store_location = options.store_path or config.store_path
     secrets = _known_secrets(options, config, store_location)
     with open_store(store_location, redact=secrets) as store:
-        record = _run_stored(store, options, config, tests, evals, problems, runner_class, listener)
-    if not evals and not record.tests and not options.shard:
-        # Filters can leave no line of a dataset, which is only known once it has been read.
-        raise ConfigError([Problem("paths", "no tests found (after filters)")])
-    return record
+        yield from _run_stored(
+            store, options, config, tests, evals, problems, runner_class, listener, fork=fork
+        )
 
 
 def _run_stored(
@@ -156,8 +196,10 @@ def _run_stored(
     problems: list[str],
     runner_class: type[Runner],
     listener: Listener | None,
-) -> RunRecord:
-    """Run in an open store: claim the run, call and judge its tests, give the claim up."""
+    *,
+    fork: bool,
+) -> Iterator[tuple[Coroutine[Any, Any, RunRecord], list[EvalSuite]]]:
+    """Run in an open store: claim the run, yield its work (to await), give the claim up."""
     secrets = store.redact  # the set itself: targets add theirs to it when they are built
     runner: Runner | None = None
     claimed: str | None = None
@@ -172,19 +214,18 @@ def _run_stored(
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
         local = options.backend == "local"  # on Ray, the workers judge what they call
-        if local and judge_process_wanted(total, runner.concurrency) and runner.may_call(tests):
+        wanted = judge_process_wanted(total, runner.concurrency)
+        if fork and local and wanted and runner.may_call(tests):
             # Forked now, before the event loop and the targets' clients exist.
             with suppress(OSError):  # no process to spare (limits): judged here, as small runs
                 runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
-        work = runner.run(tests, evals, run_id, problems, total=total, agents=agents)
-        record = asyncio.run(until_sigterm(work))  # SIGTERM: Terminated, as Ctrl-C
+        yield runner.run(tests, evals, run_id, problems, total=total, agents=agents), evals
     finally:
         if runner is not None and runner.judge_process is not None:
             runner.judge_process.close()
         if claimed is not None:
             with suppress(StoreError):
                 store.release_run(claimed)
-    return record
 
 
 def _run_options(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._cli_support import (
+from ._support import (
     EXIT_FAILED,
     EXIT_PASSED,
     default_store,
@@ -17,12 +17,15 @@ from ._cli_support import (
     write_or_fail,
 )
 
+if TYPE_CHECKING:
+    from ..compare import GateDecision
+
 __all__ = [
     "allow_options",
     "allowances",
-    "apply_run_gates",
     "bless_command",
     "diff_command",
+    "print_gates",
 ]
 
 # The options that accept deliberately what a baseline gate fails by default (issue 28):
@@ -56,7 +59,7 @@ def allow_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def allowances(options: dict[str, Any]) -> Any:
     """The `Allowances` the ``--allow-…`` options give, popped from a command's keywords."""
-    from .compare import Allowances
+    from ..compare import Allowances
 
     return Allowances(
         removed=bool(options.pop("allow_removed")),
@@ -121,8 +124,8 @@ def diff_command(
     to JSON reports. The exit code follows the same rules as ``run --baseline`` (one line
     on stderr for each broken rule, then the decision).
     """
-    from .compare import baseline_verdict, compare_runs, open_side
-    from .reports._diff import render_diff_markdown, render_diff_text, write_diff_json
+    from ..compare import baseline_verdict, compare_runs, open_side
+    from ..reports._diff import render_diff_markdown, render_diff_text, write_diff_json
 
     with usage_errors():
         store = store_path
@@ -131,7 +134,7 @@ def diff_command(
         diff = compare_runs(open_side(base, store), open_side(candidate, store), alpha=alpha)
     if output_format == "json":
         if output:
-            from .reports._write import replace_file
+            from ..reports._write import replace_file
 
             write_or_fail(output, lambda: replace_file(output, lambda h: write_diff_json(diff, h)))
         else:
@@ -140,7 +143,7 @@ def diff_command(
     else:
         text = render_diff_text(diff) if output_format == "text" else render_diff_markdown(diff)
         if output:
-            from .reports._write import replace_file
+            from ..reports._write import replace_file
 
             data = text.encode("utf-8", "backslashreplace")
             write_or_fail(output, lambda: replace_file(output, lambda h: h.write(data)))
@@ -170,7 +173,7 @@ def bless_command(run_id: str, store_path: str | None) -> None:
     """Mark a run as the project's baseline: `--baseline blessed` and `diff blessed …` use it."""
     from datetime import UTC, datetime
 
-    from .store import RunStore
+    from ..store import RunStore
 
     with usage_errors():
         store = RunStore(store_path or default_store(), must_exist=True)
@@ -186,35 +189,16 @@ def bless_command(run_id: str, store_path: str | None) -> None:
     )
 
 
-def apply_run_gates(
-    record: Any,
-    options: Any,
-    min_pass_rate: float | None,
-    base_side: Any,
-    max_regressions: int,
-    allow: Any,
-) -> int:
-    """Print what ``run``'s gates decided; the exit code they decided.
+def print_gates(decision: GateDecision | None) -> int | None:
+    """Print what ``run``'s gates decided; the exit code they decided (None: no gate).
 
     Regressions first, then one line for each broken rule, then the decision.
     """
-    from .compare import apply_gates, open_side
-    from .reports._diff import render_diff_text
+    if decision is None:
+        return None
+    from ..reports._diff import render_diff_text
 
-    with usage_errors():
-        candidate = None
-        if base_side is not None:
-            candidate = open_side(record.run_id, options.store_path or default_store())
-        decision = apply_gates(
-            record,
-            min_pass_rate=min_pass_rate,
-            baseline=base_side,
-            candidate=candidate,
-            max_regressions=max_regressions,
-            allow=allow,
-        )
     if decision.diff is not None:
-        record.comparison = decision.diff
         click.echo("")
         click.echo(render_diff_text(decision.diff))
     for line in decision.reasons:

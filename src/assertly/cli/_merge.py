@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ._cli_support import default_store, store_option, usage_errors, write_reports
-from ._exceptions import ConfigError, Problem
+from .._exceptions import ConfigError, Problem
+from ._support import default_store, store_option, usage_errors, write_reports
 
 __all__ = ["merge_command"]
 
@@ -27,9 +27,9 @@ def merge_command(parts: tuple[str, ...], store_path: str | None, outputs: tuple
     Each PART is a run of the store (id, last, last~N), another store (runs.sqlite for its last
     run, runs.sqlite:RUN), or a JSON report. The exit code is the merged run's, as `run`'s.
     """
-    from ._frontend import check_report_paths
-    from .reports import ConsoleReporter
-    from .runner._merge import merge_runs
+    from .._frontend import check_report_paths
+    from ..reports import ConsoleReporter
+    from ..runner._merge import merge_runs
 
     with usage_errors():
         try:

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ._cli_support import EXIT_PASSED, EXIT_USAGE, default_store, store_option, usage_errors
-from ._terminal import terminal_safe
+from .._terminal import terminal_safe
+from ._support import EXIT_PASSED, EXIT_USAGE, default_store, store_option, usage_errors
 
 __all__ = ["view_command"]
 
@@ -45,13 +45,13 @@ def view_command(
     With --export DIR, write the same pages and JSON as files for any static file server
     (a CI artifact): RUN... (ids, last, last~N, blessed) or every run.
     """
-    from .viewer import RunQueries, Site
+    from ..viewer import RunQueries, Site
 
     with usage_errors():
         store = store_path or default_store()
         queries = RunQueries(store)
     if export_dir is not None:
-        from .viewer import export_site
+        from ..viewer import export_site
 
         with usage_errors():
             try:
@@ -64,8 +64,8 @@ def view_command(
     if runs:
         click.echo("error: RUN... is for --export; the viewer shows every run", err=True)
         sys.exit(EXIT_USAGE)
-    from .viewer import serve
-    from .viewer._app import is_loopback
+    from ..viewer import serve
+    from ..viewer._app import is_loopback
 
     if not is_loopback(host):
         click.echo(

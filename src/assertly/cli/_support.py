@@ -9,21 +9,28 @@ import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import click
 
-from ._exceptions import AssertlyError, ConfigError
-from ._secrets import safe_message
-from ._terminal import terminal_safe
+from .._exceptions import AssertlyError, ConfigError, Problem
+from .._frontend import check_report_paths, parse_facts, parse_now_option
+from .._secrets import safe_message
+from .._terminal import inert_json, terminal_safe
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_PASSED",
     "EXIT_USAGE",
     "FiniteFloat",
+    "check_outputs",
     "checked_shard",
     "default_store",
+    "echo_json",
+    "fact_options",
+    "outputs_option",
+    "parse_now",
     "print_problems",
     "report_paths",
     "store_option",
@@ -62,14 +69,15 @@ def usage_errors() -> Iterator[None]:
         sys.exit(EXIT_USAGE)
 
 
-def default_store(*, must_exist: bool = True) -> str:
-    """The run store the config in the working directory (or above) names."""
+def default_store(*, must_exist: bool = True, config_path: str | None = None) -> str:
+    """The run store the config names: ``config_path``'s, or the working directory's (or above)."""
     from pathlib import Path
 
-    from .loading import find_config, load_config
+    from ..loading import find_config, load_config
 
     del must_exist  # the store is opened (and checked) by whoever reads it
-    return load_config(find_config(Path.cwd())).store_path
+    config_file = Path(config_path) if config_path else find_config(Path.cwd())
+    return load_config(config_file).store_path
 
 
 def write_or_fail(output: str, write: Callable[[], Any]) -> None:
@@ -108,7 +116,7 @@ def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None =
 
     Without gates: 0 when the run passed and 1 otherwise.
     """
-    from .reports import write_report
+    from ..reports import write_report
 
     for output in outputs:
         try:
@@ -145,10 +153,55 @@ def checked_shard(value: str | None) -> str | None:
     """``--shard I/N`` as given, once it is known to be well formed (a usage error if not)."""
     if value is None:
         return None
-    from .runner._options import parse_shard
+    from ..runner._options import parse_shard
 
     try:
         parse_shard(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
     return value.replace(" ", "")
+
+
+def outputs_option(*, required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-o/--output FILE``, repeatable: the report files a command writes."""
+    return click.option(
+        "-o",
+        "--output",
+        "outputs",
+        multiple=True,
+        required=required,
+        metavar="FILE",
+        help="Report file: .json .xml .md .html (repeatable).",
+    )
+
+
+def parse_now(now: str | None) -> datetime | None:
+    """``--now`` as a time (None when not given); a usage error if it is not ISO 8601."""
+    try:
+        return parse_now_option(now)
+    except ValueError as error:
+        raise ConfigError([Problem("--now", str(error))], title="invalid --now") from None
+
+
+def echo_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout, inert on a terminal."""
+    from .._json import to_json_bytes
+
+    sys.stdout.write(inert_json(to_json_bytes(data, indent=True)).decode() + "\n")
+
+
+def fact_options(values: tuple[str, ...]) -> dict[str, bool]:
+    """``--fact NAME=BOOL`` options as a mapping; a usage error if one is malformed."""
+    try:
+        return parse_facts(values)
+    except ValueError as error:
+        raise ConfigError([Problem("--fact", str(error))]) from None
+
+
+def check_outputs(outputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``-o`` paths, absolute (`report_paths`); a usage error if a format is unknown."""
+    try:
+        check_report_paths(outputs)
+    except ValueError as error:
+        raise ConfigError([Problem("-o", str(error))]) from None
+    return report_paths(outputs)  # absolute now: an agent may change the directory

@@ -1,0 +1,5 @@
+"""``python -m assertly``: the command line."""
+
+from .cli import main
+
+main()
