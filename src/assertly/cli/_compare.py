@@ -173,16 +173,12 @@ def bless_command(run_id: str, store_path: str | None) -> None:
     """Mark a run as the project's baseline: `--baseline blessed` and `diff blessed …` use it."""
     from datetime import UTC, datetime
 
-    from ..store import RunStore
+    from ..store import open_store
 
-    with usage_errors():
-        store = RunStore(store_path or default_store(), must_exist=True)
-        try:
-            resolved = store.resolve_run_id(run_id)
-            started = store.run_info(resolved)["started_at"]
-            store.bless(resolved, datetime.now(UTC).isoformat(timespec="seconds"))
-        finally:
-            store.close()
+    with usage_errors(), open_store(store_path or default_store(), must_exist=True) as store:
+        resolved = store.resolve_run_id(run_id)
+        started = store.run_info(resolved)["started_at"]
+        store.bless(resolved, datetime.now(UTC).isoformat(timespec="seconds"))
     click.echo(
         f"blessed run {resolved} (started {started}) as the baseline: "
         "`--baseline blessed` and `assertly diff blessed last` compare with it"

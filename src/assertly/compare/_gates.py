@@ -352,13 +352,10 @@ def open_baseline(baseline: str, store_path: str, *, resume: str | None = None) 
 
 def _resumed_run(store_path: str, resume: str) -> str:
     """The id of the run ``--resume`` names."""
-    from ..store import RunStore
+    from ..store import open_store
 
-    store = RunStore(store_path, must_exist=True, read_only=True)
-    try:
+    with open_store(store_path, must_exist=True, read_only=True) as store:
         return str(store.resolve_run_id(resume))
-    finally:
-        store.close()
 
 
 def gate_run(

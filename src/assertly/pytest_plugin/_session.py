@@ -274,15 +274,12 @@ class State:
         from .._exceptions import AssertlyError
         from ..reports import write_report
         from ..runner import load_run
-        from ..store import RunStore
+        from ..store import open_store
 
         try:
-            store = RunStore(self.store_path, redact=self.secrets)
-            try:
+            with open_store(self.store_path, redact=self.secrets) as store:
                 elapsed = (time.perf_counter() - self.started) * 1000
                 store.finish_run(self.run_id, now_iso(), elapsed)
-            finally:
-                store.close()
             run = load_run(self.store_path, self.run_id)
         except AssertlyError as error:
             self.messages.append(f"assertly: ERROR: the run store failed: {error}")
