@@ -60,7 +60,7 @@ fuzz: $(STAMP)
 
 # The distributions: an sdist and a wheel in dist/ (python -m build, in an isolated build
 # environment), then `twine check --strict` on both. Install the wheel into any project with
-# `pip install dist/assertly-*.whl` (README, "Install into your project").
+# `pip install dist/assertly-*.whl` (docs/index.md, "Install into your project").
 dist: $(STAMP)
 	rm -rf dist
 	$(PY) -m build --outdir dist .
