@@ -55,10 +55,8 @@ _NEEDS_NETWORK = "installs from a package index or a git host: needs the network
 _MAKE = "a make target: CI runs make test, make docs and make demo themselves"
 _PROJECT = "commands over a user's own project (tests/agents, shards, a CI store): illustrative"
 _BENCH = "the benchmark's generated files (make bench writes them)"
+_UNSHOWN = "a pytest session over a file the page describes but does not show"
 _SERVER = "starts a server until Ctrl-C; tests/viewer runs view and --export"
-_PYTEST_OUTPUT = (
-    "pytest's output over the page's example project; tests/pytest_plugin runs the same cases"
-)
 NOT_RUN: dict[str, str] = {
     # Shell: installs, make targets, a user's project, servers.
     'README.md | pip install "assertly @ git+https://github.com/ass': _NEEDS_NETWORK,
@@ -80,19 +78,11 @@ NOT_RUN: dict[str, str] = {
     "docs/viewer.md | assertly view": _SERVER,
     # Python that is not a program.
     "docs/pytest.md | assertly.assert_response(response, expectation, *,": "a signature",
+    "docs/pytest.md | $ pytest -q --assertly-config bad.yaml tests/agent": _UNSHOWN,
+    "docs/pytest.md | $ pytest -q tests/agents/broken.tests.yaml": _UNSHOWN,
     "docs/targets.md | # cmd: agent — write them to the metadata file": (
         "two fragments side by side: a cmd: agent's line and a py: agent's return"
     ),
-    # pytest's console output.
-    "docs/pytest.md | $ pytest": _PYTEST_OUTPUT,
-    "docs/pytest.md | $ pytest -q --assertly-config bad.yaml tests/agent": _PYTEST_OUTPUT,
-    "docs/pytest.md | $ pytest -q tests/agents/broken.tests.yaml": _PYTEST_OUTPUT,
-    'docs/pytest.md | $ pytest -q --co -k "incident or summarize"': _PYTEST_OUTPUT,
-    'docs/pytest.md | $ pytest -q --co -m "smoke and not priority_low"': _PYTEST_OUTPUT,
-    "docs/pytest.md | $ pytest -v tests/agents --assertly-fact offline=t": _PYTEST_OUTPUT,
-    "docs/pytest.md | $ pytest -q --assertly-trials 3 -k security": _PYTEST_OUTPUT,
-    "docs/pytest.md | $ pytest -q --assertly-fact offline": _PYTEST_OUTPUT,
-    "docs/pytest.md | $ pytest -q -n 2 --assertly-store .assertly/runs.s": _PYTEST_OUTPUT,
 }
 
 # Examples of mistakes: assertly must refuse them, saying this.
@@ -125,6 +115,17 @@ STDIN: dict[str, str] = {
 BESIDE: dict[str, str] = {
     "docs/running.md | agent: notes (2)": "data/answers.jsonl",
 }
+
+# docs/pytest.md's example project: its files, each the block that shows it. Its ``$ pytest``
+# sessions run there, and what they show must be printed (pytest's header lines aside).
+PYTEST_PROJECT: dict[str, str] = {
+    "assertly.yaml": "docs/pytest.md | agents:",
+    "agent.py": 'docs/pytest.md | """A toy search agent: {"q": "..."} on stdin, JSON',
+    "tests/agents/search.tests.yaml": "docs/pytest.md | agent: search",
+    "tests/flows/summarize.yaml": "docs/pytest.md | blocks:",
+    "tests/test_search_agent.py": "docs/pytest.md | import assertly",
+}
+_PYTEST_HEADER = re.compile(r"^(platform |rootdir: |plugins: |cachedir: )")
 
 # Shell blocks that continue a session: commands run first, in the sandbox, not checked.
 PREPARE: dict[str, list[str]] = {
@@ -159,6 +160,7 @@ def inside(sandbox: Path) -> Iterator[Path]:
 def test_every_listed_block_exists() -> None:
     keys = {block.key for block in BLOCKS}
     listed = [*NOT_RUN, *REFUSED, *FOREIGN, *PRELUDE, *STDIN, *BESIDE, *PREPARE]
+    listed += PYTEST_PROJECT.values()
     stale = sorted(key for key in listed if key not in keys)
     assert stale == [], f"NOT_RUN names blocks that no page has any more: {stale}"
 
@@ -310,7 +312,8 @@ def _run_toml(block: Block, sandbox: Path) -> None:
 
 _MASKS = (
     (re.compile(r"\d+(\.\d+)?s\b"), "<s>"),
-    (re.compile(r"run \d{8}T\d{6}Z-[0-9a-f]+"), "run <id>"),
+    (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]+"), "<run>"),
+    (re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+Z"), "<time>"),
 )
 
 
@@ -348,6 +351,13 @@ def _run_shell(block: Block, sandbox: Path) -> None:
         if words[0] == "cd":
             os.chdir(Path.cwd() / words[1])
             continue
+        if words[0] == "pytest":
+            status = _run_pytest(block, words[1:], shown, sandbox)
+            continue
+        if words[0] == "head":  # head -N FILE: the start of a file an example wrote
+            lines = Path(words[2]).read_text(encoding="utf-8").splitlines()[: -int(words[1])]
+            assert [_masked(line) for line in lines] == [_masked(line) for line in shown]
+            continue
         if words[:2] == ["echo", "$?"]:
             assert shown == [str(status)], f"{block.id}: exit code {status}, shown {shown}"
             continue
@@ -362,6 +372,37 @@ def _run_shell(block: Block, sandbox: Path) -> None:
         printed = {_masked(line) for line in output.splitlines()}
         missing = [line for line in shown if line.strip() and _masked(line) not in printed]
         assert missing == [], f"{block.id}: `{command}` did not print {missing}\n{output}"
+
+
+def _run_pytest(block: Block, args: list[str], shown: list[str], sandbox: Path) -> int:
+    """A ``$ pytest`` session of docs/pytest.md, in a fresh copy of its example project (the
+    working directory from then on); its exit code."""
+    assert block.page == "docs/pytest.md", f"{block.id}: a pytest session outside its project"
+    project = sandbox / "pytest-project" / str(block.line)
+    by_key = {candidate.key: candidate for candidate in BLOCKS}
+    for name, key in PYTEST_PROJECT.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(by_key[key].text, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTEST_ADDOPTS": ""},
+        check=False,
+    )
+    os.chdir(project)
+    output = result.stdout + result.stderr
+    printed = {_masked(line) for line in output.splitlines()}
+    expected = [
+        line for line in shown if line.strip() not in ("", "...") and not _PYTEST_HEADER.match(line)
+    ]
+    missing = [line for line in expected if _masked(line) not in printed]
+    assert missing == [], (
+        f"{block.id}: `pytest {shlex.join(args)}` did not print {missing}\n{output}"
+    )
+    return result.returncode
 
 
 _RUNNERS: dict[str, Any] = {
