@@ -188,21 +188,24 @@ def test_example(block: Block, inside: Path) -> None:
 def _run_python(block: Block, sandbox: Path) -> None:
     if "assertly.run(" in block.text and not hasattr(assertly, "run"):
         pytest.skip("assertly.run arrives with the Python API of issue 30")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    result = subprocess.run(
-        [sys.executable, "-c", PRELUDE.get(block.key, "") + block.text],
-        input=STDIN.get(block.key, ""),
-        cwd=sandbox,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    code = PRELUDE.get(block.key, "") + block.text
+    result = _python(["-c", code], sandbox, stdin=STDIN.get(block.key, ""))
     assert result.returncode == 0, f"{block.id} failed:\n{result.stderr[-3000:]}"
     shown = following(block, BLOCKS)
     if "print(" in block.text and shown is not None and shown.lang == "text":
         assert result.stdout == shown.text, f"{block.id} printed otherwise than its sample"
+
+
+def _python(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter that imports the assertly under test (this process's path)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTEST_ADDOPTS": ""}
+    command = [sys.executable, *args]
+    return subprocess.run(
+        command, cwd=cwd, input=stdin, env=env, timeout=300, check=False, **_CAPTURE
+    )
+
+
+_CAPTURE: dict[str, Any] = {"capture_output": True, "text": True}
 
 
 # YAML, JSON, TOML --------------------------------------------------------------------------------
@@ -383,15 +386,7 @@ def _run_pytest(block: Block, args: list[str], shown: list[str], sandbox: Path) 
     for name, key in PYTEST_PROJECT.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(by_key[key].text, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTEST_ADDOPTS": ""},
-        check=False,
-    )
+    result = _python(["-m", "pytest", "-p", "no:cacheprovider", *args], project)
     os.chdir(project)
     output = result.stdout + result.stderr
     printed = {_masked(line) for line in output.splitlines()}
