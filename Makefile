@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.assertly-installed
 
-.PHONY: test demo check format lint types bench fuzz schemas clean postgres test-models dist
+.PHONY: test demo docs check format lint types bench fuzz schemas clean postgres test-models dist
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash examples/demo.sh
+
+# The documentation site (mkdocs.yml: README's pages under docs/, Material theme) into site/.
+# --strict: a broken link or anchor fails the build. Nothing is downloaded (no web fonts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench schemas
@@ -55,7 +60,7 @@ fuzz: $(STAMP)
 
 # The distributions: an sdist and a wheel in dist/ (python -m build, in an isolated build
 # environment), then `twine check --strict` on both. Install the wheel into any project with
-# `pip install dist/assertly-*.whl` (README, "Install into your project").
+# `pip install dist/assertly-*.whl` (docs/index.md, "Install into your project").
 dist: $(STAMP)
 	rm -rf dist
 	$(PY) -m build --outdir dist .
@@ -71,4 +76,4 @@ postgres:
 	bash .ci/postgres
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist site
