@@ -145,7 +145,7 @@ async def _rejudge(
         nonlocal current
         for old_step in old.steps:
             step = steps_by_name.get(old_step.name)
-            if old_step.status == "error" and old_step.response is None:
+            if old_step.status == "error" and old_step.output is None:
                 # No response to judge (the call failed): the stored error stands.
                 yield StepFailure(old.error, old_step)
                 return
@@ -158,7 +158,7 @@ async def _rejudge(
     async def respond(step: Step) -> Answer:
         assert current is not None
         return Answer(
-            current.response,
+            current.output,
             current.latency_ms,
             current.cost_usd,
             current.model,

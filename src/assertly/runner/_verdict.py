@@ -192,7 +192,7 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
             score=data["score"],
             threshold=data["threshold"],
             passed=data["passed"],
-            cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
+            cases=[EvalCaseRecord.from_json(case) for case in data.get("cases", [])],
         )
         for data in store.evals(run_id)
     ]

@@ -283,7 +283,7 @@ class RunQueries:
                     score=data["score"],
                     threshold=data["threshold"],
                     passed=data["passed"],
-                    cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
+                    cases=[EvalCaseRecord.from_json(case) for case in data.get("cases", [])],
                 )
                 for data in store.evals(run_id)
             ]
