@@ -16,6 +16,7 @@ from typing import Any, cast
 from .._check_records import AssertionRecord
 from .._exceptions import StoreError
 from .._records import TrialRecord
+from .._test_meta import TestMeta
 from ..store._files import is_sqlite_file, read_report
 
 __all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side"]
@@ -144,18 +145,19 @@ def _stored_tests(
     store = RunStore(store_path, must_exist=True, read_only=True)
     try:
         rows = store.test_counts(run_id, scores=scores)
-        for key, meta, passed, failed, errored, skipped, score in rows:
-            own = cast(PassThreshold, meta.get("pass_threshold") or threshold)
+        for key, data, passed, failed, errored, skipped, score in rows:
+            meta = TestMeta.from_json(data, key)
+            own = cast(PassThreshold, meta.pass_threshold or threshold)
             yield TestOutcome(
                 key,
-                str(meta.get("id", key)),
-                str(meta.get("suite", "")),
-                str(meta.get("file", "")),
+                meta.id,
+                meta.suite,
+                meta.file,
                 status_of_counts(passed, failed, errored, skipped, own),
                 passed,
                 passed + failed + errored,
                 score,
-                meta.get("definition"),
+                meta.definition,
             )
     finally:
         store.close()
