@@ -336,7 +336,7 @@ class TestRecord:
         """What was sent, as ``(step, input)`` pairs (one, of step None, for a test of one call)."""
         if self.multi_step and isinstance(self.input, list):
             return [
-                (str(item.get("step")), item.get("input"))
+                (None if item.get("step") is None else str(item["step"]), item.get("input"))
                 for item in self.input
                 if isinstance(item, dict)
             ]

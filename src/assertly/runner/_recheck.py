@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from .._records import RunRecord, StepRecord, TrialRecord
+from ..engine._context import CallMetrics
 from ..loading import Step, TestCase
 from ..store import RunStore, new_run_id
 from ._entry import prepare
@@ -157,14 +158,14 @@ async def _rejudge(
 
     async def respond(step: Step) -> Answer:
         assert current is not None
-        return Answer(
-            current.output,
+        metrics = CallMetrics(
             current.latency_ms,
             current.cost_usd,
             current.model,
             current.tokens,
             current.tool_calls,
         )
+        return Answer(current.output, metrics)
 
     new.status = "passed"
     await judge_steps(new, steps(), respond, runner._judge_step, now=now)

@@ -310,20 +310,10 @@ class Runner:
         except TargetError as error:
             failed = StepRecord(step.name, "error", error=str(error))
             return StepFailure(f"step {step.name}: {error}", failed)
-        latency = response.latency_ms
-        if latency is None and called:
-            # Only a call has a latency to measure: a recorded response that reports none
-            # was not measured, so `latency` on it is an error, not a pass in 0 ms.
-            latency = (time.perf_counter() - call_started) * 1000
-        return Answer(
-            response.output,
-            latency,
-            response.cost_usd,
-            response.model,
-            response.tokens,
-            response.reported_tool_calls(),
-            called,
-        )
+        # Only a call has a latency to measure: a recorded output that reports none was not
+        # measured, so `latency` on it is an error, not a pass in 0 ms.
+        measured = (time.perf_counter() - call_started) * 1000 if called else None
+        return Answer(response.output, response.metrics(measured), called)
 
     async def _judge_step(
         self, step: Step, output: Any, context: CheckContext, called: bool

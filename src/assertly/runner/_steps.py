@@ -18,6 +18,7 @@ from typing import Any
 from .._check_records import CheckRecord
 from .._records import Status, StepRecord, TrialRecord
 from ..engine import CheckContext, CheckResult, Outcome
+from ..engine._context import CallMetrics
 from ..loading import Step
 from ._signals import done, judging
 
@@ -34,24 +35,17 @@ __all__ = [
 
 @dataclass(slots=True)
 class Answer:
-    """A step's response to judge, with what came with it.
+    """A step's output to judge, with what came with it.
 
     Attributes:
-        output: The response.
-        latency_ms: How long it took (reported, or measured around a call); None: unknown.
-        cost_usd: What it cost, if reported.
-        model: The model that answered, if reported.
-        tokens: Token counts, if reported.
-        tool_calls: The tool calls reported with it (what trajectory assertions judge).
+        output: What the agent answered.
+        metrics: The call's metrics (latency reported, or measured around a call; cost,
+            model, tokens, tool calls as reported).
         called: Whether it came from a call made now (only those may go to the judge process).
     """
 
     output: Any
-    latency_ms: float | None = None
-    cost_usd: float | None = None
-    model: str | None = None
-    tokens: dict[str, int] | None = None
-    tool_calls: Any = None
+    metrics: CallMetrics
     called: bool = False
 
 
@@ -105,18 +99,12 @@ async def judge_steps(
         if isinstance(answer, StepFailure):
             _end_in_error(record, answer)
             break
-        context = CheckContext(
-            cost_usd=answer.cost_usd,
-            latency_ms=answer.latency_ms,
-            model=answer.model,
-            steps=stored,
-            now=now,
-            tool_calls=answer.tool_calls,
-        )
+        metrics = answer.metrics
+        context = CheckContext.of_call(metrics, steps=stored, now=now)
         judged = await judge(step, answer.output, context, answer.called)
-        judged.latency_ms, judged.cost_usd = answer.latency_ms, answer.cost_usd
-        judged.model, judged.tokens = answer.model, answer.tokens
-        judged.tool_calls = answer.tool_calls
+        judged.latency_ms, judged.cost_usd = metrics.latency_ms, metrics.cost_usd
+        judged.model, judged.tokens = metrics.model, metrics.tokens
+        judged.tool_calls = metrics.tool_calls
         record.steps.append(judged)
         scores.append(judged.score if judged.score is not None else 0.0)
         if step.store:
