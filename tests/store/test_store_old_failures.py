@@ -19,11 +19,16 @@ from assertly.store import RunStore
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def test_an_old_store_gives_the_report_it_gave(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
+def _old_store(tmp_path: Path) -> RunStore:
+    """The fixture, copied (opening a store, even to read, may add files beside it)."""
+    path = tmp_path / "old.sqlite"
     shutil.copyfile(FIXTURES / "old-failures.sqlite", path)
+    return RunStore(path, must_exist=True, read_only=True)
+
+
+def test_an_old_store_gives_the_report_it_gave(tmp_path: Path) -> None:
     expected = json.loads((FIXTURES / "old-failures.report.json").read_text(encoding="utf-8"))
-    store = RunStore(path, must_exist=True, read_only=True)
+    store = _old_store(tmp_path)
     try:
         report = json.loads(json.dumps(build_run(store, "old").to_dict()))
         trials = store.trials("old")
@@ -52,7 +57,7 @@ def test_an_old_store_gives_the_report_it_gave(tmp_path: Path) -> None:
 
 def test_a_trial_written_now_keeps_no_copy_and_reads_back_the_same(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
-    old = RunStore(FIXTURES / "old-failures.sqlite", must_exist=True, read_only=True)
+    old = _old_store(tmp_path)
     try:
         record = TrialRecord.from_dict(old.trials("old")["f.tests.yaml::s::fails-twice"][1])
     finally:
