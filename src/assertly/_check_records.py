@@ -122,31 +122,68 @@ class AssertionRecord:
         )  # fmt: skip
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, eq=False)
 class CheckRecord:
     """One expectation's verdict on one output, as a step (or an eval block) keeps it.
 
     Attributes:
         passed: Whether the output met the expectation.
         score: The weighted mean of its assertions' scores.
-        results: One result per top-level assertion, in the order written.
         outcome: passed, failed or error.
         named_scores: Scores stored under an assertion's ``metric`` name, if any.
         threshold: The pass threshold on ``score``, if the expectation had one.
         extracted: How JSON was found in a text output (``fenced``, ``embedded``), if it was.
+        results: One result per top-level assertion, in the order written.
+
+    A record read from JSON keeps that JSON (so a stored record writes back exactly as it
+    was, and an expectation's shared all-pass record is serialised once per run) and reads
+    its results from it when they are first asked for: a run's report reads every stored
+    trial, and most results are never looked at. Records are read-only.
     """
 
     passed: bool
     score: float
-    results: list[AssertionRecord] = field(default_factory=list)
-    outcome: str = "passed"
-    named_scores: dict[str, float] | None = None
-    threshold: float | None = None
-    extracted: str | None = None
-    # The JSON this record was read from (so a stored record writes back exactly as it was), or
-    # built once (an expectation's all-pass verdict is one shared record, so a run serialises
-    # it once); records are read-only.
-    _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    outcome: str
+    named_scores: dict[str, float] | None
+    threshold: float | None
+    extracted: str | None
+    _results: list[AssertionRecord] | None
+    _json: dict[str, Any] | None
+
+    def __init__(
+        self,
+        passed: bool,
+        score: float,
+        results: list[AssertionRecord] | None = None,
+        outcome: str = "passed",
+        named_scores: dict[str, float] | None = None,
+        threshold: float | None = None,
+        extracted: str | None = None,
+    ) -> None:
+        self.passed = passed
+        self.score = score
+        self.outcome = outcome
+        self.named_scores = named_scores
+        self.threshold = threshold
+        self.extracted = extracted
+        self._results = results if results is not None else []
+        self._json = None
+
+    @property
+    def results(self) -> list[AssertionRecord]:
+        """One result per top-level assertion, in the order written."""
+        results = self._results
+        if results is None:
+            items = (self._json or {}).get("results")
+            results = self._results = [AssertionRecord.from_json(item) for item in items or ()]
+        return results
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CheckRecord):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def to_json(self) -> dict[str, Any]:
         """The object ``assertly check --format json`` prints (what the store keeps)."""
@@ -172,8 +209,6 @@ class CheckRecord:
         """Read `to_json`'s form (leniently: a record of an older assertly, a report's)."""
         if not isinstance(data, dict):
             return cls(False, 0.0, [], "error")
-        items = data.get("results")
-        results = [AssertionRecord.from_json(item) for item in items or ()]
         outcome = data.get("outcome")
         passed = data.get("passed") is True
         if not isinstance(outcome, str):
@@ -181,17 +216,38 @@ class CheckRecord:
         score = data.get("score")
         named = data.get("named_scores")
         extracted = data.get("extracted")
-        return cls(
-            passed=passed,
-            score=float(score) if isinstance(score, int | float) else 0.0,
-            results=results,
-            outcome=outcome,
-            named_scores=named if isinstance(named, dict) else None,
-            threshold=data.get("threshold"),
-            extracted=extracted if isinstance(extracted, str) else None,
-            _json=data if isinstance(items, list) else None,
+        record = cls(
+            passed,
+            float(score) if isinstance(score, int | float) else 0.0,
+            None,
+            outcome,
+            named if isinstance(named, dict) else None,
+            data.get("threshold"),
+            extracted if isinstance(extracted, str) else None,
         )
+        record._results = None  # read from the JSON when first asked for
+        if isinstance(data.get("results"), list):
+            record._json = data
+        else:
+            record._results = []
+        return record
 
     def failures(self, step: str) -> list[AssertionRecord]:
         """The top-level results that did not pass, as failures of ``step``."""
+        if self._results is None and self._json is not None:
+            # Only the results that did not pass are read (a trial's failures are asked for
+            # every trial a report writes).
+            return [
+                AssertionRecord.from_json(item).as_failure(step)
+                for item in self._json["results"]
+                if not (isinstance(item, dict) and _passed(item))
+            ]
         return [result.as_failure(step) for result in self.results if not result.passed]
+
+
+def _passed(item: dict[str, Any]) -> bool:
+    """Whether a result's JSON says it passed (as `AssertionRecord.from_json` reads it)."""
+    outcome = item.get("outcome")
+    if isinstance(outcome, str):
+        return outcome in ("passed", "skipped")
+    return item.get("passed") is True

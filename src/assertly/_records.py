@@ -80,10 +80,22 @@ class StepRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepRecord:
         """Rebuild from `to_json` output (or a step an older assertly stored)."""
-        data = dict(data)
-        data["output"] = data.pop("response", None)
-        data["checks"] = [CheckRecord.from_json(check) for check in data.get("checks") or ()]
-        return cls(**data)
+        get = data.get
+        return cls(
+            data["name"],
+            data["status"],
+            get("response"),
+            [CheckRecord.from_json(check) for check in get("checks") or ()],
+            get("error"),
+            get("latency_ms"),
+            get("cost_usd"),
+            get("model"),
+            get("score"),
+            get("tokens"),
+            get("tool_calls"),
+            get("judge_cost_usd"),
+            get("judge_tokens"),
+        )
 
     def failures(self) -> list[AssertionRecord]:
         """The step's top-level assertions that did not pass, in order."""
@@ -226,9 +238,18 @@ class TrialRecord:
         An older row keeps its ``failures`` beside the steps: read as they are, and kept only
         when they are not what the steps give (they always are in rows assertly wrote).
         """
-        data = dict(data)
-        kept = data.pop("failures", None)
-        record = cls(**{**data, "steps": [StepRecord.from_json(s) for s in data.get("steps", [])]})
+        get = data.get
+        record = cls(
+            data["test_key"],
+            data["trial"],
+            data["status"],
+            data["duration_ms"],
+            [StepRecord.from_json(step) for step in get("steps") or ()],
+            get("error"),
+            get("reason"),
+            get("score"),
+        )
+        kept = get("failures")
         if isinstance(kept, list):
             failures = [AssertionRecord.from_json(item) for item in kept]
             if failures != record.failures:
