@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from ._check_records import AssertionRecord, CheckRecord
 from ._json import loads, to_json_bytes
 
 __all__ = [
@@ -45,8 +46,8 @@ class StepRecord:
 
     name: str
     status: Status
-    response: Any = None
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    output: Any = None  # what the agent answered (the store's and old records' ``response``)
+    checks: list[CheckRecord] = field(default_factory=list)
     error: str | None = None
     latency_ms: float | None = None
     cost_usd: float | None = None
@@ -57,6 +58,48 @@ class StepRecord:
     # What the judge of model-graded assertions cost for this step (None: no judge asked).
     judge_cost_usd: float | None = None
     judge_tokens: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (the store keeps this; the output under its stored name)."""
+        return {
+            "name": self.name,
+            "status": self.status,
+            "response": self.output,
+            "checks": [check.to_json() for check in self.checks],
+            "error": self.error,
+            "latency_ms": self.latency_ms,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "score": self.score,
+            "tokens": self.tokens,
+            "tool_calls": self.tool_calls,
+            "judge_cost_usd": self.judge_cost_usd,
+            "judge_tokens": self.judge_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepRecord:
+        """Rebuild from `to_json` output (or a step an older assertly stored)."""
+        get = data.get
+        return cls(
+            data["name"],
+            data["status"],
+            get("response"),
+            [CheckRecord.from_json(check) for check in get("checks") or ()],
+            get("error"),
+            get("latency_ms"),
+            get("cost_usd"),
+            get("model"),
+            get("score"),
+            get("tokens"),
+            get("tool_calls"),
+            get("judge_cost_usd"),
+            get("judge_tokens"),
+        )
+
+    def failures(self) -> list[AssertionRecord]:
+        """The step's top-level assertions that did not pass, in order."""
+        return [failure for check in self.checks for failure in check.failures(self.name)]
 
     def metrics(self) -> dict[str, Any]:
         """``{latency_ms, cost_usd, model, tokens}``, each None when unknown.
@@ -154,37 +197,64 @@ class TrialRecord:
     status: Status
     duration_ms: float
     steps: list[StepRecord] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     reason: str | None = None  # why it was skipped
     score: float | None = None
+    # The failures an old store row kept beside its steps, when they are not what the steps
+    # give (None: `failures` are the steps'). The runner never sets it.
+    kept_failures: list[AssertionRecord] | None = None
+
+    @property
+    def failures(self) -> list[AssertionRecord]:
+        """The failing assertions of every step, in order (computed: never stored twice)."""
+        if self.kept_failures is not None:
+            return self.kept_failures
+        return [failure for step in self.steps for failure in step.failures()]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the store keeps this).
+        """JSON-ready form (the store keeps this): the failures are the steps', not a copy.
 
-        Shallow on purpose: responses and check results are JSON data that is serialized, never
+        Shallow on purpose: outputs and check results are JSON data that is serialized, never
         mutated, so `dataclasses.asdict`'s deep copy only cost time (a fifth of a fixtures run).
         """
-        return {
+        data = {
             "test_key": self.test_key,
             "trial": self.trial,
             "status": self.status,
             "duration_ms": self.duration_ms,
-            "steps": [{name: getattr(step, name) for name in _STEP_FIELDS} for step in self.steps],
-            "failures": self.failures,
+            "steps": [step.to_json() for step in self.steps],
             "error": self.error,
             "reason": self.reason,
             "score": self.score,
         }
+        if self.kept_failures is not None:
+            data["failures"] = [failure.failure_json() for failure in self.kept_failures]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrialRecord:
-        """Rebuild from `to_dict` output."""
-        steps = [StepRecord(**step) for step in data.get("steps", [])]
-        return cls(**{**data, "steps": steps})
+        """Rebuild from `to_dict` output, or from a row of an older store.
 
-
-_STEP_FIELDS = tuple(item.name for item in fields(StepRecord))
+        An older row keeps its ``failures`` beside the steps: read as they are, and kept only
+        when they are not what the steps give (they always are in rows assertly wrote).
+        """
+        get = data.get
+        record = cls(
+            data["test_key"],
+            data["trial"],
+            data["status"],
+            data["duration_ms"],
+            [StepRecord.from_json(step) for step in get("steps") or ()],
+            get("error"),
+            get("reason"),
+            get("score"),
+        )
+        kept = get("failures")
+        if isinstance(kept, list):
+            failures = [AssertionRecord.from_json(item) for item in kept]
+            if failures != record.failures:
+                record.kept_failures = failures
+        return record
 
 
 def pass_at_k(n: int, c: int, k: int) -> float | None:
@@ -283,6 +353,16 @@ class TestRecord:
         """Total time of all trials."""
         return sum(trial.duration_ms for trial in self.trials)
 
+    def step_inputs(self) -> list[tuple[str | None, Any]]:
+        """What was sent, as ``(step, input)`` pairs (one, of step None, for a test of one call)."""
+        if self.multi_step and isinstance(self.input, list):
+            return [
+                (None if item.get("step") is None else str(item["step"]), item.get("input"))
+                for item in self.input
+                if isinstance(item, dict)
+            ]
+        return [] if self.input is None else [(None, self.input)]
+
     def to_dict(self) -> dict[str, Any]:
         """The pinned shape of a test in ``run -o report.json`` (plus a few extras)."""
         n = len([t for t in self.trials if t.status != "skipped"])
@@ -318,18 +398,18 @@ class TestRecord:
         if self.multi_step:
             output, truncated = [], False
             for step in trial.steps:
-                value, cut = report_output(step.response)
+                value, cut = report_output(step.output)
                 output.append({"step": step.name, "output": value, "metrics": step.metrics()})
                 truncated = truncated or cut
         elif trial.steps:
-            output, truncated = report_output(trial.steps[0].response)
+            output, truncated = report_output(trial.steps[0].output)
         else:
             output, truncated = None, False
         return {
             "trial": trial.trial,
             "status": trial.status,
             "duration_ms": round(trial.duration_ms, 3),
-            "failures": trial.failures,
+            "failures": [failure.failure_json() for failure in trial.failures],
             **({"error": trial.error} if trial.error else {}),
             **({"reason": trial.reason} if trial.reason else {}),
             "output": output,
@@ -346,9 +426,27 @@ class EvalCaseRecord:
     id: str
     status: Status
     score: float
-    blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    blocks: dict[str, CheckRecord] = field(default_factory=dict)
     error: str | None = None
     description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (the store keeps this in its eval's ``cases``)."""
+        return {
+            "key": self.key,
+            "id": self.id,
+            "status": self.status,
+            "score": self.score,
+            "blocks": {block: check.to_json() for block, check in self.blocks.items()},
+            "error": self.error,
+            "description": self.description,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalCaseRecord:
+        """Rebuild from `to_json` output."""
+        blocks = data.get("blocks") or {}
+        return cls(**{**data, "blocks": {k: CheckRecord.from_json(v) for k, v in blocks.items()}})
 
 
 @dataclass(slots=True)
@@ -360,6 +458,16 @@ class EvalRecord:
     threshold: float
     passed: bool
     cases: list[EvalCaseRecord] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (the store keeps this; `to_dict` is the report's shape)."""
+        return {
+            "file": self.file,
+            "score": self.score,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "cases": [case.to_json() for case in self.cases],
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The pinned shape of an eval in ``run -o report.json`` (plus its cases)."""
@@ -374,7 +482,7 @@ class EvalRecord:
                     "status": case.status,
                     "score": case.score,
                     **({"error": case.error} if case.error else {}),
-                    "blocks": case.blocks,
+                    "blocks": {block: check.to_json() for block, check in case.blocks.items()},
                 }
                 for case in self.cases
             ],

@@ -149,7 +149,7 @@ def test_every_change_kind(tmp_path: Path) -> None:
     redefined = next(item for item in result.tests() if item.id == "redefined")
     assert redefined.p_value is None and redefined.score_delta is None
     assert [item.id for item in result.regressions] == ["regress", "skip_then_fail"]
-    assert result.regressions[0].failures[0]["message"] == "no f::s::regress"
+    assert result.regressions[0].failures[0].message == "no f::s::regress"
 
 
 def test_fisher_and_holm_per_test(tmp_path: Path) -> None:

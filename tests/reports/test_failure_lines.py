@@ -8,6 +8,7 @@ from typing import Any
 from assertly.reports._failures import test_failure_lines as failure_lines
 from assertly.runner import TestRecord as Record
 from assertly.runner import TrialRecord
+from records_support import given
 
 WRONG_STATUS = {
     "assertion": "status",
@@ -34,7 +35,7 @@ def record(*trials: tuple[str, list[dict[str, Any]]]) -> Record:
         status="failed",
         score=0.0,
         trials=[
-            TrialRecord("f::s::t", number, status, 1.0, failures=failures)  # type: ignore[arg-type]
+            TrialRecord("f::s::t", number, status, 1.0, kept_failures=given(failures))  # type: ignore[arg-type]
             for number, (status, failures) in enumerate(trials, start=1)
         ],
     )

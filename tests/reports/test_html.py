@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from assertly._check_records import CheckRecord
 from assertly.reports import write_report
 from assertly.reports._html import CSP, SUITE_CHART, render_html
 from assertly.runner import (
@@ -30,6 +31,7 @@ from assertly.runner import (
     load_run,
 )
 from assertly.runner import TestRecord as Record  # not "Test*": pytest would collect it
+from records_support import given
 
 PWNED = "<script>document.title='PWNED'</script></textarea><img src=x onerror=alert(1)>"
 
@@ -280,7 +282,7 @@ def test_hostile_test_names_are_escaped_everywhere() -> None:
         "failed",
         5.0,
         steps=[StepRecord(nasty, "failed", nasty, latency_ms=5.0)],
-        failures=[failure],
+        kept_failures=given([failure]),
     )
     skipped = TrialRecord("k2", 1, "skipped", 0.0, reason=nasty)
     record = RunRecord(
@@ -329,7 +331,12 @@ def test_many_trials_and_long_values_stay_bounded() -> None:
     ]
     trials = [
         TrialRecord(
-            "k", n, "failed", 1.0, steps=[StepRecord("s", "failed", long)], failures=failures
+            "k",
+            n,
+            "failed",
+            1.0,
+            steps=[StepRecord("s", "failed", long)],
+            kept_failures=given(failures),
         )
         for n in range(1, 6)
     ]
@@ -405,7 +412,9 @@ def _passing(key: str, output: object, **step: object) -> Record:
     from assertly import compile as compile_expectation
 
     result = compile_expectation({"status": "success"}).check({"status": "success"})
-    step_record = StepRecord(key, "passed", output, [result.to_dict()], score=1.0, **step)  # type: ignore[arg-type]
+    step_record = StepRecord(
+        key, "passed", output, [CheckRecord.from_json(result.to_dict())], score=1.0, **step
+    )  # type: ignore[arg-type]
     trial = TrialRecord(key, 1, "passed", 12.0, steps=[step_record], score=1.0)
     return Record(key, key, key, "s", "f.tests.yaml", "passed", 1.0, [trial], input={"q": key})
 
@@ -474,7 +483,8 @@ def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
         Record(
             f"k{n}", f"k{n}", f"k{n}", "s", "f", "failed", 0.0,
             [TrialRecord(f"k{n}", 1, "failed", 1.0,
-                         steps=[StepRecord("s", "failed", {"n": n})], failures=[failure])],
+                         steps=[StepRecord("s", "failed", {"n": n})],
+                         kept_failures=given([failure]))],
             input={"n": n},
         )
         for n in range(DETAILED_NOT_PASSED + 3)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from assertly._check_records import CheckRecord
 from assertly.reports import write_report
 from assertly.reports._analysis import format_ms, percentile
 from assertly.reports._markdown import md_code, md_text, render_markdown
@@ -28,6 +29,7 @@ from assertly.runner import (
     load_run,
 )
 from assertly.runner import TestRecord as Record  # not "Test*": pytest would collect it
+from records_support import given
 
 INJECTED = "<script>alert(1)</script></textarea> a|b `tick` ``` done"
 
@@ -250,7 +252,7 @@ def test_hostile_names_and_output_cannot_break_the_layout() -> None:
         "expected": nasty,
         "actual": {"html": "</textarea><img src=x onerror=alert(1)>", "ticks": "````"},
     }
-    failed = TrialRecord("k1", 1, "failed", 5.0, failures=[failure])
+    failed = TrialRecord("k1", 1, "failed", 5.0, kept_failures=given([failure]))
     errored = TrialRecord("k2", 1, "error", 5.0, error=nasty)
     skipped = TrialRecord("k3", 1, "skipped", 0.0, reason=nasty)
     record = RunRecord(
@@ -364,7 +366,7 @@ def test_multi_step_failures_name_their_step() -> None:
         "failed",
         9.0,
         steps=[StepRecord("login", "failed", "{}"), StepRecord("search", "error", "{}")],
-        failures=failures,
+        kept_failures=given(failures),
     )
     markdown = render_markdown(RunRecord("r", "t", 9.0, [_test("k", "failed", trials=[trial])]))
     assert "@@ status (step login) @@\n# m1" in markdown
@@ -384,7 +386,11 @@ def _passing(key: str, output: Any, **step: Any) -> Record:
         1,
         "passed",
         12.0,
-        steps=[StepRecord(key, "passed", output, [result.to_dict()], score=1.0, **step)],
+        steps=[
+            StepRecord(
+                key, "passed", output, [CheckRecord.from_json(result.to_dict())], score=1.0, **step
+            )
+        ],
         score=1.0,
     )
     return Record(key, key, key, "s", "f.tests.yaml", "passed", 1.0, [trial], input={"q": key})
@@ -453,7 +459,7 @@ def test_trials_and_multi_step_details() -> None:
             "page",
             "passed" if status == "success" else "failed",
             {"status": status},
-            [result.to_dict()],
+            [CheckRecord.from_json(result.to_dict())],
             latency_ms=10.0 * number,
         )
         trials.append(TrialRecord("k", number, step.status, 1.0, steps=[step]))
@@ -494,7 +500,8 @@ def test_failing_tests_are_all_listed_the_first_ones_in_detail() -> None:
         Record(
             f"k{n}", f"k{n}", f"k{n}", "s", "f", "failed", 0.0,
             [TrialRecord(f"k{n}", 1, "failed", 1.0,
-                         steps=[StepRecord("s", "failed", {"n": n})], failures=[failure])],
+                         steps=[StepRecord("s", "failed", {"n": n})],
+                         kept_failures=given([failure]))],
             input={"n": n},
         )
         for n in range(DETAILED_NOT_PASSED + 3)

@@ -15,6 +15,8 @@ from typing import Any
 
 from runner_support import HttpAgent, Project
 
+from assertly.runner import TrialRecord
+
 DEPTH = 9_990
 REPORT_MAX_DEPTH = 100  # documented in docs/reliability.md (assertly._json.REPORT_MAX_DEPTH)
 
@@ -64,7 +66,7 @@ def test_a_deep_output_leaves_every_report_readable(
     # The store keeps the exact value: the verdict read back is the same, and so is the value.
     (record,) = project.records()
     assert record["steps"][0]["response"] == deep
-    assert nesting(record["failures"][0]["actual"]) == DEPTH
+    assert nesting(TrialRecord.from_dict(record).failures[0].actual) == DEPTH
     again = project.run("report", "last")
     assert again.tests["deep"]["status"] == "failed"
     assert nesting(again.report) <= REPORT_MAX_DEPTH

@@ -58,22 +58,12 @@ def _trial(key: str = "f::s::t", *, results: list[dict[str, Any]] | None = None)
         "judge_cost_usd": None,
         "judge_tokens": None,
     }
-    failures = [
-        {
-            "step": "t",
-            **{k: item[k] for k in ("assertion", "outcome", "message", "path", "expected")},
-            "actual": item["actual"],
-        }
-        for item in results
-        if not item["passed"]
-    ]
     return {
         "test_key": key,
         "trial": 1,
         "status": "failed",
         "duration_ms": 3.25,
         "steps": [step],
-        "failures": failures,
         "error": None,
         "reason": None,
         "score": 0.5,
@@ -111,7 +101,7 @@ def test_a_runner_record_is_written_compactly_and_reads_back_exactly() -> None:
     results = encoded[3][0][3][0]["results"]
     assert results[:2] == ["contains", ["levenshtein", {"distance": 1}]]  # quiet passes
     assert isinstance(results[2], dict)  # a failure is kept whole
-    assert encoded[4] is None  # failures rebuilt from the steps
+    assert encoded[4] is None  # no copy of the failures: they are the steps'
     decoded = _round_trip(record)
     assert decoded == record
     assert list(decoded) == list(record)
@@ -132,9 +122,9 @@ def test_a_runner_record_is_written_compactly_and_reads_back_exactly() -> None:
         lambda r: r["steps"][0]["checks"][0]["results"].append(
             _result("all", children=[_result("x")])
         ),
-        # Failures that are not the steps' failing results; none at all.
+        # A record of an older assertly with its copy of the failures (any copy, or None).
         lambda r: r.update(failures=[]),
-        lambda r: r["failures"].append({"step": "other"}),
+        lambda r: r.update(failures=[{"step": "other"}]),
         lambda r: r.update(failures=None),
         # A field a later version adds, at the trial and at the step; a step of another shape.
         lambda r: r.update(extra=1),
@@ -339,7 +329,12 @@ def test_failures_equal_to_the_steps_but_not_the_same_read_back_as_written(
 ) -> None:
     record = _trial()
     record["steps"][0]["checks"][0]["results"][2]["expected"] = in_step
-    record["failures"][0]["expected"] = in_failure
+    # An older assertly's copy of the failures beside the steps.
+    failed = record["steps"][0]["checks"][0]["results"][2]
+    record["failures"] = [
+        {"step": "t", **{k: failed[k] for k in ("assertion", "outcome", "message", "path")}}
+    ]
+    record["failures"][0].update(expected=in_failure, actual=failed["actual"])
     whole = json.loads(json.dumps(record))  # what schema 1 read back
     compact = json.loads(json.dumps(encode_record(record)))
     assert repr(decode_record(compact, record["test_key"])) == repr(whole)

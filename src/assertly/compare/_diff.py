@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from .._check_records import AssertionRecord
 from ._sides import RunSide, TestOutcome
 from ._stats import (
     fisher_exact,
@@ -83,7 +84,7 @@ class TestChange:
     p_regression: float | None = None  # one-sided "candidate worse", Holm-adjusted (the gate's)
     score_delta: float | None = None
     p_worse: float | None = None  # one-sided "candidate worse", before adjustment
-    failures: list[dict[str, Any]] = field(default_factory=list)  # the candidate's, if failing
+    failures: list[AssertionRecord] = field(default_factory=list)  # the candidate's, if failing
 
     def significant(self, alpha: float) -> bool:
         """Whether the drop in pass rate is significant at ``alpha`` (one-sided, after Holm)."""

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from .._check_records import AssertionRecord
 from .._exceptions import StoreError
+from .._records import TrialRecord
+from .._test_meta import TestMeta
 from ..store._files import is_sqlite_file, read_report
 
 __all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side"]
@@ -73,7 +76,7 @@ class RunSide:
         assert self._store_path is not None
         yield from _stored_tests(self._store_path, self.run_id, self.threshold, scores=scores)
 
-    def failures_of(self, key: str) -> list[dict[str, Any]]:
+    def failures_of(self, key: str) -> list[AssertionRecord]:
         """The failing assertions of one test (its first trial that did not pass)."""
         if self._store_path is None:
             return self._report_failures.get(key, [])
@@ -84,9 +87,12 @@ class RunSide:
             record = store.first_not_passed(self.run_id, key)
         finally:
             store.close()
-        return _failures(record) if record else []
+        if record is None:
+            return []
+        trial = TrialRecord.from_dict(record)
+        return _failures(trial.failures, trial.error)
 
-    _report_failures: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _report_failures: dict[str, list[AssertionRecord]] = field(default_factory=dict)
 
 
 def open_side(name: str, store_path: str | Path | None) -> RunSide:
@@ -139,28 +145,28 @@ def _stored_tests(
     store = RunStore(store_path, must_exist=True, read_only=True)
     try:
         rows = store.test_counts(run_id, scores=scores)
-        for key, meta, passed, failed, errored, skipped, score in rows:
-            own = cast(PassThreshold, meta.get("pass_threshold") or threshold)
+        for key, data, passed, failed, errored, skipped, score in rows:
+            meta = TestMeta.from_json(data, key)
+            own = cast(PassThreshold, meta.pass_threshold or threshold)
             yield TestOutcome(
                 key,
-                str(meta.get("id", key)),
-                str(meta.get("suite", "")),
-                str(meta.get("file", "")),
+                meta.id,
+                meta.suite,
+                meta.file,
                 status_of_counts(passed, failed, errored, skipped, own),
                 passed,
                 passed + failed + errored,
                 score,
-                meta.get("definition"),
+                meta.definition,
             )
     finally:
         store.close()
 
 
-def _failures(trial: dict[str, Any]) -> list[dict[str, Any]]:
+def _failures(found: list[AssertionRecord], error: Any) -> list[AssertionRecord]:
     """A trial's failing assertions; a trial that errored before judging: its error."""
-    found = list(trial.get("failures") or [])
-    if not found and trial.get("error"):
-        found = [{"assertion": "error", "outcome": "error", "message": trial["error"]}]
+    if not found and error:
+        return [AssertionRecord("error", "error", str(error))]
     return found
 
 
@@ -229,7 +235,7 @@ def _report_side(path: Path) -> RunSide:
     data = read_report(path)
     _check_report(path, data)
     tests: list[TestOutcome] = []
-    failures: dict[str, list[dict[str, Any]]] = {}
+    failures: dict[str, list[AssertionRecord]] = {}
     for test in data["tests"]:
         key = test.get("key") or f"{test.get('file')}::{test.get('suite')}::{test.get('id')}"
         trials = test.get("trials") or []
@@ -249,7 +255,10 @@ def _report_side(path: Path) -> RunSide:
         )
         for trial in ran:
             if trial.get("status") != "passed":
-                failures[key] = _failures(trial)
+                found = trial.get("failures")
+                failures[key] = _failures(
+                    [AssertionRecord.from_json(item) for item in found or ()], trial.get("error")
+                )
                 break
     tests.sort(key=lambda outcome: outcome.key)
     evals = [

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["CheckContext", "parse_now"]
+__all__ = ["CallMetrics", "CheckContext", "parse_now"]
 
 
 def parse_now(now: str | datetime | date | None) -> datetime | None:
@@ -31,6 +32,28 @@ def parse_now(now: str | datetime | date | None) -> datetime | None:
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(slots=True, frozen=True)
+class CallMetrics:
+    """What one call reported (or the runner measured) besides its output, built once per call.
+
+    The target's response gives it (`TargetResponse.metrics`), a stored step gives it back on
+    a recheck; the step's context (`CheckContext.of_call`) and its record read it.
+
+    Attributes:
+        latency_ms: How long the call took; None: unknown (a recorded output that said none).
+        cost_usd: What it cost, if reported.
+        model: The model that answered, if reported.
+        tokens: Token counts, if reported.
+        tool_calls: The tool calls reported with it (what trajectory assertions judge).
+    """
+
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+    tokens: dict[str, int] | None = None
+    tool_calls: Any = None
 
 
 # Contexts carrying only a fixed `now` are immutable, so one per distinct `now` is reused.
@@ -103,6 +126,20 @@ class CheckContext:
             extra=self.extra if extra is None else extra,
             now=now,
             tool_calls=self.tool_calls,
+        )
+
+    @classmethod
+    def of_call(
+        cls, metrics: CallMetrics, *, steps: Mapping[str, Any] | None, now: datetime | None
+    ) -> CheckContext:
+        """The context of a step's check: its call's metrics, the earlier steps, ``now``."""
+        return cls(
+            cost_usd=metrics.cost_usd,
+            latency_ms=metrics.latency_ms,
+            model=metrics.model,
+            steps=steps,
+            now=now,
+            tool_calls=metrics.tool_calls,
         )
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .._check_records import AssertionRecord, CheckRecord
     from ..engine import AssertionResult, CheckResult
     from ..loading import EvalCase, TestCase
     from ..runner import EvalCaseRecord, EvalRecord, TrialRecord
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AssertlyFailure",
     "AssertlyWarning",
-    "check_from_dict",
+    "check_from_record",
     "eval_failure_lines",
     "one_line",
     "failure_lines",
@@ -70,10 +71,10 @@ def eval_failure_lines(
 ) -> list[str]:
     """The report of an eval case that failed (with its suite) or errored."""
     reasons = [
-        f"{block_id}: {result.get('assertion')}: {result.get('message')}"
+        f"{block_id}: {result.assertion}: {result.message}"
         for block_id, data in case.blocks.items()
-        for result in data.get("results", [])
-        if not result.get("passed")
+        for result in data.results
+        if not result.passed
     ]
     headline = one_line(case.error or (reasons[0] if reasons else f"score {case.score:.4g}"))
     if len(reasons) > 1:
@@ -85,8 +86,7 @@ def eval_failure_lines(
     if case.error:
         lines.append(f"ERROR: {case.error}")
     for block_id, data in case.blocks.items():
-        check = check_from_dict(data)
-        if check.passed:
+        if check_from_record(data).passed:
             lines.append(f"block {block_id}: passed")
             continue
         lines.append(f"block {block_id}:")
@@ -111,7 +111,7 @@ def _headline(record: TrialRecord) -> str:
     if record.failures:
         failure = record.failures[0]
         more = len(record.failures) - 1
-        text = one_line(f"{failure.get('assertion')}: {failure.get('message')}")
+        text = one_line(f"{failure.assertion}: {failure.message}")
         return text + (f" (and {more} more)" if more else "")
     return f"the trial ended {record.status}"
 
@@ -123,42 +123,38 @@ def _short(value: Any) -> str:
     return text if len(text) <= _VALUE_LIMIT else text[: _VALUE_LIMIT - 1] + "…"
 
 
-def check_from_dict(data: dict[str, Any]) -> CheckResult:
-    """Rebuild a stored check (``CheckResult.to_dict``) so it renders like ``assertly check``."""
+def check_from_record(data: CheckRecord) -> CheckResult:
+    """Rebuild a stored check as the engine's result, so it renders like ``assertly check``."""
     from ..engine import AssertionResult, CheckResult, Outcome
 
-    def result(item: dict[str, Any]) -> AssertionResult:
+    def result(item: AssertionRecord) -> AssertionResult:
         return AssertionResult(
-            str(item.get("assertion", "?")),
-            Outcome(item.get("outcome", "error")),
-            float(item.get("score", 0.0)),
-            str(item.get("message") or ""),
-            item.get("path"),
-            item.get("expected"),
-            item.get("actual"),
-            [result(child) for child in item.get("children", [])],
-            item.get("details"),
+            item.assertion,
+            Outcome(item.outcome),
+            item.score if item.score is not None else 0.0,
+            item.message,
+            item.path,
+            item.expected,
+            item.actual,
+            [result(child) for child in item.children],
+            item.details,
         )
 
-    results = [result(item) for item in data.get("results", [])]
-    weights = tuple(
-        float((item.get("details") or {}).get("weight", 1.0)) for item in data.get("results", [])
-    )
     return CheckResult(
-        Outcome(data.get("outcome", "failed" if not data.get("passed") else "passed")),
-        float(data.get("score", 0.0)),
-        results,
-        data.get("named_scores"),
-        data.get("threshold"),
-        data.get("extracted"),
-        weights,
+        Outcome(data.outcome),
+        data.score,
+        [result(item) for item in data.results],
+        data.named_scores,
+        data.threshold,
+        data.extracted,
+        tuple(item.weight for item in data.results),
     )
 
 
-def _check_lines(data: dict[str, Any]) -> list[str]:
+def _check_lines(data: CheckRecord) -> list[str]:
     from ..reports._check_text import render_check
 
-    return [line for line, _ in render_check(check_from_dict(data))]
+    return [line for line, _ in render_check(check_from_record(data))]
 
 
 def _trial_lines(record: TrialRecord, *, single_step: bool) -> list[str]:
@@ -174,6 +170,6 @@ def _trial_lines(record: TrialRecord, *, single_step: bool) -> list[str]:
             continue
         for check in step.checks:
             lines.extend(pad + line for line in _check_lines(check))
-        if step.checks or step.response is not None:
-            lines.append(f"{pad}response: {_short(step.response)}")
+        if step.checks or step.output is not None:
+            lines.append(f"{pad}response: {_short(step.output)}")
     return lines

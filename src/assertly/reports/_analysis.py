@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from .._check_records import AssertionRecord
 from .._json import dumps
 from .._records import (
     EvalCaseRecord,
@@ -75,6 +76,19 @@ class Failure:
     expected: Any = None
     actual: Any = None
     trials: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, record: AssertionRecord, step: str | None) -> Failure:
+        """A failing assertion's record, shown under ``step`` (a step, or an eval block)."""
+        return cls(
+            record.assertion,
+            record.message,
+            record.outcome,
+            step,
+            record.path,
+            record.expected,
+            record.actual,
+        )
 
     @property
     def has_expected(self) -> bool:
@@ -185,28 +199,26 @@ def test_detail(test: TestRecord) -> TestDetail:
         trials.append((trial.trial, trial.status, combined_metrics(trial.steps)))
         for step in trial.steps:
             step_name = step.name if test.multi_step else None
-            if step.response is not None:
-                shown, truncated = report_output(step.response)
+            if step.output is not None:
+                shown, truncated = report_output(step.output)
                 key = dumps([step_name, shown])
                 view = outputs.get(key)
                 if view is None:
                     view = outputs[key] = OutputView(shown, step_name, [], truncated)
                 view.trials.append(trial.trial)
             for check_index, check in enumerate(step.checks):
-                for index, item in enumerate(check.get("results", [])):
+                for index, item in enumerate(check.results):
                     row = rows.get((step_name, check_index, index))
                     if row is None:
-                        name = str(item.get("assertion", "?"))
-                        row = rows[(step_name, check_index, index)] = AssertionRow(name, step_name)
-                    outcome = str(item.get("outcome") or "failed")
-                    row.outcomes.append(outcome)
-                    score = item.get("score")
-                    if isinstance(score, int | float) and math.isfinite(score):
-                        row.scores.append(float(score))
-                    message = str(item.get("message") or "")
-                    row.first_message = row.first_message or message
-                    if outcome != "passed" and not row.problem_message:
-                        row.problem_message = message
+                        row = rows[(step_name, check_index, index)] = AssertionRow(
+                            item.assertion, step_name
+                        )
+                    row.outcomes.append(item.outcome)
+                    if item.score is not None and math.isfinite(item.score):
+                        row.scores.append(float(item.score))
+                    row.first_message = row.first_message or item.message
+                    if item.outcome != "passed" and not row.problem_message:
+                        row.problem_message = item.message
     views = list(outputs.values())
     return TestDetail(
         input=test.input,
@@ -247,15 +259,7 @@ def test_failures(test: TestRecord) -> list[Failure]:
     groups: dict[str, Failure] = {}
     for trial in test.trials:
         for item in trial.failures:
-            failure = Failure(
-                assertion=str(item.get("assertion", "?")),
-                message=str(item.get("message") or ""),
-                outcome=str(item.get("outcome") or "failed"),
-                step=item.get("step"),
-                path=item.get("path"),
-                expected=item.get("expected"),
-                actual=item.get("actual"),
-            )
+            failure = Failure.of(item, item.step)
             key = dumps(
                 [
                     *(failure.step, failure.assertion, failure.outcome, failure.message),
@@ -284,20 +288,7 @@ def eval_case_failures(case: EvalCaseRecord) -> list[Failure]:
     """The failing assertions of an eval case, the block id standing in for the step."""
     failures: list[Failure] = []
     for block, result in case.blocks.items():
-        for item in result.get("results", []):
-            if item.get("passed"):
-                continue
-            failures.append(
-                Failure(
-                    assertion=str(item.get("assertion", "?")),
-                    message=str(item.get("message") or ""),
-                    outcome=str(item.get("outcome") or "failed"),
-                    step=block,
-                    path=item.get("path"),
-                    expected=item.get("expected"),
-                    actual=item.get("actual"),
-                )
-            )
+        failures.extend(Failure.of(item, block) for item in result.results if not item.passed)
     return failures
 
 

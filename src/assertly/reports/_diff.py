@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from .._check_records import AssertionRecord
 from .._json import report_json_bytes, to_json_bytes
 from .._terminal import inert_json, inert_text, terminal_safe
 from ..compare import RunDiff, TestChange
@@ -43,10 +44,9 @@ def _p(value: float | None) -> str:
     return NONE if value is None else f"{value:.3g}"
 
 
-def _failure_text(failure: dict[str, Any]) -> str:
-    assertion = str(failure.get("assertion", "?"))
-    message = clip(" ".join(str(failure.get("message") or "").split()), _MESSAGE)
-    return f"{assertion}: {message}" if message else assertion
+def _failure_text(failure: AssertionRecord) -> str:
+    message = clip(" ".join(failure.message.split()), _MESSAGE)
+    return f"{failure.assertion}: {message}" if message else failure.assertion
 
 
 def _headline(diff: RunDiff) -> str:

@@ -29,7 +29,7 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
     for trial in test.trials:
         if trial.status in ("passed", "skipped"):
             continue
-        signature = dumps([trial.error, trial.failures])
+        signature = dumps([trial.error, [item.failure_json() for item in trial.failures]])
         groups.setdefault(signature, []).append(trial)
     for trials in groups.values():
         first = trials[0]
@@ -43,14 +43,14 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
         if first.error:
             yield f"{prefix}error: {first.error}"
         for failure in first.failures:
-            mark = "!" if failure.get("outcome") == "error" else "✗"
-            yield f"{prefix}{mark} {failure['assertion']}: {failure['message']}"
-            if failure.get("path"):
-                yield f"      path:     {failure['path']}"
-            if failure.get("expected") is not None:
-                yield f"      expected: {value_text(failure['expected'])}"
-            if failure.get("actual") is not None:
-                yield f"      actual:   {value_text(failure['actual'])}"
+            mark = "!" if failure.outcome == "error" else "✗"
+            yield f"{prefix}{mark} {failure.assertion}: {failure.message}"
+            if failure.path:
+                yield f"      path:     {failure.path}"
+            if failure.expected is not None:
+                yield f"      expected: {value_text(failure.expected)}"
+            if failure.actual is not None:
+                yield f"      actual:   {value_text(failure.actual)}"
     if test.flaky:
         yield f"  flaky: {test.passes}/{len(test.trials)} trials passed"
 
@@ -58,8 +58,8 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
 def eval_case_detail(case: EvalCaseRecord) -> str:
     """Why an eval case did not pass: its error, or its failing assertions per block."""
     return case.error or "; ".join(
-        f"[{block}] {result['assertion']}: {result['message']}"
+        f"[{block}] {result.assertion}: {result.message}"
         for block, check in case.blocks.items()
-        for result in check.get("results", [])
-        if not result.get("passed")
+        for result in check.results
+        if not result.passed
     )

@@ -212,13 +212,7 @@ def _shown(value: Any, limit: int) -> str:
 def _detail_view(test: TestRecord) -> dict[str, Any]:
     """Input, distinct outputs, metrics per trial and every assertion, as text to escape."""
     detail = test_detail(test)
-    inputs: list[tuple[str | None, str]] = []
-    if test.multi_step and isinstance(detail.input, list):
-        inputs = [
-            (str(i.get("step")), _shown(i.get("input"), HTML_VALUE_LIMIT)) for i in detail.input
-        ]
-    elif detail.input is not None:
-        inputs = [(None, _shown(detail.input, HTML_VALUE_LIMIT))]
+    inputs = [(step, _shown(value, HTML_VALUE_LIMIT)) for step, value in test.step_inputs()]
     outputs = [
         {
             "step": view.step,

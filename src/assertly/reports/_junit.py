@@ -129,5 +129,5 @@ def _first_message(test: TestRecord) -> str:
         if trial.error:
             return trial.error[:300]
         for failure in trial.failures:
-            return f"{failure['assertion']}: {failure['message']}"[:300]
+            return f"{failure.assertion}: {failure.message}"[:300]
     return test.status

@@ -300,9 +300,7 @@ def _detail(test: TestRecord) -> list[str]:
     """A test's input, metrics per trial, distinct outputs and every assertion."""
     detail = test_detail(test)
     lines: list[str] = []
-    inputs = [(None, detail.input)] if detail.input is not None else []
-    if test.multi_step and isinstance(detail.input, list):
-        inputs = [(item.get("step"), item.get("input")) for item in detail.input]
+    inputs = test.step_inputs()
     for step, value in inputs:
         title = "**Input**" + (f" of step {md_code(step, table=False)}" if step else "")
         lines += ["", title, "", *_fence(_value_lines(value), _info(value))]

@@ -9,10 +9,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .._check_records import CheckRecord
 from .._records import EvalCaseRecord, EvalRecord
 from ..engine import Outcome
 from ..loading import EvalSuite
-from ._steps import step_status
+from ._steps import check_record, step_status
 
 __all__ = ["judge_eval"]
 
@@ -29,7 +30,7 @@ def judge_eval(
             continue
         weighted = 0.0
         total_weight = 0.0
-        blocks: dict[str, dict[str, Any]] = {}
+        blocks: dict[str, CheckRecord] = {}
         outcomes: list[Outcome] = []
         for block_id, (output, context, expectation) in case.blocks.items():
             result = expectation.check(output, context=context, now=now)
@@ -37,7 +38,7 @@ def judge_eval(
             for item, weight in zip(result.results, result.weights, strict=True):
                 weighted += item.score * weight
                 total_weight += weight
-            blocks[block_id] = result.as_record()
+            blocks[block_id] = check_record(result)
         score = weighted / total_weight if total_weight else 1.0
         status = step_status(outcomes)
         cases.append(

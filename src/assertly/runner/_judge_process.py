@@ -38,7 +38,7 @@ _HEADER = struct.Struct("!Q")
 # Requests in flight: enough to keep the judge busy while the loop does other work.
 _IN_FLIGHT = 128
 
-Judge = Callable[[str, Any, Any, CheckContext], tuple[Any, list[dict[str, Any]]]]
+Judge = Callable[[str, Any, Any, CheckContext], Any]
 
 
 def wanted(tests: int, concurrency: int) -> bool:
@@ -92,10 +92,8 @@ class JudgeProcess:
         self._reader_task: asyncio.Task[None] | None = None
         self.broken = False
 
-    async def judge(
-        self, name: str, checks: Any, output: Any, context: CheckContext
-    ) -> tuple[Any, list[dict[str, Any]]] | None:
-        """The step's record and failures judged there, or None: judge it here instead."""
+    async def judge(self, name: str, checks: Any, output: Any, context: CheckContext) -> Any:
+        """The step's record judged there, or None: judge it here instead."""
         if self.broken or id(checks) not in self._known:
             return None
         if self._connected is None:  # the first request: every worker waits for the same
@@ -112,8 +110,7 @@ class JudgeProcess:
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._pending.append(future)
             self._writer.write(_HEADER.pack(len(request)) + request)
-            reply: tuple[Any, list[dict[str, Any]]] | None = await future
-            return reply
+            return await future
 
     async def _connect(self) -> None:
         reader, self._writer = await asyncio.open_unix_connection(sock=self._socket)
@@ -133,7 +130,7 @@ class JudgeProcess:
                     kind, *found = pickle.loads(blob)
                 except Exception:
                     kind, found = "error", []
-                future.set_result(tuple(found) if kind == "ok" else None)
+                future.set_result(found[0] if kind == "ok" else None)
         except (asyncio.IncompleteReadError, ConnectionError, IndexError):
             pass  # the judge process is gone: whatever was sent is judged here
         finally:
@@ -196,9 +193,9 @@ def _child(
                 break
             key, name, output, context = pickle.loads(stream.read(_HEADER.unpack(header)[0]))
             try:
-                record, failures = judge(name, lists[key], output, context)
-                record.response = None  # the runner has it
-                reply = pickle.dumps(("ok", record, failures), _PROTOCOL)
+                record = judge(name, lists[key], output, context)
+                record.output = None  # the runner has it
+                reply = pickle.dumps(("ok", record), _PROTOCOL)
             except Exception:
                 reply = pickle.dumps(("error",), _PROTOCOL)
             sock.sendall(_HEADER.pack(len(reply)) + reply)

@@ -31,9 +31,7 @@ from ._embedding_batch import EmbeddingBatcher
 
 __all__ = ["ModelJudge", "judge_counts"]
 
-Judge = Callable[
-    [str, Sequence[Expectation], Any, CheckContext], tuple[StepRecord, list[dict[str, Any]]]
-]
+Judge = Callable[[str, Sequence[Expectation], Any, CheckContext], StepRecord]
 
 
 class ModelJudge:
@@ -82,8 +80,8 @@ class ModelJudge:
         output: Any,
         context: CheckContext,
         judge: Judge,
-    ) -> tuple[StepRecord, list[dict[str, Any]]]:
-        """The step's record and failures, judged by ``judge`` with the judge's answers."""
+    ) -> StepRecord:
+        """The step's record, judged by ``judge`` with the judge's answers."""
         board = JudgeBoard(
             self._config.max_input_chars if self._config is not None else DEFAULT_MAX_INPUT_CHARS
         )
@@ -95,11 +93,11 @@ class ModelJudge:
         answers = await asyncio.gather(*(self._answer(request) for request in wanted))
         for request, answer in zip(wanted, answers, strict=True):
             board.answers[request.key] = answer
-        record, failures = judge(name, checks, output, ctx)
+        record = judge(name, checks, output, ctx)
         if remote:  # a local model costs nothing: only a step that asked a judge has a spend
             record.judge_cost_usd = sum(answer.cost_usd for answer in answers)
             record.judge_tokens = sum(answer.tokens for answer in answers)
-        return record, failures
+        return record
 
     def _answer(self, request: JudgeRequest) -> Awaitable[Judgement]:
         if request.options.get("provider") == LOCAL:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from .._records import RunRecord, StepRecord, TrialRecord
+from ..engine._context import CallMetrics
 from ..loading import Step, TestCase
 from ..store import RunStore, build_run, new_run_id, open_store
 from ._entry import prepare
@@ -148,7 +149,7 @@ async def _rejudge(
         nonlocal current
         for old_step in old.steps:
             step = steps_by_name.get(old_step.name)
-            if old_step.status == "error" and old_step.response is None:
+            if old_step.status == "error" and old_step.output is None:
                 # No response to judge (the call failed): the stored error stands.
                 yield StepFailure(old.error, old_step)
                 return
@@ -160,14 +161,14 @@ async def _rejudge(
 
     async def respond(step: Step) -> Answer:
         assert current is not None
-        return Answer(
-            current.response,
+        metrics = CallMetrics(
             current.latency_ms,
             current.cost_usd,
             current.model,
             current.tokens,
             current.tool_calls,
         )
+        return Answer(current.output, metrics)
 
     new.status = "passed"
     await judge_steps(new, steps(), respond, runner._judge_step, now=now)

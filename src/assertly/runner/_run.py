@@ -11,7 +11,6 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict
 from functools import partial
 from typing import Any
 
@@ -312,25 +311,15 @@ class Runner:
         except TargetError as error:
             failed = StepRecord(step.name, "error", error=str(error))
             return StepFailure(f"step {step.name}: {error}", failed)
-        latency = response.latency_ms
-        if latency is None and called:
-            # Only a call has a latency to measure: a recorded response that reports none
-            # was not measured, so `latency` on it is an error, not a pass in 0 ms.
-            latency = (time.perf_counter() - call_started) * 1000
-        return Answer(
-            response.output,
-            latency,
-            response.cost_usd,
-            response.model,
-            response.tokens,
-            response.reported_tool_calls(),
-            called,
-        )
+        # Only a call has a latency to measure: a recorded output that reports none was not
+        # measured, so `latency` on it is an error, not a pass in 0 ms.
+        measured = (time.perf_counter() - call_started) * 1000 if called else None
+        return Answer(response.output, response.metrics(measured), called)
 
     async def _judge_step(
         self, step: Step, output: Any, context: CheckContext, called: bool
-    ) -> tuple[StepRecord, list[dict[str, Any]]]:
-        """Judge a step's response: in the judge process when there is one, else here.
+    ) -> StepRecord:
+        """Judge a step's output: in the judge process when there is one, else here.
 
         Only responses that came from a call go there: a recorded response is judged inline
         (`_judged_inline`), which costs less here than the round trip to the judge. A step
@@ -341,14 +330,15 @@ class Runner:
                 step.name, step.checks, output, context, self._judge
             )
         if called and self.judge_process is not None:
-            found = await self.judge_process.judge(step.name, step.checks, output, context)
-            if found is not None:
-                record, failures = found
-                record.response = output
-                return record, failures
+            record: StepRecord | None = await self.judge_process.judge(
+                step.name, step.checks, output, context
+            )
+            if record is not None:
+                record.output = output
+                return record
         return self._judge(step.name, step.checks, output, context)
 
-    # The step's record and its failing assertions (`judge_checks`; the judge process too).
+    # The step's record (`judge_checks`; the judge process too).
     _judge = staticmethod(judge_checks)
 
     def _fact(self, name: str) -> bool | None:
@@ -535,7 +525,7 @@ class Runner:
         try:
             for suite in evals:
                 record = self.run_eval(suite)
-                self.store.save_eval(run_id, suite.file, asdict(record))
+                self.store.save_eval(run_id, suite.file, record.to_json())
             # As many workers as tests may be in flight, each taking the next test from one
             # shared plan: no task, callback or semaphore per test, and tests stream in order.
             plan = self._planned(tests, resumed)

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .._check_records import CheckRecord
 from .._records import Status, StepRecord, TrialRecord
 from ..engine import CheckContext, CheckResult, Outcome
+from ..engine._context import CallMetrics
 from ..loading import Step
 from ._signals import done, judging
 
@@ -24,7 +26,7 @@ __all__ = [
     "Answer",
     "StepFailure",
     "StepJudge",
-    "failures_of",
+    "check_record",
     "judge_checks",
     "judge_steps",
     "step_status",
@@ -33,24 +35,17 @@ __all__ = [
 
 @dataclass(slots=True)
 class Answer:
-    """A step's response to judge, with what came with it.
+    """A step's output to judge, with what came with it.
 
     Attributes:
-        output: The response.
-        latency_ms: How long it took (reported, or measured around a call); None: unknown.
-        cost_usd: What it cost, if reported.
-        model: The model that answered, if reported.
-        tokens: Token counts, if reported.
-        tool_calls: The tool calls reported with it (what trajectory assertions judge).
+        output: What the agent answered.
+        metrics: The call's metrics (latency reported, or measured around a call; cost,
+            model, tokens, tool calls as reported).
         called: Whether it came from a call made now (only those may go to the judge process).
     """
 
     output: Any
-    latency_ms: float | None = None
-    cost_usd: float | None = None
-    model: str | None = None
-    tokens: dict[str, int] | None = None
-    tool_calls: Any = None
+    metrics: CallMetrics
     called: bool = False
 
 
@@ -67,10 +62,8 @@ class StepFailure:
     step: StepRecord | None = None
 
 
-# What judges one step: (step, output, context, called) -> (its record, its failing checks).
-StepJudge = Callable[
-    [Step, Any, CheckContext, bool], Awaitable[tuple[StepRecord, list[dict[str, Any]]]]
-]
+# What judges one step: (step, output, context, called) -> its record.
+StepJudge = Callable[[Step, Any, CheckContext, bool], Awaitable[StepRecord]]
 
 
 async def judge_steps(
@@ -81,7 +74,7 @@ async def judge_steps(
     *,
     now: datetime | None,
 ) -> None:
-    """Judge a trial's steps in order into ``record`` (its steps, failures, status, score).
+    """Judge a trial's steps in order into ``record`` (its steps, status, score).
 
     ``record`` comes in ``passed``; it leaves with the status of the first step that did not
     pass, or ``error`` at the first `StepFailure` (from ``steps`` or from ``respond``). No
@@ -106,23 +99,16 @@ async def judge_steps(
         if isinstance(answer, StepFailure):
             _end_in_error(record, answer)
             break
-        context = CheckContext(
-            cost_usd=answer.cost_usd,
-            latency_ms=answer.latency_ms,
-            model=answer.model,
-            steps=stored,
-            now=now,
-            tool_calls=answer.tool_calls,
-        )
-        judged, failures = await judge(step, answer.output, context, answer.called)
-        judged.latency_ms, judged.cost_usd = answer.latency_ms, answer.cost_usd
-        judged.model, judged.tokens = answer.model, answer.tokens
-        judged.tool_calls = answer.tool_calls
+        metrics = answer.metrics
+        context = CheckContext.of_call(metrics, steps=stored, now=now)
+        judged = await judge(step, answer.output, context, answer.called)
+        judged.latency_ms, judged.cost_usd = metrics.latency_ms, metrics.cost_usd
+        judged.model, judged.tokens = metrics.model, metrics.tokens
+        judged.tool_calls = metrics.tool_calls
         record.steps.append(judged)
         scores.append(judged.score if judged.score is not None else 0.0)
         if step.store:
             stored[step.store] = answer.output
-        record.failures.extend(failures)
         if judged.status != "passed":
             # Later steps build on this one; a failed or errored step ends the trial.
             record.status = judged.status
@@ -136,24 +122,23 @@ def _end_in_error(record: TrialRecord, failure: StepFailure) -> None:
     record.status, record.error = "error", failure.error
 
 
-def failures_of(step: str, result: CheckResult) -> list[dict[str, Any]]:
-    """The failing assertions of one expectation's result, as a trial's ``failures`` hold them."""
-    found = []
-    for item in result.results:
-        if item.passed:
-            continue
-        found.append(
-            {
-                "step": step,
-                "assertion": item.assertion,
-                "outcome": item.outcome.value,
-                "message": item.message,
-                "path": item.path,
-                "expected": item.expected,
-                "actual": item.actual,
-            }
-        )
-    return found
+# The record of each shared all-pass result seen last, by identity (`CheckResult.as_record`):
+# built once, so a run of thousands of passing checks allocates none per trial. Each entry
+# holds the result itself, so its id cannot be reused while it is here.
+_SHARED: dict[int, tuple[CheckResult, CheckRecord]] = {}
+
+
+def check_record(result: CheckResult) -> CheckRecord:
+    """What a step keeps of one expectation's result (shared for a shared all-pass result)."""
+    seen = _SHARED.get(id(result))
+    if seen is not None and seen[0] is result:
+        return seen[1]
+    record = CheckRecord.from_json(result.as_record())
+    if result.passed:  # only passes are shared; a failure is new every time
+        if len(_SHARED) >= 256:
+            _SHARED.clear()
+        _SHARED[id(result)] = (result, record)
+    return record
 
 
 def step_status(outcomes: Iterable[Outcome]) -> Status:
@@ -166,8 +151,8 @@ def step_status(outcomes: Iterable[Outcome]) -> Status:
 
 def judge_checks(
     name: str, checks: Sequence[Any], output: Any, context: CheckContext
-) -> tuple[StepRecord, list[dict[str, Any]]]:
-    """The step's record, and its failing assertions (for the trial's ``failures``).
+) -> StepRecord:
+    """The step's record: its status, score and checks (its failures are computed from them).
 
     Pure: what `judge_steps`' judges run inline, in the judge process, and (twice, around the
     judge's calls) for model-graded assertions.
@@ -181,8 +166,5 @@ def judge_checks(
             done()
     status = step_status(result.outcome for result in results)
     score = sum(r.score for r in results) / len(results) if results else 1.0
-    failures = [failure for result in results for failure in failures_of(name, result)]
-    # `as_record`: an expectation's all-pass result is one shared object whose record is
-    # built once, so passing checks cost no serialisation per test.
-    data = [result.as_record() for result in results]
-    return StepRecord(name, status, response=output, checks=data, score=score), failures
+    data = [check_record(result) for result in results]
+    return StepRecord(name, status, output=output, checks=data, score=score)

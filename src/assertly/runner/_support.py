@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from .._test_meta import TestMeta
 from ..loading import ConfigModel, TestCase
 from ..targets._command import _end
 
@@ -19,7 +20,6 @@ __all__ = [
     "NOT_RUN",
     "RateLimiter",
     "batches",
-    "input_meta",
     "kept_trials",
     "now_iso",
     "raise_if_cancelled",
@@ -116,30 +116,29 @@ def raise_if_cancelled() -> None:
 
 
 def test_meta(test: TestCase, definition: str | None, threshold: str) -> dict[str, Any]:
-    """What the store keeps of a test for reports (``pass_threshold``: the one its verdict uses)."""
-    return {
-        "definition": definition,
-        "key": test.key,
-        "id": test.id,
-        "name": test.name,
-        "suite": test.suite,
-        "file": test.file,
-        "line": test.line,
-        "tags": test.tags,
-        "priority": test.priority,
-        "description": test.description,
-        "agent": test.agent,
-        "pass_threshold": threshold,
-        **input_meta(test),
-    }
+    """What the store keeps of a test for reports (``pass_threshold``: the one its verdict uses).
 
-
-def input_meta(test: TestCase) -> dict[str, Any]:
-    """The test's input for reports: ``input``, and ``multi_step`` for a test of steps.
-
-    A multi-step test's ``input`` is ``[{step, input}, ...]``, one per step in order.
+    A test of steps (more than one, or one named apart from the test) has ``multi_step`` and
+    the input ``[{step, input}, ...]``, one per step in order.
     """
-    if len(test.steps) > 1 or (test.steps and test.steps[0].name != test.id):
-        steps = [{"step": step.name, "input": step.input} for step in test.steps]
-        return {"input": steps, "multi_step": True}
-    return {"input": test.steps[0].input if test.steps else None}
+    multi_step = len(test.steps) > 1 or bool(test.steps and test.steps[0].name != test.id)
+    if multi_step:
+        sent: Any = [{"step": step.name, "input": step.input} for step in test.steps]
+    else:
+        sent = test.steps[0].input if test.steps else None
+    return TestMeta(
+        key=test.key,
+        id=test.id,
+        name=test.name,
+        suite=test.suite,
+        file=test.file,
+        line=test.line,
+        tags=test.tags,
+        priority=test.priority,
+        description=test.description,
+        definition=definition,
+        agent=test.agent,
+        pass_threshold=threshold,
+        input=sent,
+        multi_step=multi_step,
+    ).to_json()

@@ -6,10 +6,11 @@ Store schema 2. What a record holds is unchanged; what is written for it is smal
   order, without ``test_key`` (the row's own column); a step is an array too, its trailing
   empty fields left out; a passing check result with nothing to say (score 1, no message,
   path, expected or actual) is only its assertion's name (``["name", details]`` with
-  details); the trial's ``failures`` are left out when they are exactly the failing results
-  of its steps (rebuilt on reading). A test's metadata is a JSON object without ``key`` (the
-  row's column) and without its empty fields, so SQL still reads ``suite``, ``tags`` and
-  ``pass_threshold`` from it.
+  details). A trial's ``failures`` are not part of a record (they are computed from its
+  steps); the slot that held them is ``null``, and a record of an older assertly that still
+  has them (a list in that slot, or a whole record) reads back with them. A test's metadata
+  is a JSON object without ``key`` (the row's column) and without its empty fields, so SQL
+  still reads ``suite``, ``tags`` and ``pass_threshold`` from it.
 * **zstd with a dictionary** (SQLite): the compact text is compressed (zstd, level 3) with a
   dictionary trained on the first records a writer saved, kept once in the ``dictionaries``
   table. The records of one run repeat each other's keys, assertion names and response
@@ -24,7 +25,6 @@ is, and old stores' records (schema 1: whole JSON objects with ``test_key``) rea
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +46,7 @@ __all__ = [
 # The fields of the compact forms, in their fixed order (format 1). Never derived from the
 # record classes: a field added to them later is not in these lists, and a record that has it
 # is written whole rather than misread.
-_TRIAL = ("trial", "status", "duration_ms", "steps", "failures", "error", "reason", "score")
+_TRIAL = ("trial", "status", "duration_ms", "steps", "error", "reason", "score")
 _STEP = (
     "name",
     "status",
@@ -65,7 +65,6 @@ _STEP = (
 _RESULT = ("assertion", "outcome", "passed", "score", "message", "path", "expected", "actual")
 _RESULT_DETAILS = (*_RESULT, "details")
 _TRIAL_KEYS = ("test_key", *_TRIAL)
-_FAILURE = ("step", "assertion", "outcome", "message", "path", "expected", "actual")
 _META = (
     "definition",
     "key",
@@ -84,8 +83,6 @@ _META = (
 )
 # The shapes of metadata the runner writes (`test_meta`): every field, multi_step or not.
 _META_SHAPES = frozenset({_META[:-1], _META})
-_FAILURE_FIELDS = _FAILURE[1:]
-_FAILURE_FROM = frozenset(_FAILURE_FIELDS)
 _PASS_TAIL = ("passed", True, 1.0, "", None, None, None)  # outcome .. actual of a quiet pass
 
 
@@ -99,18 +96,12 @@ def encode_record(record: dict[str, Any]) -> Any:
     steps = record["steps"]
     if not isinstance(steps, list):
         return record
-    encoded_steps = [_encode_step(step) for step in steps]
-    failures = record["failures"]
-    if isinstance(failures, list) and _failures_match(steps, failures):
-        failures = None  # rebuilt from the steps on reading
-    elif failures is None:
-        return record  # None would read back as "rebuild": keep the record whole
     return [
         record["trial"],
         record["status"],
         record["duration_ms"],
-        encoded_steps,
-        failures,
+        [_encode_step(step) for step in steps],
+        None,  # where format 1 kept a copy of the failures (an older assertly's rows have it)
         record["error"],
         record["reason"],
         record["score"],
@@ -122,18 +113,19 @@ def decode_record(data: Any, test_key: str) -> Any:
     if not isinstance(data, list):
         return data
     trial, status, duration_ms, steps, failures, error, reason, score = data
-    steps = [_decode_step(step) for step in steps]
-    return {
+    record = {
         "test_key": test_key,
         "trial": trial,
         "status": status,
         "duration_ms": duration_ms,
-        "steps": steps,
-        "failures": _failures(steps) if failures is None else failures,
+        "steps": [_decode_step(step) for step in steps],
         "error": error,
         "reason": reason,
         "score": score,
     }
+    if failures is not None:  # an older assertly's copy, read as it is
+        record["failures"] = failures
+    return record
 
 
 def _encode_step(step: Any) -> Any:
@@ -238,105 +230,6 @@ def _decode_result(item: Any) -> Any:
 
 # A quiet pass of each assertion name read so far (copied per record).
 _QUIET: dict[str, dict[str, Any]] = {}
-
-
-def _failures_match(steps: list[Any], failures: list[Any]) -> bool:
-    """Whether ``failures`` are exactly what `_failures` rebuilds from ``steps``.
-
-    Compared in place (no list is built): this runs for every trial saved.
-    """
-    found = 0
-    count = len(failures)
-    for step in steps:
-        if type(step) is not dict or type(step.get("checks")) is not list:
-            return False
-        name = step.get("name")
-        for check in step["checks"]:
-            if type(check) is not dict or type(check.get("results")) is not list:
-                return False
-            for item in check["results"]:
-                if type(item) is not dict:
-                    return False
-                passed = item.get("passed")
-                if passed is True:
-                    continue
-                if passed is not False or found >= count:
-                    return False
-                failure = failures[found]
-                found += 1
-                if (
-                    type(failure) is not dict
-                    or tuple(failure) != _FAILURE
-                    or failure["step"] != name
-                    or type(failure["step"]) is not type(name)
-                ):
-                    return False
-                for field_name in _FAILURE_FIELDS:
-                    ours, theirs = failure[field_name], item.get(field_name, _MISSING)
-                    if ours is not theirs and not _same(ours, theirs):
-                        return False
-    return found == count
-
-
-_MISSING = object()
-
-
-def _same(ours: Any, theirs: Any) -> bool:
-    """Whether two values are written as the same JSON.
-
-    Equal (``==``) with the same types at every depth, objects' keys in the same order, and
-    floats of the same sign (``-0.0`` is not ``0.0``). ``==`` alone is not enough: ``[1] ==
-    [1.0]``, ``[1] == [True]``, ``{"a": 1, "b": 2} == {"b": 2, "a": 1}``; a failure rebuilt
-    from its step's result would then read back as the result, not as it was written.
-    """
-    if ours is theirs:
-        return True
-    kind = type(ours)
-    if kind is not type(theirs):
-        return False
-    if kind is dict:
-        return (
-            len(ours) == len(theirs)
-            and all(type(a) is type(b) and a == b for a, b in zip(ours, theirs, strict=True))
-            and all(_same(ours[key], theirs[key]) for key in ours)
-        )
-    if kind is list or kind is tuple:
-        return len(ours) == len(theirs) and all(
-            _same(a, b) for a, b in zip(ours, theirs, strict=True)
-        )
-    if kind is float:
-        if math.isnan(ours) and math.isnan(theirs):  # written alike
-            return True
-        return ours == theirs and math.copysign(1.0, ours) == math.copysign(1.0, theirs)
-    return bool(ours == theirs)
-
-
-def _failures(steps: list[Any]) -> list[dict[str, Any]]:
-    """The failing results of every step, as the runner lists them in a trial's ``failures``.
-
-    Anything else than what the runner writes gives a list no real ``failures`` equals.
-    """
-    unmatched = [{"unmatched": True}]
-    found: list[dict[str, Any]] = []
-    for step in steps:
-        if not isinstance(step, dict) or not isinstance(step.get("checks"), list):
-            return unmatched
-        for check in step["checks"]:
-            if not isinstance(check, dict) or not isinstance(check.get("results"), list):
-                return unmatched
-            for item in check["results"]:
-                if not isinstance(item, dict):
-                    return unmatched
-                passed = item.get("passed")
-                if passed is True:
-                    continue
-                if passed is not False or not item.keys() >= _FAILURE_FROM:
-                    return unmatched
-                failure = {"step": step.get("name")}
-                for name in _FAILURE[1:]:
-                    failure[name] = item[name]
-                found.append(failure)
-    return found
 
 
 # --- test metadata ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from .._records import (
     EvalCaseRecord,
@@ -23,6 +23,7 @@ from .._records import (
     status_of_counts,
     test_status,
 )
+from .._test_meta import TestMeta
 from ._base import RunStore
 
 __all__ = [
@@ -44,31 +45,32 @@ def _score(trials: list[TrialRecord]) -> float | None:
 def _test_record(
     meta: dict[str, Any], by_trial: dict[int, dict[str, Any]], threshold: PassThreshold
 ) -> TestRecord:
+    test = TestMeta.from_json(meta)
     trials = [TrialRecord.from_dict(by_trial[number]) for number in sorted(by_trial)]
     # The test's own threshold (its file's, stored with it), else the run's.
-    threshold = meta.get("pass_threshold") or threshold
+    threshold = cast(PassThreshold, test.pass_threshold or threshold)
     status: Status = test_status(trials, threshold) if trials else "error"
     record = TestRecord(
-        key=meta["key"],
-        id=meta["id"],
-        name=meta["name"],
-        suite=meta["suite"],
-        file=meta["file"],
+        key=test.key,
+        id=test.id,
+        name=test.name,
+        suite=test.suite,
+        file=test.file,
         status=status,
         score=_score(trials),
         trials=trials,
-        line=meta.get("line"),
-        tags=meta.get("tags", []),
-        priority=meta.get("priority"),
-        description=meta.get("description"),
-        definition=meta.get("definition"),
-        input=meta.get("input"),
-        multi_step=bool(meta.get("multi_step")),
+        line=test.line,
+        tags=test.tags,
+        priority=test.priority,
+        description=test.description,
+        definition=test.definition,
+        input=test.input,
+        multi_step=test.multi_step,
         pass_threshold=threshold,
     )
     if not trials:
         record.trials = [
-            TrialRecord(meta["key"], 1, "error", 0.0, error="not run (the run was interrupted)")
+            TrialRecord(test.key, 1, "error", 0.0, error="not run (the run was interrupted)")
         ]
     return record
 
@@ -198,7 +200,7 @@ def eval_records(stored: list[dict[str, Any]]) -> list[EvalRecord]:
             score=data["score"],
             threshold=data["threshold"],
             passed=data["passed"],
-            cases=[EvalCaseRecord(**case) for case in data.get("cases", [])],
+            cases=[EvalCaseRecord.from_json(case) for case in data.get("cases", [])],
         )
         for data in stored
     ]

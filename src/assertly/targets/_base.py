@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._exceptions import TargetError
+from ..engine._context import CallMetrics
 
 __all__ = [
     "MAX_OUTPUT_BYTES",
@@ -76,6 +77,13 @@ class TargetResponse:
         if self.tool_calls is not None:
             return self.tool_calls
         return self.metadata.get("tool_calls") if isinstance(self.metadata, dict) else None
+
+    def metrics(self, measured_ms: float | None = None) -> CallMetrics:
+        """The call's metrics, once: the latency reported, else ``measured_ms`` (if measured)."""
+        latency = self.latency_ms if self.latency_ms is not None else measured_ms
+        return CallMetrics(
+            latency, self.cost_usd, self.model, self.tokens, self.reported_tool_calls()
+        )
 
 
 class Target(Protocol):

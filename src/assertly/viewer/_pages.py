@@ -163,15 +163,7 @@ def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
     if pending:
         test = replace(test, trials=[])
     detail = test_detail(test)
-    inputs: list[tuple[str | None, dict[str, Any]]] = []
-    if test.multi_step and isinstance(detail.input, list):
-        inputs = [
-            (str(item.get("step")), folded(item.get("input")))
-            for item in detail.input
-            if isinstance(item, dict)
-        ]
-    elif detail.input is not None:
-        inputs = [(None, folded(detail.input))]
+    inputs = [(step, folded(value)) for step, value in test.step_inputs()]
     return {
         "test": test,
         "status": PENDING if pending else test.status,
