@@ -80,13 +80,10 @@ class RunSide:
         """The failing assertions of one test (its first trial that did not pass)."""
         if self._store_path is None:
             return self._report_failures.get(key, [])
-        from ..store import RunStore
+        from ..store import open_store
 
-        store = RunStore(self._store_path, must_exist=True, read_only=True)
-        try:
+        with open_store(self._store_path, must_exist=True, read_only=True) as store:
             record = store.first_not_passed(self.run_id, key)
-        finally:
-            store.close()
         if record is None:
             return []
         trial = TrialRecord.from_dict(record)
@@ -112,10 +109,9 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
         return _report_side(path)
     if store_path is None:
         raise StoreError(f"{name!r} is not a report file, and no run store is configured")
-    from ..store import RunStore
+    from ..store import open_store
 
-    store = RunStore(store_path, must_exist=True, read_only=True)
-    try:
+    with open_store(store_path, must_exist=True, read_only=True) as store:
         run_id = store.resolve_run_id(name)
         info = store.run_info(run_id)
         evals = [
@@ -123,8 +119,6 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
             for data in store.evals(run_id)
         ]
         location, shown = store.location, store.shown
-    finally:
-        store.close()
     options = info.get("options") or {}
     return RunSide(
         run_id=run_id,
@@ -140,10 +134,9 @@ def _stored_tests(
     store_path: str, run_id: str, threshold: str, *, scores: bool
 ) -> Iterator[TestOutcome]:
     from .._records import PassThreshold, status_of_counts
-    from ..store import RunStore
+    from ..store import open_store
 
-    store = RunStore(store_path, must_exist=True, read_only=True)
-    try:
+    with open_store(store_path, must_exist=True, read_only=True) as store:
         rows = store.test_counts(run_id, scores=scores)
         for key, data, passed, failed, errored, skipped, score in rows:
             meta = TestMeta.from_json(data, key)
@@ -159,8 +152,6 @@ def _stored_tests(
                 score,
                 meta.definition,
             )
-    finally:
-        store.close()
 
 
 def _failures(found: list[AssertionRecord], error: Any) -> list[AssertionRecord]:
