@@ -23,6 +23,17 @@ ENGINE = Path(assertly.engine.__file__).parent
 MODULES = modules_under(ENGINE)
 
 
+# The packages that hold assertion families: the two dialects and the subsystems that
+# register assertions of their own. Their public modules are the families.
+FAMILY_PACKAGES = ("expect", "typed", "trajectory", "graded")
+FAMILY_MODULES = {
+    name
+    for name in MODULES
+    if name.startswith(tuple(f"assertly.engine.{package}." for package in FAMILY_PACKAGES))
+    and not name.rsplit(".", 1)[-1].startswith("_")
+}
+
+
 def _origin(module: str, node: ast.ImportFrom) -> str:
     """The absolute module name a ``from … import`` statement imports from."""
     return origin(module, MODULES[module], node)
@@ -49,7 +60,7 @@ def test_the_engine_import_graph_is_acyclic(nested: bool) -> None:
 def test_family_modules_import_only_the_leaf_for_registration() -> None:
     graph = import_graph(nested=True)
     for module, targets in graph.items():
-        if module.startswith(("assertly.engine.expect.", "assertly.engine.typed.")):
+        if module in FAMILY_MODULES:
             assert "assertly.engine._registry" not in targets, module
             assert "assertly.engine._compile" not in targets, module
 
@@ -61,13 +72,7 @@ def test_the_entries_module_is_a_leaf() -> None:
 def test_the_manifest_names_every_family_module() -> None:
     from assertly.engine._manifest import FAMILIES
 
-    families = {
-        name
-        for name in MODULES
-        if name.startswith(("assertly.engine.expect.", "assertly.engine.typed."))
-        and not name.rsplit(".", 1)[-1].startswith("_")
-    }
-    assert set(FAMILIES) == families
+    assert set(FAMILIES) == FAMILY_MODULES
     assert len(FAMILIES) == len(set(FAMILIES))
 
 

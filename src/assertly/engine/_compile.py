@@ -28,11 +28,11 @@ from ._result import (
     CheckResult,
 )
 from ._shape import compile_shape
-from ._trajectory import Trace, peek_trace, quick_trace
 from ._values import dumps
+from .trajectory._read import Trace, peek_trace, quick_trace
 
 if TYPE_CHECKING:
-    from ._judging import FileJudgeRules
+    from .graded._judging import FileJudgeRules
 
 __all__ = ["Expectation", "check", "compile"]
 
@@ -278,7 +278,7 @@ class Expectation:
 
     def _build_fast(self) -> Any:
         from ._fast import build_fast
-        from ._tool_checks import TraceChecker
+        from .trajectory._checks import TraceChecker
 
         fast = self._fast = build_fast(self._checkers)
         self._trace_function = None if fast is None else fast.trace_function

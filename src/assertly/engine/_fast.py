@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._response import NOT_JSON
 from ._result import PASSED, AssertionResult, passed, traced_pass
-from ._trajectory import read_trace, trace_of
 from ._values import json_equal
+from .trajectory._read import read_trace, trace_of
 
 if TYPE_CHECKING:
     from ._base import Checker

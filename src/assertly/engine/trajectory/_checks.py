@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._base import Checker
-from ._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
-from ._trace_text import render_arguments, render_calls, shown_calls
-from ._trajectory import ToolCall, Trace, trace_of
-from ._values import dumps, json_equal
+from .._base import Checker
+from .._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
+from .._values import dumps, json_equal
+from ._read import ToolCall, Trace, trace_of
+from ._text import render_arguments, render_calls, shown_calls
 
 if TYPE_CHECKING:
-    from ._context import CheckContext
-    from ._fast import FastGen
-    from ._response import Response
+    from .._context import CheckContext
+    from .._fast import FastGen
+    from .._response import Response
 
 __all__ = [
     "CallPattern",

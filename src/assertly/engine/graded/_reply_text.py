@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._response import NOT_JSON
-from ._trajectory import read_trace
+from .._response import NOT_JSON
+from ..trajectory._read import read_trace
 
 if TYPE_CHECKING:
-    from ._response import Response
+    from .._response import Response
 
 __all__ = ["judged_text", "reply_parts"]
 

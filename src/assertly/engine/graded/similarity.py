@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from .._base import BuildContext, Checker
-from .._embeddings import LOCAL, PRECISION, embedder, missing_extra
 from .._entries import typed_assertion
-from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
-from .._vectors import cosine, vectors_problem
-from ._wrapper import TypedSpec
-from .model_graded import judge_settings_allowed
+from ..typed._wrapper import TypedSpec
+from ._embeddings import LOCAL, PRECISION, embedder, missing_extra
+from ._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
+from ._vectors import cosine, vectors_problem
+from .rubric import judge_settings_allowed
 
 if TYPE_CHECKING:
     from .._context import CheckContext

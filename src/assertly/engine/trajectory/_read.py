@@ -40,16 +40,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from .._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
-from ._response import NOT_JSON
+from ..._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
+from .._response import NOT_JSON
+from .._values import TOO_DEEP_MESSAGE
+from ._quick import ANTHROPIC_CALLS, Inexact, quick_trace
+from ._text import render_call, render_calls
 from ._trace import FORMAT_LABELS, ToolCall, Trace, article
-from ._trace_quick import ANTHROPIC_CALLS, Inexact, quick_trace
-from ._trace_text import render_call, render_calls
-from ._values import TOO_DEEP_MESSAGE
 
 if TYPE_CHECKING:
-    from ._context import CheckContext
-    from ._response import Response
+    from .._context import CheckContext
+    from .._response import Response
 
 __all__ = [
     "FORMAT_LABELS",

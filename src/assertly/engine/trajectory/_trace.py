@@ -11,8 +11,8 @@ from typing import Any, Final
 
 import orjson
 
-from ._trace_text import FORMAT_LABELS, render_call
-from ._values import JsonTooDeep, json_type, loads, loads_nested, nested_too_deep
+from .._values import JsonTooDeep, json_type, loads, loads_nested, nested_too_deep
+from ._text import FORMAT_LABELS, render_call
 
 __all__ = ["FORMAT_LABELS", "ToolCall", "Trace", "article"]
 

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
-from .._tool_checks import CallPattern, ToolCalled, ToolCount
-from .._tool_sequence import ToolSequence
-from ._wrapper import TypedSpec
+from ..typed._wrapper import TypedSpec
+from ._checks import CallPattern, ToolCalled, ToolCount
+from ._sequence import ToolSequence
 
 __all__ = [
     "CallSpec",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from ._values import dumps
+from .._values import dumps
 
 if TYPE_CHECKING:
     from ._trace import ToolCall, Trace

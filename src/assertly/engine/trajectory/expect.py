@@ -14,9 +14,9 @@ from pydantic import Field, RootModel
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
-from .._tool_checks import NamesCalled, ToolCount
-from .._tool_sequence import ToolSequence
-from ..typed.trajectory import CallSpec, compile_calls
+from ._checks import NamesCalled, ToolCount
+from ._sequence import ToolSequence
+from .typed import CallSpec, compile_calls
 
 # Parameter models, for the JSON Schemas only (values are checked by the builders).
 _Name = Annotated[str, Field(min_length=1)]
