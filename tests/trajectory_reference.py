@@ -24,8 +24,8 @@ from assertly.engine.trajectory._checks import (
     calls_noun,
     passed_from,
 )
-from assertly.engine.trajectory._read import ToolCall, Trace
 from assertly.engine.trajectory._sequence import ToolSequence
+from assertly.engine.trajectory._trace import ToolCall, Trace
 
 KEPT_CALLS = 50
 

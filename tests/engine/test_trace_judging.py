@@ -21,8 +21,8 @@ import assertly
 import trajectory_reference as reference
 from assertly.engine._result import traced_pass
 from assertly.engine.trajectory._checks import TraceChecker
-from assertly.engine.trajectory._read import Trace, render_call, render_calls
-from assertly.engine.trajectory._text import render_call_at, shown_calls
+from assertly.engine.trajectory._text import render_call, render_call_at, render_calls, shown_calls
+from assertly.engine.trajectory._trace import Trace
 from trajectory_support import can_fail
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))

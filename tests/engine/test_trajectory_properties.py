@@ -250,7 +250,8 @@ def _trace_of_quick(found: Any) -> Any:
 @given(data=near_plain_replies())
 def test_the_quick_reader_reads_what_the_full_readers_read(data: Any) -> None:
     """Plain API replies are read with C-level lookups (`quick_trace`), anything else in full."""
-    from assertly.engine.trajectory._read import _read_value, quick_trace
+    from assertly.engine.trajectory._quick import quick_trace
+    from assertly.engine.trajectory._read import _read_value
 
     full: Any = _read_value(data)
     quick = _trace_of_quick(quick_trace(data)) if type(data) is dict else None
@@ -351,7 +352,8 @@ NEAR_PLAIN: list[tuple[str, Any]] = [
 def test_each_break_of_a_plain_reply_is_read_as_the_full_readers_read_it(
     form: str, change: Any
 ) -> None:
-    from assertly.engine.trajectory._read import _read_value, quick_trace
+    from assertly.engine.trajectory._quick import quick_trace
+    from assertly.engine.trajectory._read import _read_value
 
     data = json.loads(FORMATS[form]([("search", {"q": "x"}), ("fetch", {"url": "u"})])[0])
     plain = _trace_of_quick(quick_trace(data))

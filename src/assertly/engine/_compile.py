@@ -29,7 +29,9 @@ from ._result import (
 )
 from ._shape import compile_shape
 from ._values import dumps
-from .trajectory._read import Trace, peek_trace, quick_trace
+from .trajectory._quick import quick_trace
+from .trajectory._read import peek_trace
+from .trajectory._trace import Trace
 
 if TYPE_CHECKING:
     from .graded._judging import FileJudgeRules

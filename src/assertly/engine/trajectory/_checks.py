@@ -17,8 +17,10 @@ import orjson
 from .._base import Checker
 from .._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
 from .._values import dumps, json_equal
-from ._read import ToolCall, Trace, trace_of
-from ._text import render_arguments, render_calls, shown_calls
+from ._call_text import render_arguments
+from ._read import trace_of
+from ._text import render_calls, shown_calls
+from ._trace import ToolCall, Trace
 
 if TYPE_CHECKING:
     from .._context import CheckContext

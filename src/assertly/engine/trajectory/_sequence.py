@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._result import AssertionResult
 from ._checks import CallPattern, TraceChecker, calls_noun, passed_from
-from ._read import Trace
 from ._text import render_call_at
+from ._trace import Trace
 
 if TYPE_CHECKING:
     from .._fast import FastGen
