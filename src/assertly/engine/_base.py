@@ -240,5 +240,4 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
     return text
 
 
-Builder = Callable[[Any, BuildContext], Checker | None]
 NestedCompiler = Callable[[Any, BuildContext], list[Checker]]

@@ -27,7 +27,7 @@ from ._result import (
     AssertionResult,
     CheckResult,
 )
-from ._shape import compile_shape
+from ._shape_compile import compile_shape
 from ._values import dumps
 from .trajectory._quick import quick_trace
 from .trajectory._read import peek_trace
