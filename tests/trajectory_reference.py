@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assertly._json import dumps
 from assertly.engine._result import AssertionResult, failed
-from assertly.engine._values import dumps
 from assertly.engine.trajectory._checks import (
     CallPattern,
     NamesCalled,

@@ -135,3 +135,40 @@ def test_a_cycle_is_reported_with_its_path() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _defined_and_imported(path: Path) -> tuple[set[str], set[str]]:
+    """The names a module defines at module level, and those it imports there."""
+    defined: set[str] = set()
+    imported: set[str] = set()
+    pending = list(ast.parse(path.read_text(encoding="utf-8"), str(path)).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            imported.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.If | ast.Try):
+            pending.extend([*node.body, *node.orelse, *getattr(node, "finalbody", [])])
+    return defined, imported
+
+
+def test_each_engine_name_has_one_import_path() -> None:
+    # An engine module imports a name from the module that defines it, never through one
+    # that imports it (the package's `__init__` is the public API, not a path inside).
+    names = {module: _defined_and_imported(path) for module, path in MODULES.items()}
+    relayed = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom) or _origin(module, node) not in MODULES:
+                continue
+            source = _origin(module, node)
+            defined, imported = names[source]
+            for alias in node.names:
+                if f"{source}.{alias.name}" not in MODULES and alias.name not in defined:
+                    relayed.append(f"{module} imports {alias.name} through {source}")
+                    assert alias.name in imported, relayed[-1]
+    assert relayed == []

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import Outcome
-from assertly.engine._values import to_json_bytes
+from assertly._json import to_json_bytes
 from trajectory_support import FORMATS
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
@@ -403,8 +403,8 @@ def replies_with_numbers(draw: st.DrawFn) -> str:
 @given(replies_with_numbers())
 def test_a_trace_read_before_the_big_integer_test_is_the_exact_one(text: str) -> None:
     """`read_trace` may read a reply from orjson's value (`Response.unchecked_json`)."""
+    from assertly._json import loads
     from assertly.engine._response import NOT_JSON, Response
-    from assertly.engine._values import loads
     from assertly.engine.trajectory._read import _read_value, read_trace
 
     response = Response(text)

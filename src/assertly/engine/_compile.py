@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .._exceptions import ConfigError, Problem
+from .._json import dumps
 from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
 from ._regex import RegexTimeout, one_time_limit, within_one_time_limit
@@ -28,7 +29,6 @@ from ._result import (
     CheckResult,
 )
 from ._shape_compile import compile_shape
-from ._values import dumps
 from .trajectory._quick import quick_trace
 from .trajectory._read import peek_trace
 from .trajectory._trace import Trace

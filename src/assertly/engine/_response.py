@@ -17,9 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from .._python_values import PLAIN_TYPES, as_json_value
-from ._text import fold, nfc
-from ._values import (
+from .._json import (
     EXACT_DECODER,
     MAX_JSON_DEPTH,
     JsonTooDeep,
@@ -32,6 +30,8 @@ from ._values import (
     nested_too_deep,
     surrogate_refused,
 )
+from .._python_values import PLAIN_TYPES, as_json_value
+from ._text import fold, nfc
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import orjson
 
-from .._values import dumps
+from ..._json import dumps
 
 __all__ = ["CALL_CLIP", "UNWRITABLE", "call_text", "call_text_by_entry", "render_arguments"]
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..._json import dumps
 from .._base import Checker
 from .._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
-from .._values import dumps, json_equal
+from .._values import json_equal
 from ._call_text import render_arguments
 from ._read import trace_of
 from ._text import render_calls, shown_calls

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
+from ..._json import TOO_DEEP_MESSAGE
 from ..._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
 from .._response import NOT_JSON
-from .._values import TOO_DEEP_MESSAGE
 from ._quick import ANTHROPIC_CALLS, Inexact, quick_trace
 from ._trace import FORMAT_LABELS, Trace, article
 

@@ -11,7 +11,8 @@ from typing import Any, Final
 
 import orjson
 
-from .._values import JsonTooDeep, json_type, loads, loads_nested, nested_too_deep
+from ..._json import JsonTooDeep, loads, loads_nested, nested_too_deep
+from .._values import json_type
 from ._call_text import call_text
 
 __all__ = ["FORMAT_LABELS", "ToolCall", "Trace", "article"]
