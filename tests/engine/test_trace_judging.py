@@ -1,7 +1,7 @@
 """The cheap failure path of the trajectory assertions gives exactly what the plain one gave.
 
 Failures are judged on the `Trace` by index and their calls written in one pass
-(`_trace_text.shown_calls`), for speed (#16). tests/trajectory_reference.py keeps the plain
+(`trajectory._text.shown_calls`), for speed (#16). tests/trajectory_reference.py keeps the plain
 version, on `ToolCall` objects; for drawn traces (arguments as objects, JSON text, broken text,
 free text, big integers, lone surrogates, long values, long traces) and every trace checker
 of both dialects, both must give the same result, ``to_dict()`` to the byte, explained or not.

@@ -1,4 +1,4 @@
-"""Reading the tool-call trace out of a response or the call's metadata (engine/_trajectory)."""
+"""Reading the tool-call trace out of a response or the call's metadata (trajectory/_read)."""
 
 from __future__ import annotations
 

@@ -406,7 +406,7 @@ class Fast:
         # The checkers whose full pass names the trace's format (`traced_pass`).
         self.traced = traced
         # When every assertion judges the tool-call trace alone: the same tests on a trace
-        # read beforehand (`_trajectory.peek_trace`), so that a passing output needs no
+        # read beforehand (`trajectory._read.peek_trace`), so that a passing output needs no
         # `Response` (`Expectation.check`).
         self.trace_function = trace_function
 

@@ -273,7 +273,7 @@ class Response:
         # not "not JSON" but JSON that cannot be judged, an error for what needs its JSON.
         self.too_deep = False
         # The tool calls in the response, read once by the first trajectory assertion that asks
-        # (`_trajectory.trace_of` fills it; this module knows nothing of tool calls).
+        # (`trajectory._read.trace_of` fills it; this module knows nothing of tool calls).
         self.trace_cache: Any = None
         if type(value) is str:  # the common case first
             self.is_text = True

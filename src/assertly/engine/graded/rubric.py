@@ -1,7 +1,7 @@
 """Model-graded assertions: ``llm-rubric`` (and the expect-dict key ``rubric``).
 
 The checker never calls a model (the engine has no I/O): it asks the `JudgeBoard` the runner
-put in the check context (see `assertly.engine._judging`). Without a board there is no judge,
+put in the check context (see `assertly.engine.graded._judging`). Without a board there is no judge,
 which is an ``error``, never a pass.
 """
 

@@ -1,8 +1,8 @@
 """The checkers behind the trajectory assertions of both dialects.
 
 ``tool-called`` / ``tools_called`` / ``tools_not_called`` and ``tool-call-count`` /
-``max_tool_calls`` (``tool-sequence`` is in `_tool_sequence`) judge the `Trace` of tool calls
-(see `_trajectory`): patterns are compiled once; a check walks the trace, read once per
+``max_tool_calls`` (``tool-sequence`` is in `_sequence`) judge the `Trace` of tool calls
+(see `_read`): patterns are compiled once; a check walks the trace, read once per
 response. A response with no trace is an ``error``, never a pass. A failure shows the calls
 made, next to what was expected, and where they diverge.
 """

@@ -2,7 +2,7 @@
 
 ``tools_called`` (every named tool is called), ``tools_not_called`` (none is),
 ``tool_sequence`` (these calls in this order, others may come between) and ``max_tool_calls``.
-The calls are read as the typed ``tool-*`` assertions read them (see `_trajectory`); a
+The calls are read as the typed ``tool-*`` assertions read them (see `_read`); a
 response with no tool-call trace is an error.
 """
 

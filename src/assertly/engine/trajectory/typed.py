@@ -3,7 +3,7 @@
 ``tool-called`` (a tool, optionally with arguments, called between min and max times),
 ``tool-sequence`` (the calls against a list, by ``config.mode``) and ``tool-call-count``.
 The calls are read from the response (OpenAI Chat Completions or Responses, Anthropic
-Messages, a top-level ``tool_calls`` list) or from the call's metadata; see `_trajectory`.
+Messages, a top-level ``tool_calls`` list) or from the call's metadata; see `_read`.
 Everything the user wrote is validated and compiled here, once.
 """
 
