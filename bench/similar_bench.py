@@ -127,7 +127,7 @@ RUN_CONCURRENCY = 32  # cases in flight "as in a run" (`assertly run -j 32`)
 async def _as_in_a_run(expectation: Any, texts: list[str], concurrency: int) -> list[Any]:
     """Check ``texts`` as `assertly run` does: through the board, ``concurrency`` in flight."""
     from assertly.engine import CheckContext
-    from assertly.engine._judging import BOARD_KEY, JudgeBoard
+    from assertly.engine.graded._judging import BOARD_KEY, JudgeBoard
     from assertly.runner._embedding_batch import EmbeddingBatcher
 
     batcher = EmbeddingBatcher()
@@ -150,7 +150,7 @@ async def _as_in_a_run(expectation: Any, texts: list[str], concurrency: int) -> 
 def measure(count: int = 600, cpu: int | None = None) -> dict[str, Any]:
     """Checks per second on one CPU: one at a time, batched as in a run, the model alone."""
     import assertly
-    from assertly.engine._embeddings import embedder
+    from assertly.engine.graded._embeddings import embedder
 
     pinned = hasattr(os, "sched_setaffinity")
     before = os.sched_getaffinity(0) if pinned else set()

@@ -38,7 +38,7 @@ import engine_workload as ew
 import trajectory_workload as tw
 from assertly.engine import _compile
 from assertly.engine._result import FAILED, AssertionResult, CheckResult
-from assertly.engine._trace_text import FORMAT_LABELS
+from assertly.engine.trajectory._trace import FORMAT_LABELS
 
 _PREFIXES = tuple(f"{number}. " for number in range(1, 21))
 _WEIGHTS = (1.0,)

@@ -148,7 +148,7 @@ ls reports/view
 printf '(serve them: python3 -m http.server -d examples/reports/view, or run `assertly view` for the live viewer)\n'
 
 heading "20. Semantic similarity (similar), offline with a local model"
-if python3 -c 'from assertly.engine._embeddings import missing_extra; raise SystemExit(bool(missing_extra()))' 2>/dev/null; then
+if python3 -c 'from assertly.engine.graded._embeddings import missing_extra; raise SystemExit(bool(missing_extra()))' 2>/dev/null; then
     # A paraphrase passes; a reply about something else fails (exit code 1).
     echo 'Your refund arrives within five business days.' >reports/refund_reply.txt
     echo 'Our store closes at nine tonight.' >reports/other_reply.txt

@@ -130,7 +130,7 @@ def test_wheel_metadata_is_complete(installed: Installed) -> None:
         "assertly/py.typed",
         "assertly/reports/templates/report.html.j2",
         "assertly/viewer/static/viewer.js",
-        "assertly/engine/data/minilm-vocab.txt",
+        "assertly/engine/graded/data/minilm-vocab.txt",
     ):
         assert data in names, data
     assert not any(n.startswith(("tests/", "src/")) for n in names)

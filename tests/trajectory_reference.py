@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assertly._json import dumps
 from assertly.engine._result import AssertionResult, failed
-from assertly.engine._tool_checks import (
+from assertly.engine.trajectory._checks import (
     CallPattern,
     NamesCalled,
     ToolCalled,
@@ -23,9 +24,8 @@ from assertly.engine._tool_checks import (
     calls_noun,
     passed_from,
 )
-from assertly.engine._tool_sequence import ToolSequence
-from assertly.engine._trajectory import ToolCall, Trace
-from assertly.engine._values import dumps
+from assertly.engine.trajectory._sequence import ToolSequence
+from assertly.engine.trajectory._trace import ToolCall, Trace
 
 KEPT_CALLS = 50
 

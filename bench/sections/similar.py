@@ -8,7 +8,7 @@ from harness import Run, log, rate
 def section_similar(run: Run) -> None:
     """`similar` checks per second on one core and the size of the assertly[similar] extra."""
     import similar_bench
-    from assertly.engine._embeddings import BATCH, missing_extra
+    from assertly.engine.graded._embeddings import BATCH, missing_extra
 
     if missing_extra() is not None:
         run.table.add(

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from assertly.engine import CheckContext
-from assertly.engine._judging import BOARD_KEY, JudgeBoard
+from assertly.engine.graded._judging import BOARD_KEY, JudgeBoard
 from assertly.judge import JudgeClient
 from assertly.loading import load_config, load_paths
 

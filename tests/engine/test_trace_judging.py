@@ -1,7 +1,7 @@
 """The cheap failure path of the trajectory assertions gives exactly what the plain one gave.
 
 Failures are judged on the `Trace` by index and their calls written in one pass
-(`_trace_text.shown_calls`), for speed (#16). tests/trajectory_reference.py keeps the plain
+(`trajectory._text.shown_calls`), for speed (#16). tests/trajectory_reference.py keeps the plain
 version, on `ToolCall` objects; for drawn traces (arguments as objects, JSON text, broken text,
 free text, big integers, lone surrogates, long values, long traces) and every trace checker
 of both dialects, both must give the same result, ``to_dict()`` to the byte, explained or not.
@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 import assertly
 import trajectory_reference as reference
 from assertly.engine._result import traced_pass
-from assertly.engine._tool_checks import TraceChecker
-from assertly.engine._trace_text import render_call_at, shown_calls
-from assertly.engine._trajectory import Trace, render_call, render_calls
+from assertly.engine.trajectory._checks import TraceChecker
+from assertly.engine.trajectory._text import render_call, render_call_at, render_calls, shown_calls
+from assertly.engine.trajectory._trace import Trace
 from trajectory_support import can_fail
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))

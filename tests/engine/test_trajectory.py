@@ -1,4 +1,4 @@
-"""Reading the tool-call trace out of a response or the call's metadata (engine/_trajectory)."""
+"""Reading the tool-call trace out of a response or the call's metadata (trajectory/_read)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pytest
 
 from assertly import CheckContext
 from assertly.engine import Response
-from assertly.engine import _trajectory as trajectory
-from assertly.engine._trajectory import NO_TRACE, Trace, render_calls, trace_of
+from assertly.engine.trajectory import _read as trajectory
+from assertly.engine.trajectory._read import NO_TRACE, trace_of
+from assertly.engine.trajectory._text import render_calls
+from assertly.engine.trajectory._trace import Trace
 from trajectory_support import FORMATS, NO_TRACE_RESPONSES, TRAJECTORY
 
 
@@ -296,7 +298,7 @@ def test_render_calls_marks_the_divergence_and_clips_long_traces() -> None:
 def test_a_call_that_fits_is_shown_whole_and_a_longer_one_keeps_every_key() -> None:
     """Arguments as compact JSON: whole when the call fits in 120 characters; else each value
     clipped at 40 (every key still shows), then the call at 120."""
-    from assertly.engine._trace_text import call_text
+    from assertly.engine.trajectory._call_text import call_text
 
     value = "y" * 60  # longer than a clipped value, but the call fits
     assert call_text("search", {"q": value, "n": 5}) == f'search({{"q":"{value}","n":5}})'

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import Outcome
-from assertly.engine._values import to_json_bytes
+from assertly._json import to_json_bytes
 from trajectory_support import FORMATS
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
@@ -250,7 +250,8 @@ def _trace_of_quick(found: Any) -> Any:
 @given(data=near_plain_replies())
 def test_the_quick_reader_reads_what_the_full_readers_read(data: Any) -> None:
     """Plain API replies are read with C-level lookups (`quick_trace`), anything else in full."""
-    from assertly.engine._trajectory import _read_value, quick_trace
+    from assertly.engine.trajectory._quick import quick_trace
+    from assertly.engine.trajectory._read import _read_value
 
     full: Any = _read_value(data)
     quick = _trace_of_quick(quick_trace(data)) if type(data) is dict else None
@@ -351,7 +352,8 @@ NEAR_PLAIN: list[tuple[str, Any]] = [
 def test_each_break_of_a_plain_reply_is_read_as_the_full_readers_read_it(
     form: str, change: Any
 ) -> None:
-    from assertly.engine._trajectory import _read_value, quick_trace
+    from assertly.engine.trajectory._quick import quick_trace
+    from assertly.engine.trajectory._read import _read_value
 
     data = json.loads(FORMATS[form]([("search", {"q": "x"}), ("fetch", {"url": "u"})])[0])
     plain = _trace_of_quick(quick_trace(data))
@@ -401,9 +403,9 @@ def replies_with_numbers(draw: st.DrawFn) -> str:
 @given(replies_with_numbers())
 def test_a_trace_read_before_the_big_integer_test_is_the_exact_one(text: str) -> None:
     """`read_trace` may read a reply from orjson's value (`Response.unchecked_json`)."""
+    from assertly._json import loads
     from assertly.engine._response import NOT_JSON, Response
-    from assertly.engine._trajectory import _read_value, read_trace
-    from assertly.engine._values import loads
+    from assertly.engine.trajectory._read import _read_value, read_trace
 
     response = Response(text)
     exact = Response(text).whole_json
@@ -440,7 +442,7 @@ def test_arguments_that_are_not_text_are_read_from_the_exact_value(
     form: str, arguments: Any
 ) -> None:
     from assertly.engine._response import Response
-    from assertly.engine._trajectory import read_trace
+    from assertly.engine.trajectory._read import read_trace
 
     data = json.loads(FORMATS[form]([("search", {"q": "x"}), ("fetch", {})])[0])
     if form == "openai-chat":

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import assertly
-from assertly.engine._values import loads
+from assertly._json import loads
 
 
 @pytest.mark.parametrize(

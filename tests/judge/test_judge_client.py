@@ -11,7 +11,7 @@ from fake_openai import FakeOpenAI, Raw, completion, verdict
 
 import assertly
 from assertly.engine import CheckContext, CheckResult
-from assertly.engine._judging import BOARD_KEY, JudgeBoard, fence, rubric_messages
+from assertly.engine.graded._judging import BOARD_KEY, JudgeBoard, fence, rubric_messages
 from assertly.judge import JudgeClient
 from assertly.loading import JudgeModel
 from assertly.store import RunStore

@@ -15,7 +15,7 @@ from fake_openai import FakeOpenAI
 from test_judge_run import run
 
 from assertly.engine import Response
-from assertly.engine._reply_text import judged_text
+from assertly.engine.graded._reply_text import judged_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tools"
 

@@ -17,7 +17,7 @@ import pytest
 
 import assertly
 from assertly.engine import CheckContext
-from assertly.engine._judging import BOARD_KEY, JudgeBoard
+from assertly.engine.graded._judging import BOARD_KEY, JudgeBoard
 from assertly.judge import JudgeClient
 from assertly.loading import JudgeModel
 from assertly.store import RunStore

@@ -19,8 +19,8 @@ from test_judge_client import judge_config, judged, only
 
 import assertly
 from assertly.engine import CheckContext
-from assertly.engine._judging import BOARD_KEY, JudgeBoard, Judgement
-from assertly.engine._vectors import cosine
+from assertly.engine.graded._judging import BOARD_KEY, JudgeBoard, Judgement
+from assertly.engine.graded._vectors import cosine
 from assertly.judge import JudgeClient
 from assertly.store import RunStore
 
@@ -195,7 +195,7 @@ def test_subnormal_and_overflowing_vectors_give_their_real_cosine() -> None:
 
 def test_an_integer_beyond_a_floats_range_is_a_problem_not_a_crash() -> None:
     # red team, probe huge int: vector_problem raised OverflowError (internal error)
-    from assertly.engine._vectors import vector_problem
+    from assertly.engine.graded._vectors import vector_problem
 
     assert "beyond a float's range" in (vector_problem([10**400, 1]) or "")
 

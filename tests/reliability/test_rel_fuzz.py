@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import ConfigError, Outcome
+from assertly._json import to_json_bytes
 from assertly.engine import REGISTRY
 from assertly.engine._context import parse_now
 from assertly.engine._response import NOT_JSON, Response
-from assertly.engine._values import to_json_bytes
 from assertly.loading import load_paths
 from assertly.loading._source import parse_yaml, read_source
 

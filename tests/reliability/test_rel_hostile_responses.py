@@ -23,7 +23,7 @@ from reliability_support import invoke, measure, serve_http, write_tests
 
 import assertly
 from assertly import Outcome
-from assertly.engine._values import to_json_bytes
+from assertly._json import to_json_bytes
 
 MB = 1024 * 1024
 OUTCOMES = set(Outcome)

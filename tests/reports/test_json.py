@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from assertly.engine._values import to_json_bytes
+from assertly._json import to_json_bytes
 from assertly.reports import write_report
 from assertly.reports._json import render_json
 from assertly.runner import RunRecord, load_run

@@ -135,7 +135,7 @@ def test_a_record_beyond_orjson_with_an_infinite_cost_is_still_json() -> None:
     orjson refuses the integer, and the stdlib fallback wrote ``Infinity`` (not JSON); it is
     now ``null``, as orjson writes it.
     """
-    from assertly.engine._values import to_json_bytes
+    from assertly._json import to_json_bytes
 
     written = to_json_bytes({"cost_usd": float("inf"), "actual": 2**70, "x": [float("nan")]})
     assert json.loads(written) == {"cost_usd": None, "actual": 2**70, "x": [None]}

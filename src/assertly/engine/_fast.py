@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._response import NOT_JSON
 from ._result import PASSED, AssertionResult, passed, traced_pass
-from ._trajectory import read_trace, trace_of
 from ._values import json_equal
+from .trajectory._read import read_trace, trace_of
 
 if TYPE_CHECKING:
     from ._base import Checker
@@ -406,7 +406,7 @@ class Fast:
         # The checkers whose full pass names the trace's format (`traced_pass`).
         self.traced = traced
         # When every assertion judges the tool-call trace alone: the same tests on a trace
-        # read beforehand (`_trajectory.peek_trace`), so that a passing output needs no
+        # read beforehand (`trajectory._read.peek_trace`), so that a passing output needs no
         # `Response` (`Expectation.check`).
         self.trace_function = trace_function
 

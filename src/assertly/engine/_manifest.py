@@ -20,13 +20,15 @@ FAMILIES: tuple[str, ...] = (
     "assertly.engine.expect.ranges",
     "assertly.engine.expect.schema",
     "assertly.engine.expect.tags",
-    "assertly.engine.expect.tools",
     # The typed-list dialect (engine/typed/).
     "assertly.engine.typed.metrics",
-    "assertly.engine.typed.model_graded",
     "assertly.engine.typed.performance",
-    "assertly.engine.typed.semantic",
     "assertly.engine.typed.strings",
     "assertly.engine.typed.structure",
-    "assertly.engine.typed.trajectory",
+    # The trajectory assertions, both dialects (engine/trajectory/).
+    "assertly.engine.trajectory.expect",
+    "assertly.engine.trajectory.typed",
+    # The model-graded assertions (engine/graded/).
+    "assertly.engine.graded.rubric",
+    "assertly.engine.graded.similarity",
 )

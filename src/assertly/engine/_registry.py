@@ -22,23 +22,11 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Literal
 
-from ._entries import BUILTINS, Builder, Dialect, Entry, expect_assertion, typed_assertion
+from ._entries import BUILTINS, Dialect, Entry
 from ._entries import first_line as _first_line
 from ._manifest import FAMILIES
 
-# `Entry`, `expect_assertion` and `typed_assertion` live in the leaf module `_entries` (family
-# modules import them from there); they are re-exported here for code that imports them from
-# the registry.
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "REGISTRY",
-    "Builder",
-    "Entry",
-    "Registry",
-    "assertion",
-    "expect_assertion",
-    "typed_assertion",
-]
+__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Registry", "assertion"]
 
 ENTRY_POINT_GROUP = "assertly.assertions"
 

@@ -17,9 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from .._python_values import PLAIN_TYPES, as_json_value
-from ._text import fold, nfc
-from ._values import (
+from .._json import (
     EXACT_DECODER,
     MAX_JSON_DEPTH,
     JsonTooDeep,
@@ -32,6 +30,8 @@ from ._values import (
     nested_too_deep,
     surrogate_refused,
 )
+from .._python_values import PLAIN_TYPES, as_json_value
+from ._text import fold, nfc
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
 
@@ -273,7 +273,7 @@ class Response:
         # not "not JSON" but JSON that cannot be judged, an error for what needs its JSON.
         self.too_deep = False
         # The tool calls in the response, read once by the first trajectory assertion that asks
-        # (`_trajectory.trace_of` fills it; this module knows nothing of tool calls).
+        # (`trajectory._read.trace_of` fills it; this module knows nothing of tool calls).
         self.trace_cache: Any = None
         if type(value) is str:  # the common case first
             self.is_text = True

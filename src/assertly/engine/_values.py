@@ -1,7 +1,7 @@
 """Small helpers on JSON values: strict equality, type names, and how values read in messages.
 
 The JSON codec itself (`loads`, `dumps`, `to_json_bytes`, depth limits) is the package-level
-`assertly._json`; its names are re-exported here for the engine's modules.
+`assertly._json`: the engine's modules import its names from there.
 """
 
 from __future__ import annotations
@@ -9,47 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._json import (
-    EXACT_DECODER,
-    MAX_JSON_DEPTH,
-    TOO_DEEP_MESSAGE,
-    JsonTooDeep,
-    dumps,
-    has_long_digit_run,
-    iter_brackets,
-    json_depth,
-    loads,
-    loads_deep,
-    loads_first_try,
-    loads_nested,
-    loads_stdlib,
-    nested_too_deep,
-    surrogate_refused,
-    to_json_bytes,
-)
+from .._json import dumps
 
-__all__ = [
-    "EXACT_DECODER",
-    "MAX_JSON_DEPTH",
-    "TOO_DEEP_MESSAGE",
-    "JsonTooDeep",
-    "dumps",
-    "fmt",
-    "has_long_digit_run",
-    "is_number",
-    "iter_brackets",
-    "json_depth",
-    "json_equal",
-    "json_type",
-    "loads",
-    "loads_deep",
-    "loads_first_try",
-    "loads_nested",
-    "loads_stdlib",
-    "nested_too_deep",
-    "surrogate_refused",
-    "to_json_bytes",
-]
+__all__ = ["fmt", "fmt_number", "is_number", "json_equal", "json_type"]
 
 
 def fmt(value: Any) -> str:

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._secrets import mask_url, remember_from_environment, url_secrets
-from ..engine._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
-from ..engine._vectors import vectors_problem
+from ..engine.graded._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
+from ..engine.graded._vectors import vectors_problem
 from ._reading import cached_vector, read_vectors, token_count
 
 if TYPE_CHECKING:

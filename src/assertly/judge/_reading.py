@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engine._judging import start_of
-from ..engine._vectors import vector_problem, vectors_problem
+from ..engine.graded._judging import start_of
+from ..engine.graded._vectors import vector_problem, vectors_problem
 
 __all__ = ["cached_vector", "read_vectors", "token_count"]
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..engine._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
+from ..engine.graded._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
 
 # C0 and C1 controls, DEL, and the bidirectional marks and overrides: none has a place in an
 # id, which names a test in the console, the reports, the store (PostgreSQL refuses NUL in

@@ -18,7 +18,7 @@ import orjson
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
-from ..engine._judging import FileJudgeRules
+from ..engine.graded._judging import FileJudgeRules
 from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
 from ._datasets import Dataset, has_lines, inside_project
 from ._discover import discover

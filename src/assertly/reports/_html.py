@@ -16,9 +16,9 @@ from typing import Any
 import jinja2
 
 from .. import __version__
+from .._json import dumps
 from .._records import RunRecord, TestRecord
 from .._terminal import inert_text
-from ..engine._values import dumps
 from ._analysis import (
     DETAILED_NOT_PASSED,
     LISTED_PASSED,

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from ..engine._embeddings import BATCH, Embedder, embedder
-from ..engine._judging import Judgement, JudgeRequest
+from ..engine.graded._embeddings import BATCH, Embedder, embedder
+from ..engine.graded._judging import Judgement, JudgeRequest
 
 __all__ = ["EmbeddingBatcher"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from .._records import StepRecord
 from ..engine import CheckContext, Expectation
-from ..engine._embeddings import LOCAL
-from ..engine._judging import (
+from ..engine.graded._embeddings import LOCAL
+from ..engine.graded._judging import (
     BOARD_KEY,
     DEFAULT_MAX_INPUT_CHARS,
     JudgeBoard,

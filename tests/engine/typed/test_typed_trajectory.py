@@ -8,7 +8,7 @@ import pytest
 
 import assertly
 from assertly import AssertionResult, ConfigError, Outcome
-from assertly.engine._trajectory import NO_TRACE
+from assertly.engine.trajectory._read import NO_TRACE
 from trajectory_support import FORMATS, LABELS, NO_TRACE_RESPONSES, TRAJECTORY
 
 PASSED, FAILED, ERROR = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
@@ -560,8 +560,8 @@ def test_max_zero_alone_means_never_called() -> None:
 def test_the_modes_of_the_options_are_the_modes_judged() -> None:
     from typing import get_args
 
-    from assertly.engine._tool_sequence import MODES
-    from assertly.engine.typed.trajectory import SequenceOptions
+    from assertly.engine.trajectory._sequence import MODES
+    from assertly.engine.trajectory.typed import SequenceOptions
 
     assert get_args(SequenceOptions.model_fields["mode"].annotation) == MODES
 

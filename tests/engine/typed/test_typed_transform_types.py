@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import assertly
 from assertly import Outcome
-from assertly.engine._values import dumps, json_equal, loads
+from assertly._json import dumps, loads
+from assertly.engine._values import json_equal
 
 EXAMPLES = int(os.environ.get("ASSERTLY_PROPERTY_EXAMPLES", "150"))
 PROPERTY = settings(

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from ..._json import TOO_DEEP_MESSAGE
 from .._base import BuildContext, Checker
 from .._paths import DotPath, PathMiss, _Identity
 from .._response import NOT_JSON
 from .._result import AssertionResult, errored, failed, passed
 from .._shape import Field
-from .._values import TOO_DEEP_MESSAGE, fmt, json_type
+from .._values import fmt, json_type
 
 if TYPE_CHECKING:
     from .._context import CheckContext

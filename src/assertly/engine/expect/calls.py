@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from ..._json import dumps
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
 from .._paths import DotPath, PathMiss
 from .._response import NOT_JSON, Response
 from .._result import AssertionResult, errored, failed, passed
 from .._shape import Field as ShapedField
-from .._values import dumps, fmt
+from .._values import fmt
 from ._common import JsonChecker, Params, miss_result, not_json
 
 if TYPE_CHECKING:

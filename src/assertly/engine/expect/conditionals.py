@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..._json import dumps
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
 from .._paths import DotPath, PathMiss
@@ -23,7 +24,7 @@ from .._result import (
     skipped,
 )
 from .._shape import Field
-from .._values import dumps, fmt, json_equal
+from .._values import fmt, json_equal
 from ._common import not_json, results_field
 
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..._json import dumps
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
 from .._paths import DotPath, PathMiss
@@ -15,7 +16,7 @@ from .._response import NOT_JSON
 from .._result import AssertionResult, failed, passed
 from .._shape import Field
 from .._text import fold, nfc
-from .._values import dumps, fmt, json_equal
+from .._values import fmt, json_equal
 from ._common import JsonChecker, Params, miss_result, walkable
 
 if TYPE_CHECKING:

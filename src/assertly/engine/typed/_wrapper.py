@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..._json import TOO_DEEP_MESSAGE
 from .._base import BuildContext, Checker
 from .._paths import NOT_FOUND as _NOT_FOUND
 from .._paths import singular_steps as _singular_steps
 from .._paths import walk_steps as _walk
 from .._response import NOT_JSON, Response
 from .._result import ERROR, FAILED, PASSED, AssertionResult, errored, failed
-from .._values import TOO_DEEP_MESSAGE
 
 if TYPE_CHECKING:
     from ..._exceptions import Problem

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..._json import TOO_DEEP_MESSAGE, dumps
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
 from .._regex import Pattern
 from .._response import NOT_JSON
 from .._result import AssertionResult, errored, failed, passed
 from .._text import count_words, fold, lstrip_edges, nfc, strip_edges
-from .._values import TOO_DEEP_MESSAGE, dumps, fmt, json_equal, json_type
+from .._values import fmt, json_equal, json_type
 from ._wrapper import JsonString, TypedSpec
 
 if TYPE_CHECKING:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..._json import TOO_DEEP_MESSAGE, JsonTooDeep
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
 from .._jsonschema import compile_schema, first_error
 from .._response import NOT_JSON, fenced_spans, iter_json_values
 from .._result import AssertionResult, errored, failed, passed
-from .._values import TOO_DEEP_MESSAGE, JsonTooDeep
 from ._wrapper import TypedSpec
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 ``tools_called`` (every named tool is called), ``tools_not_called`` (none is),
 ``tool_sequence`` (these calls in this order, others may come between) and ``max_tool_calls``.
-The calls are read as the typed ``tool-*`` assertions read them (see `_trajectory`); a
+The calls are read as the typed ``tool-*`` assertions read them (see `_read`); a
 response with no tool-call trace is an error.
 """
 
@@ -14,9 +14,9 @@ from pydantic import Field, RootModel
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion
-from .._tool_checks import NamesCalled, ToolCount
-from .._tool_sequence import ToolSequence
-from ..typed.trajectory import CallSpec, compile_calls
+from ._checks import NamesCalled, ToolCount
+from ._sequence import ToolSequence
+from .typed import CallSpec, compile_calls
 
 # Parameter models, for the JSON Schemas only (values are checked by the builders).
 _Name = Annotated[str, Field(min_length=1)]

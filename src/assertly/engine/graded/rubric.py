@@ -1,7 +1,7 @@
 """Model-graded assertions: ``llm-rubric`` (and the expect-dict key ``rubric``).
 
 The checker never calls a model (the engine has no I/O): it asks the `JudgeBoard` the runner
-put in the check context (see `assertly.engine._judging`). Without a board there is no judge,
+put in the check context (see `assertly.engine.graded._judging`). Without a board there is no judge,
 which is an ``error``, never a pass.
 """
 
@@ -15,7 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from .._base import BuildContext, Checker
 from .._entries import expect_assertion, typed_assertion
-from .._judging import (
+from .._result import PASSED, AssertionResult, errored, failed
+from .._values import fmt
+from ..typed._wrapper import TypedSpec
+from ._judging import (
     BOARD_KEY,
     ENV_REFERENCE,
     JudgeBoard,
@@ -24,10 +27,7 @@ from .._judging import (
     read_verdict,
     rubric_messages,
 )
-from .._reply_text import judged_text
-from .._result import PASSED, AssertionResult, errored, failed
-from .._values import fmt
-from ._wrapper import TypedSpec
+from ._reply_text import judged_text
 
 if TYPE_CHECKING:
     from .._context import CheckContext

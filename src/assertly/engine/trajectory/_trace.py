@@ -1,6 +1,6 @@
 """The trace: the tool calls of one response as names and raw arguments, read on first use.
 
-`_trajectory` reads traces out of responses and metadata; this module is what it makes. A
+`_read` reads traces out of responses and metadata; this module is what it makes. A
 trace holds the calls' names and their arguments as given; `ToolCall` objects, and the parse
 of arguments given as JSON text, are made only for the calls an assertion looks into.
 """
@@ -11,10 +11,20 @@ from typing import Any, Final
 
 import orjson
 
-from ._trace_text import FORMAT_LABELS, render_call
-from ._values import JsonTooDeep, json_type, loads, loads_nested, nested_too_deep
+from ..._json import JsonTooDeep, loads, loads_nested, nested_too_deep
+from .._values import json_type
+from ._call_text import call_text
 
 __all__ = ["FORMAT_LABELS", "ToolCall", "Trace", "article"]
+
+FORMAT_LABELS: Final[dict[str, str]] = {
+    "openai-chat": "OpenAI Chat Completions",
+    "openai-responses": "OpenAI Responses",
+    "anthropic": "Anthropic Messages",
+    "tool_calls": "top-level tool_calls",
+    "metadata": "metadata tool_calls",
+    "messages": "message list",
+}
 
 _orjson_loads = orjson.loads
 
@@ -66,7 +76,7 @@ class ToolCall:
         return {"name": self.name, "arguments": arguments}
 
     def __repr__(self) -> str:
-        return f"ToolCall({render_call(self)})"
+        return f"ToolCall({call_text(self.name, self.arguments)})"
 
 
 class Trace:

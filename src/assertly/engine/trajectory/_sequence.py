@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._result import AssertionResult
-from ._tool_checks import CallPattern, TraceChecker, calls_noun, passed_from
-from ._trace_text import render_call_at
-from ._trajectory import Trace
+from .._result import AssertionResult
+from ._checks import CallPattern, TraceChecker, calls_noun, passed_from
+from ._text import render_call_at
+from ._trace import Trace
 
 if TYPE_CHECKING:
-    from ._fast import FastGen
+    from .._fast import FastGen
 
 __all__ = ["MODES", "ToolSequence"]
 

@@ -7,7 +7,7 @@ never hit; ``--judge-cache replay`` failed) and the judge read ids and token cou
 ``llm-rubric`` and ``rubric`` judge, for such a reply, the assistant's text followed by its
 tool calls, one per line as ``name(arguments)``; any other response is judged as its text.
 
-The reply formats are the ones the trajectory assertions read (`_trajectory`): the tool calls
+The reply formats are the ones the trajectory assertions read (`trajectory._read`): the tool calls
 come from the same reader (`read_trace`), so both see the same calls.
 """
 
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._response import NOT_JSON
-from ._trajectory import read_trace
+from .._response import NOT_JSON
+from ..trajectory._read import read_trace
 
 if TYPE_CHECKING:
-    from ._response import Response
+    from .._response import Response
 
 __all__ = ["judged_text", "reply_parts"]
 

@@ -25,7 +25,7 @@ calls' names and their raw arguments; `ToolCall` objects, and the parse of argum
 as JSON text, are made only for the calls an assertion looks into (a call of the tool it
 names, or a message).
 
-Speed (#16): a plain API reply is read in one function (`_trace_quick.quick_trace`), from
+Speed (#16): a plain API reply is read in one function (`_quick.quick_trace`), from
 orjson's value before the test for big integers when no number it holds is read
 (`Response.unchecked_json`),
 and, for an expectation of trajectory assertions alone, without a `Response` (`peek_trace`,
@@ -40,30 +40,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from .._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
-from ._response import NOT_JSON
-from ._trace import FORMAT_LABELS, ToolCall, Trace, article
-from ._trace_quick import ANTHROPIC_CALLS, Inexact, quick_trace
-from ._trace_text import render_call, render_calls
-from ._values import TOO_DEEP_MESSAGE
+from ..._json import TOO_DEEP_MESSAGE
+from ..._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
+from .._response import NOT_JSON
+from ._quick import ANTHROPIC_CALLS, Inexact, quick_trace
+from ._trace import FORMAT_LABELS, Trace, article
 
 if TYPE_CHECKING:
-    from ._context import CheckContext
-    from ._response import Response
+    from .._context import CheckContext
+    from .._response import Response
 
-__all__ = [
-    "FORMAT_LABELS",
-    "NO_TRACE",
-    "ToolCall",
-    "Trace",
-    "peek_trace",
-    "quick_trace",
-    "read_calls",
-    "read_trace",
-    "render_call",
-    "render_calls",
-    "trace_of",
-]
+__all__ = ["NO_TRACE", "peek_trace", "read_calls", "read_trace", "trace_of"]
 
 NO_TRACE: Final = (
     "no tool-call trace found: the response is none of OpenAI Chat Completions, OpenAI "

@@ -3,7 +3,7 @@
 ``tool-called`` (a tool, optionally with arguments, called between min and max times),
 ``tool-sequence`` (the calls against a list, by ``config.mode``) and ``tool-call-count``.
 The calls are read from the response (OpenAI Chat Completions or Responses, Anthropic
-Messages, a top-level ``tool_calls`` list) or from the call's metadata; see `_trajectory`.
+Messages, a top-level ``tool_calls`` list) or from the call's metadata; see `_read`.
 Everything the user wrote is validated and compiled here, once.
 """
 
@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
-from .._tool_checks import CallPattern, ToolCalled, ToolCount
-from .._tool_sequence import ToolSequence
-from ._wrapper import TypedSpec
+from ..typed._wrapper import TypedSpec
+from ._checks import CallPattern, ToolCalled, ToolCount
+from ._sequence import ToolSequence
 
 __all__ = [
     "CallSpec",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assertly.engine._embedding_graph import DISABLED_FUSIONS, integer_products
+from assertly.engine.graded._embedding_graph import DISABLED_FUSIONS, integer_products
 
 __all__ = [
     "BATCH",

@@ -5,10 +5,10 @@ which the best match counts), rounded to 3 decimal places (`PRECISION`: what dif
 CPUs is below that), is at least ``threshold``: by default 0.7 with the local model,
 0.8 with ``provider: openai`` (a threshold means something only for the model that computes
 the cosines; see `LOCAL_THRESHOLD`). The model runs locally
-(`assertly.engine._embeddings`, the ``assertly[similar]`` extra); without the extra, ``similar``
+(`_embeddings`, the ``assertly[similar]`` extra); without the extra, ``similar``
 is a configuration error that says how to install it. With ``config: {provider: openai}`` the
 judge endpoint's ``/embeddings`` computes them instead, asked through the runner's judge board
-like ``llm-rubric`` (`assertly.engine._judging`): the engine itself makes no call.
+like ``llm-rubric`` (`_judging`): the engine itself makes no call.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from .._base import BuildContext, Checker
-from .._embeddings import LOCAL, PRECISION, embedder, missing_extra
 from .._entries import typed_assertion
-from .._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
 from .._result import PASSED, AssertionResult, errored, failed
 from .._values import fmt
-from .._vectors import cosine, vectors_problem
-from ._wrapper import TypedSpec
-from .model_graded import judge_settings_allowed
+from ..typed._wrapper import TypedSpec
+from ._embeddings import LOCAL, PRECISION, embedder, missing_extra
+from ._judging import BOARD_KEY, ENV_REFERENCE, JudgeBoard, JudgeRequest
+from ._vectors import cosine, vectors_problem
+from .rubric import judge_settings_allowed
 
 if TYPE_CHECKING:
     from .._context import CheckContext

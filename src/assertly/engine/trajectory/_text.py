@@ -1,96 +1,33 @@
-"""How tool calls read in failure messages and results.
+"""How traces read in failure messages and results (one call's text: `_call_text`).
 
-A call reads ``search({"query":"x","limit":5})``: its name and its arguments as compact JSON,
-written whole when the call fits in 120 characters; a longer call has each value clipped at
-40 characters, then the whole at 120 (so every key still shows). `ToolCall.to_json` is what
-results keep. `render_calls` writes a trace on one line; `shown_calls` writes that line and
-the kept calls' JSON for one failure at once, straight from the `Trace` (no `ToolCall`
-objects, each call's arguments read once, a call that fits written by one `orjson.dumps`). A
-failing trajectory assertion shows every call with its arguments, and that was most of its
-cost (#16): tests/engine/test_trace_judging.py checks `shown_calls` against the plain
-definition (tests/trajectory_reference.py).
+`ToolCall.to_json` is what results keep. `render_calls` writes a trace on one line;
+`shown_calls` writes that line and the kept calls' JSON for one failure at once, straight from
+the `Trace` (no `ToolCall` objects, each call's arguments read once, a call that fits written
+by one `orjson.dumps`). A failing trajectory assertion shows every call with its arguments, and
+that was most of its cost (#16): tests/engine/test_trace_judging.py checks `shown_calls`
+against the plain definition (tests/trajectory_reference.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
 import orjson
 
-from ._values import dumps
-
-if TYPE_CHECKING:
-    from ._trace import ToolCall, Trace
+from ._call_text import CALL_CLIP, UNWRITABLE, call_text, call_text_by_entry
+from ._trace import FORMAT_LABELS, ToolCall, Trace
 
 __all__ = [
-    "FORMAT_LABELS",
-    "call_text",
-    "render_arguments",
     "render_call",
     "render_call_at",
     "render_calls",
     "shown_calls",
 ]
 
-FORMAT_LABELS: Final[dict[str, str]] = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "tool_calls": "top-level tool_calls",
-    "metadata": "metadata tool_calls",
-    "messages": "message list",
-}
-
-_ARGUMENT_CLIP = 40
-_CALL_CLIP = 120
 _SHOWN_CALLS = 20
 _dumps = orjson.dumps
 _loads = orjson.loads
-_NOT_WRITTEN = (TypeError, orjson.JSONEncodeError)
 _PREFIXES = tuple(f"{number}. " for number in range(1, _SHOWN_CALLS + 1))
-
-
-def render_arguments(arguments: Mapping[str, Any]) -> str:
-    """``query="x", limit=5``: each value as compact JSON, long ones clipped (call patterns)."""
-    parts = []
-    for key, value in arguments.items():
-        text = dumps(value)
-        if len(text) > _ARGUMENT_CLIP:
-            text = text[: _ARGUMENT_CLIP - 1] + "…"
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
-
-
-def call_text(name: str, arguments: Mapping[str, Any] | None) -> str:
-    """``search({"query":"x","limit":5})`` (see the module docstring), or unreadable."""
-    if arguments is None:
-        return f"{name}(<unreadable arguments>)"
-    try:
-        text = f"{name}({_dumps(arguments).decode()})"
-    except _NOT_WRITTEN:  # big integers, lone surrogates, keys that are not strings …
-        return _by_entry(name, arguments)
-    return text if len(text) <= _CALL_CLIP else _by_entry(name, arguments)
-
-
-def _by_entry(name: str, arguments: Mapping[str, Any]) -> str:
-    """`call_text` written entry by entry: any value JSON can hold, and the clipping."""
-    # A key as the JSON object writes it (a key that is not a string too): `{"k":0}` less
-    # its brace before and `:0}` after.
-    entries = [(dumps({key: 0})[1:-3], dumps(value)) for key, value in arguments.items()]
-    text = f"{name}({{{','.join([f'{key}:{value}' for key, value in entries])}}})"
-    if len(text) <= _CALL_CLIP:
-        return text
-    clipped = ",".join(
-        [
-            f"{key}:{value}"
-            if len(value) <= _ARGUMENT_CLIP
-            else f"{key}:{value[: _ARGUMENT_CLIP - 1]}…"
-            for key, value in entries
-        ]
-    )
-    text = f"{name}({{{clipped}}})"
-    return text if len(text) <= _CALL_CLIP else text[: _CALL_CLIP - 1] + "…"
 
 
 def render_call(call: ToolCall) -> str:
@@ -154,10 +91,10 @@ def shown_calls(trace: Trace, mark: int | None, kept: int) -> tuple[str, list[di
         keep({"name": name, "arguments": arguments})
         try:
             written = dumps_(arguments)
-        except _NOT_WRITTEN:  # big integers, lone surrogates, keys that are not strings …
-            add(prefix + _by_entry(name, arguments))
+        except UNWRITABLE:  # big integers, lone surrogates, keys that are not strings …
+            add(prefix + call_text_by_entry(name, arguments))
             continue
-        if len(written) + len(name) <= _CALL_CLIP - 2:
+        if len(written) + len(name) <= CALL_CLIP - 2:
             add(f"{prefix}{name}({written.decode()})")
         else:
             add(prefix + call_text(name, arguments))

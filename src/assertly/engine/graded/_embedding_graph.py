@@ -29,7 +29,7 @@ operators whose every step gives the same bits on every CPU and thread count:
 
 The weights are the file's own, exactly. The model's other float operators (attention's
 products, softmax, erf, layer norm) are ONNX Runtime's; the cosine is rounded to
-`assertly.engine._embeddings.PRECISION` before it is compared, which covers what their
+`assertly.engine.graded._embeddings.PRECISION` before it is compared, which covers what their
 last-bit differences move (docs/decisions.md, "similar: the same verdict on every machine").
 Rewriting takes ~0.1 s, with the ``onnx`` library.
 """

@@ -1,7 +1,7 @@
 """Plain API replies read in one function: the common case of the trace readers, fast.
 
 `quick_trace` reads a Chat Completions, Responses or Messages reply in its plain shape with
-subscripts (the full readers of `_trajectory` cost twice as much: a call and a ``.get`` per
+subscripts (the full readers of `_read` cost twice as much: a call and a ``.get`` per
 step) and says "not plain" (None) for anything else, which the full readers then read from
 the start, with their error messages. The property tests compare the two
 (tests/engine/test_trajectory_properties.py).

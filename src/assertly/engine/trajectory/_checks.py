@@ -1,8 +1,8 @@
 """The checkers behind the trajectory assertions of both dialects.
 
 ``tool-called`` / ``tools_called`` / ``tools_not_called`` and ``tool-call-count`` /
-``max_tool_calls`` (``tool-sequence`` is in `_tool_sequence`) judge the `Trace` of tool calls
-(see `_trajectory`): patterns are compiled once; a check walks the trace, read once per
+``max_tool_calls`` (``tool-sequence`` is in `_sequence`) judge the `Trace` of tool calls
+(see `_read`): patterns are compiled once; a check walks the trace, read once per
 response. A response with no trace is an ``error``, never a pass. A failure shows the calls
 made, next to what was expected, and where they diverge.
 """
@@ -14,16 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._base import Checker
-from ._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
-from ._trace_text import render_arguments, render_calls, shown_calls
-from ._trajectory import ToolCall, Trace, trace_of
-from ._values import dumps, json_equal
+from ..._json import dumps
+from .._base import Checker
+from .._result import FAILED, PASSED, AssertionResult, errored, failed, traced_pass
+from .._values import json_equal
+from ._call_text import render_arguments
+from ._read import trace_of
+from ._text import render_calls, shown_calls
+from ._trace import ToolCall, Trace
 
 if TYPE_CHECKING:
-    from ._context import CheckContext
-    from ._fast import FastGen
-    from ._response import Response
+    from .._context import CheckContext
+    from .._fast import FastGen
+    from .._response import Response
 
 __all__ = [
     "CallPattern",
