@@ -136,7 +136,7 @@ async def arun(
 
     The agents' calls run in the caller's loop. Loading the files, opening the store and
     judging responses are synchronous steps in it, as in `run`; no signal handler is
-    installed and no judge process is forked (the host program's signals and process are
+    installed and no check process is forked (the host program's signals and process are
     its own).
 
     Args:

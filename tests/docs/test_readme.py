@@ -11,19 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from doc_blocks import ROOT, blocks_of
 
 README = ROOT / "README.md"
 PACKAGE = ROOT / "src" / "assertly"
 MAX_LINES = 250
-
-# The packages issue 30 brings (branches merged together); until they are all there, the map
-# (written for that layout) cannot match, and the test says so instead of failing.
-_ISSUE_30_PACKAGES = ("cli", "engine/trajectory", "engine/graded")
-_BEFORE_ISSUE_30 = not all(
-    (PACKAGE / name / "__init__.py").is_file() for name in _ISSUE_30_PACKAGES
-)
 
 
 def test_readme_is_at_most_250_lines() -> None:
@@ -66,11 +58,6 @@ def _layout() -> tuple[set[str], set[str]]:
     return packages, modules
 
 
-@pytest.mark.xfail(
-    _BEFORE_ISSUE_30,
-    reason="the map shows issue 30's layout (cli/, engine/trajectory/, engine/graded/)",
-    strict=True,
-)
 def test_architecture_map_matches_the_layout() -> None:
     named_packages, named_modules = _map_names()
     packages, modules = _layout()

@@ -1,6 +1,6 @@
-"""Judging in a second process (`runner/_judge_process.py`): the same verdicts as judging in
-the runner's own process, nothing lost when the judge dies or a result cannot cross, and no
-judge process left behind when the runner is killed.
+"""Checking in a second process (`runner/_check_process.py`): the same verdicts as checking in
+the runner's own process, nothing lost when the checker dies or a result cannot cross, and no
+check process left behind when the runner is killed.
 
 Runs are real `assertly run` processes against a Python target, so the fork happens in a
 process of their own, as it does for a user.
@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from assertly.engine import CheckContext
-from assertly.runner import _judge_process
+from assertly.runner import _check_process
 
 ASSERTLY = str(Path(sys.executable).parent / "assertly")
 
@@ -123,23 +123,23 @@ with open("pids.log", "a") as log:
 
 def get_assert(output, context):
     with open("pids.log", "a") as log:
-        log.write(f"judge {os.getpid()}\\n")
+        log.write(f"checker {os.getpid()}\\n")
     return True
 """
 
 
-def test_verdicts_are_the_same_judged_here_or_in_the_judge_process(tmp_path: Path) -> None:
+def test_verdicts_are_the_same_checked_here_or_in_the_check_process(tmp_path: Path) -> None:
     _project(tmp_path, 70, plugin=LOGS_WHERE_IT_JUDGES)
     here = _run(tmp_path, "off")
     (tmp_path / "pids.log").unlink()
     there = _run(tmp_path, "on")
     assert _verdicts(there) == _verdicts(here)
     statuses = {test["status"] for test in here["tests"]}
-    assert statuses == {"passed", "failed"}, "the suite must judge both ways"
+    assert statuses == {"passed", "failed"}, "the suite must check both ways"
     lines = (tmp_path / "pids.log").read_text().split("\n")
     runner = {line.split()[1] for line in lines if line.startswith("runner")}
-    judges = {line.split()[1] for line in lines if line.startswith("judge")}
-    assert len(runner) == 1 and judges and not judges & runner, "judged in another process"
+    checkers = {line.split()[1] for line in lines if line.startswith("checker")}
+    assert len(runner) == 1 and checkers and not checkers & runner, "checked in another process"
 
 
 DIES_IN_THE_JUDGE = """
@@ -148,21 +148,21 @@ RUNNER = os.getpid()  # imported when the runner loads its plugins, before the f
 
 def get_assert(output, context):
     if os.getpid() != RUNNER:
-        os._exit(7)  # the judge process dies on its first custom check
-    return {"pass": True, "reason": "judged by the runner"}
+        os._exit(7)  # the check process dies on its first custom check
+    return {"pass": True, "reason": "checked by the runner"}
 """
 
 CANNOT_CROSS = """
 from assertly import AssertionResult, Outcome
 
 def get_assert(output, context):
-    # A detail that cannot be pickled: the record must be judged in the runner instead.
+    # A detail that cannot be pickled: the record must be checked in the runner instead.
     return AssertionResult("custom_check", Outcome.PASSED, 1.0, details={"f": lambda: 0})
 """
 
 
 @pytest.mark.parametrize("plugin", [DIES_IN_THE_JUDGE, CANNOT_CROSS], ids=["dies", "unpicklable"])
-def test_nothing_is_lost_when_the_judge_process_cannot_judge(tmp_path: Path, plugin: str) -> None:
+def test_nothing_is_lost_when_the_check_process_cannot_check(tmp_path: Path, plugin: str) -> None:
     _project(tmp_path, 40, plugin=plugin)
     here, there = _run(tmp_path, "off"), _run(tmp_path, "on")
     assert _verdicts(there) == _verdicts(here)
@@ -185,20 +185,20 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
-def test_the_judge_process_ends_with_the_runner(tmp_path: Path, how: signal.Signals) -> None:
+def test_the_check_process_ends_with_the_runner(tmp_path: Path, how: signal.Signals) -> None:
     _project(tmp_path, 200, slow=0.02)
     process = subprocess.Popen(
         [ASSERTLY, "run", "j.tests.yaml", "--store", "k.sqlite", "-j", "4", "--plain"],
         cwd=tmp_path, env=_env(tmp_path, "on"), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    judges: list[int] = []
+    checkers: list[int] = []
     try:
         deadline = time.monotonic() + 60
-        while not judges or _stored(tmp_path / "k.sqlite") < 10:
+        while not checkers or _stored(tmp_path / "k.sqlite") < 10:
             assert process.poll() is None, "the run ended before it could be stopped"
-            assert time.monotonic() < deadline, "the run did not start judging"
-            judges = judges or _children(process.pid)
+            assert time.monotonic() < deadline, "the run did not start checking"
+            checkers = checkers or _children(process.pid)
             time.sleep(0.02)
         process.send_signal(how)
         process.wait(timeout=30)
@@ -207,8 +207,8 @@ def test_the_judge_process_ends_with_the_runner(tmp_path: Path, how: signal.Sign
             process.kill()
             process.wait()
     deadline = time.monotonic() + 10
-    while not all(_gone(pid) for pid in judges):
-        assert time.monotonic() < deadline, f"judge process {judges} outlived the runner"
+    while not all(_gone(pid) for pid in checkers):
+        assert time.monotonic() < deadline, f"check process {checkers} outlived the runner"
         time.sleep(0.05)
     resumed = subprocess.run(
         [ASSERTLY, "run", "--resume", "last", "--store", "k.sqlite", "--plain"],
@@ -231,19 +231,19 @@ def test_auto_judges_in_a_second_process_only_for_large_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "auto")
-    many = _judge_process.MIN_TESTS
+    many = _check_process.MIN_TESTS
     two_cores = len(os.sched_getaffinity(0)) >= 2 if hasattr(os, "sched_getaffinity") else True
-    enough = _judge_process.MIN_CONCURRENCY
-    assert _judge_process.wanted(many, enough) is two_cores
-    assert not _judge_process.wanted(many - 1, enough)
-    assert not _judge_process.wanted(many, enough - 1)  # nothing else in flight meanwhile
+    enough = _check_process.MIN_CONCURRENCY
+    assert _check_process.wanted(many, enough) is two_cores
+    assert not _check_process.wanted(many - 1, enough)
+    assert not _check_process.wanted(many, enough - 1)  # nothing else in flight meanwhile
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "off")
-    assert not _judge_process.wanted(10 * many, enough)
+    assert not _check_process.wanted(10 * many, enough)
     monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", "on")
-    assert _judge_process.wanted(1, 1)
+    assert _check_process.wanted(1, 1)
 
 
-def test_no_judge_process_for_runs_that_cannot_call() -> None:
+def test_no_check_process_for_runs_that_cannot_call() -> None:
     from types import SimpleNamespace
 
     from assertly.loading import ConfigModel
@@ -263,25 +263,25 @@ def test_no_judge_process_for_runs_that_cannot_call() -> None:
     assert not may_call(recorded, ConfigModel())
 
 
-def _stuck_judge(name: str, checks: Any, output: Any, context: Any) -> Any:
-    time.sleep(3600)  # a judge that never answers (a custom assertion gone wrong)
+def _stuck_check(name: str, checks: Any, output: Any, context: Any) -> Any:
+    time.sleep(3600)  # a checker that never answers (a custom assertion gone wrong)
 
 
-def test_a_judge_process_stuck_at_the_end_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_check_process_stuck_at_the_end_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    monkeypatch.setattr(_judge_process, "_REAP_S", 0.5)
+    monkeypatch.setattr(_check_process, "_REAP_S", 0.5)
     checks: list[Any] = []
-    judge = _judge_process.JudgeProcess([checks], _stuck_judge)
-    pid = judge.pid
+    checker = _check_process.CheckProcess([checks], _stuck_check)
+    pid = checker.pid
 
     async def ask_and_give_up() -> None:
         asking = asyncio.ensure_future(
-            judge.judge("s", checks, "out", CheckContext(latency_ms=1.0))
+            checker.check("s", checks, "out", CheckContext(latency_ms=1.0))
         )
-        await asyncio.sleep(0.3)  # the request is there, and the judge is stuck in it
+        await asyncio.sleep(0.3)  # the request is there, and the checker is stuck in it
         asking.cancel()
-        await judge.aclose()
+        await checker.aclose()
 
     started = time.monotonic()
     asyncio.run(ask_and_give_up())
@@ -292,7 +292,7 @@ def test_a_judge_process_stuck_at_the_end_is_killed(monkeypatch: pytest.MonkeyPa
 def test_a_run_that_cannot_fork_judges_in_the_runner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No process to spare (a process limit): the run goes on, judged in its own process."""
+    """No process to spare (a process limit): the run goes on, checked in its own process."""
     from click.testing import CliRunner
 
     from assertly.cli import main

@@ -71,11 +71,11 @@ TESTS = [
 ]
 
 
-@pytest.mark.parametrize("judge_process", ["off", "on"])
+@pytest.mark.parametrize("check_process", ["off", "on"])
 def test_a_cmd_agents_metadata_tool_calls_reach_the_assertions(
-    project: Project, monkeypatch: pytest.MonkeyPatch, judge_process: str
+    project: Project, monkeypatch: pytest.MonkeyPatch, check_process: str
 ) -> None:
-    monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", judge_process)
+    monkeypatch.setenv("ASSERTLY_JUDGE_PROCESS", check_process)
     project.write("agent.py", CMD_AGENT)
     project.tests_file("tools.tests.yaml", {"tools": TESTS})
     result = project.run("run", ".", "--target", f"cmd:{sys.executable} agent.py")

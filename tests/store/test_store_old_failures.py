@@ -1,6 +1,6 @@
 """A store written before issue 30 (trials kept a copy of their failures) reads the same.
 
-The fixture was written by assertly at main 4979ad6: three tests through `judge_checks` (a
+The fixture was written by assertly at main 4979ad6: three tests through `check_step` (a
 pass, a failure, an error-free output that fails twice), and one trial whose ``failures`` are
 not its steps' (a hand-made row, kept whole by that writer). ``old-failures.report.json`` is
 that assertly's JSON report of the stored run; the current code must give the same report.

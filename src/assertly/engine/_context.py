@@ -107,7 +107,7 @@ class CheckContext:
         self._now = None if now is None else parse_now(now)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Picklable for the runner's judge process; an unset `now` stays unset (the clock there).
+        # Picklable for the runner's check process; an unset `now` stays unset (the clock there).
         steps, extra = dict(self.steps), dict(self.extra)
         return (
             _restore,

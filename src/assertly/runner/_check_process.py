@@ -1,14 +1,14 @@
-"""Judging on a second core: a forked process that judges responses for the runner.
+"""Checking on a second core: a forked process that checks responses for the runner.
 
-CPython judges on one core at a time, and in a large run judging is about half of the busy
+CPython runs Python on one core at a time, and in a large run checking is about half of the busy
 core's work. So the runner forks, after loading and before its event loop starts, a process
 that holds the same compiled tests; the event loop sends it each response and gets back the
 step's record, while it goes on with calls, the store and the console. Measured before it was
-built: judging a response and building its record took 135-156 µs, pickling the response
+built: checking a response and building its record took 135-156 µs, pickling the response
 there 2 µs, and the record back 23-29 µs to pickle (there) and 26-27 µs to unpickle (here).
 
 Nothing is lost to it: a record that cannot cross (a custom assertion's unpicklable detail)
-or a judge process that dies is judged here instead. It ignores Ctrl-C (the runner handles
+or a check process that dies is checked here instead. It ignores Ctrl-C (the runner handles
 it) and exits when the runner's end of the socket closes, including when the runner is killed.
 
 ``ASSERTLY_JUDGE_PROCESS``: ``auto`` (default: runs of at least `MIN_TESTS` tests at ``-j``
@@ -30,22 +30,22 @@ from typing import Any
 
 from ..engine import CheckContext
 
-__all__ = ["MIN_CONCURRENCY", "MIN_TESTS", "JudgeProcess", "wanted"]
+__all__ = ["MIN_CONCURRENCY", "MIN_TESTS", "CheckProcess", "wanted"]
 
 MIN_TESTS = 2_000
 MIN_CONCURRENCY = 4
 _HEADER = struct.Struct("!Q")
-# Requests in flight: enough to keep the judge busy while the loop does other work.
+# Requests in flight: enough to keep the checker busy while the loop does other work.
 _IN_FLIGHT = 128
 
-Judge = Callable[[str, Any, Any, CheckContext], Any]
+CheckFunction = Callable[[str, Any, Any, CheckContext], Any]
 
 
 def wanted(tests: int, concurrency: int) -> bool:
-    """Whether a run of ``tests`` tests at ``concurrency`` should judge in a second process.
+    """Whether a run of ``tests`` tests at ``concurrency`` should check in a second process.
 
-    Judging elsewhere pays only when the run is long enough to repay the fork, there is a
-    second core, and other tests' calls are in flight while one is judged.
+    Checking elsewhere pays only when the run is long enough to repay the fork, there is a
+    second core, and other tests' calls are in flight while one is checked.
     """
     setting = os.environ.get("ASSERTLY_JUDGE_PROCESS", "auto").strip().lower()
     if setting in ("off", "0", "false", "no") or not hasattr(os, "fork"):
@@ -56,16 +56,16 @@ def wanted(tests: int, concurrency: int) -> bool:
     return tests >= MIN_TESTS and (cores or 1) >= 2 and concurrency >= MIN_CONCURRENCY
 
 
-class JudgeProcess:
-    """A forked judge and the runner's end of the socket to it.
+class CheckProcess:
+    """A forked checker and the runner's end of the socket to it.
 
     Args:
         checks: Every list of compiled checks a step of the run may use (the listed tests'
-            steps and each dataset suite's); a step with another list is judged here.
-        judge: The runner's judging function, run in the child on the same objects.
+            steps and each dataset suite's); a step with another list is checked here.
+        check: The runner's checking function, run in the child on the same objects.
     """
 
-    def __init__(self, checks: Iterable[Any], judge: Judge) -> None:
+    def __init__(self, checks: Iterable[Any], check: CheckFunction) -> None:
         lists = {id(item): item for item in checks}
         self._known = frozenset(lists)
         ours, theirs = socket.socketpair()
@@ -75,8 +75,8 @@ class JudgeProcess:
         try:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child, which never returns
-                _child(theirs, ours, lists, judge)
-        except OSError:  # no process to spare: the caller judges in its own
+                _child(theirs, ours, lists, check)
+        except OSError:  # no process to spare: the caller checks in its own
             ours.close()
             theirs.close()
             raise
@@ -92,8 +92,8 @@ class JudgeProcess:
         self._reader_task: asyncio.Task[None] | None = None
         self.broken = False
 
-    async def judge(self, name: str, checks: Any, output: Any, context: CheckContext) -> Any:
-        """The step's record judged there, or None: judge it here instead."""
+    async def check(self, name: str, checks: Any, output: Any, context: CheckContext) -> Any:
+        """The step's record checked there, or None: check it here instead."""
         if self.broken or id(checks) not in self._known:
             return None
         if self._connected is None:  # the first request: every worker waits for the same
@@ -118,7 +118,7 @@ class JudgeProcess:
         self._reader_task = asyncio.ensure_future(self._read(reader))
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
-        """Hand each reply to the request waiting for it (the judge answers in order)."""
+        """Hand each reply to the request waiting for it (the checker answers in order)."""
         try:
             while True:
                 header = await reader.readexactly(_HEADER.size)
@@ -132,7 +132,7 @@ class JudgeProcess:
                     kind, found = "error", []
                 future.set_result(found[0] if kind == "ok" else None)
         except (asyncio.IncompleteReadError, ConnectionError, IndexError):
-            pass  # the judge process is gone: whatever was sent is judged here
+            pass  # the check process is gone: whatever was sent is checked here
         finally:
             self.broken = True
             while self._pending:
@@ -141,7 +141,7 @@ class JudgeProcess:
                     future.set_result(None)
 
     async def aclose(self) -> None:
-        """Close the socket (the judge exits at once) and reap the process."""
+        """Close the socket (the checker exits at once) and reap the process."""
         if self._writer is not None:
             self._writer.close()
         else:
@@ -154,7 +154,7 @@ class JudgeProcess:
     def close(self) -> None:
         """Reap the process (after `aclose`, or when no event loop ever ran).
 
-        It exits as soon as it reads the end of its socket; one still judging (a regex at its
+        It exits as soon as it reads the end of its socket; one still checking (a regex at its
         time limit) gets `_REAP_S` seconds, then is killed.
         """
         if not self.pid:
@@ -178,9 +178,9 @@ _REAP_S = 5.0
 
 
 def _child(
-    sock: socket.socket, other: socket.socket, lists: dict[int, Any], judge: Judge
+    sock: socket.socket, other: socket.socket, lists: dict[int, Any], check: CheckFunction
 ) -> None:  # pragma: no cover - runs in the child
-    """Judge requests until the socket closes; never return into the runner's code."""
+    """Check requests until the socket closes; never return into the runner's code."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -193,7 +193,7 @@ def _child(
                 break
             key, name, output, context = pickle.loads(stream.read(_HEADER.unpack(header)[0]))
             try:
-                record = judge(name, lists[key], output, context)
+                record = check(name, lists[key], output, context)
                 record.output = None  # the runner has it
                 reply = pickle.dumps(("ok", record), _PROTOCOL)
             except Exception:

@@ -1,6 +1,6 @@
 """``assertly run`` as a whole, and ``assertly report``'s stored run.
 
-Load and select, open the store and claim the run, fork the judge process, run, and return
+Load and select, open the store and claim the run, fork the check process, run, and return
 the finished run.
 """
 
@@ -27,8 +27,8 @@ from ..loading import (
 )
 from ..store import RunStore, build_run, new_run_id, open_store
 from ..targets import parse_spec
-from ._judge_process import JudgeProcess
-from ._judge_process import wanted as judge_process_wanted
+from ._check_process import CheckProcess
+from ._check_process import wanted as check_process_wanted
 from ._options import RunOptions, options_dict, parse_shard, restore_options
 from ._plan import refuse_changed_config, refuse_other_filters, shard_plan, verdict_config
 from ._run import Listener, Runner
@@ -143,7 +143,7 @@ async def arun(options: RunOptions, listener: Listener | None = None) -> RunReco
 
     Loading the files and opening the store run before the first ``await`` (as in `run`).
     Two things are left to the host program: its signals (no SIGTERM handler is installed)
-    and its process (no judge process is forked: forking under a running loop is unsafe, so
+    and its process (no check process is forked: forking under a running loop is unsafe, so
     responses are judged in this process, as a small run's are).
 
     Raises:
@@ -173,7 +173,7 @@ def _started(
 ) -> Iterator[tuple[Coroutine[Any, Any, RunRecord], list[EvalSuite]]]:
     """Load, claim the run and yield its work (to await) and eval suites; then clean up.
 
-    ``fork``: whether a large run may fork a judge process (only before an event loop runs).
+    ``fork``: whether a large run may fork a check process (only before an event loop runs).
     """
     if options.resume:
         _restore(options)
@@ -214,15 +214,15 @@ def _run_stored(
         agents = {test.agent for test in tests.tests} | {d.agent for d in tests.datasets}
         total = tests.count()
         local = options.backend == "local"  # on Ray, the workers judge what they call
-        wanted = judge_process_wanted(total, runner.concurrency)
+        wanted = check_process_wanted(total, runner.concurrency)
         if fork and local and wanted and runner.may_call(tests):
             # Forked now, before the event loop and the targets' clients exist.
             with suppress(OSError):  # no process to spare (limits): judged here, as small runs
-                runner.judge_process = JudgeProcess(_checks_of(tests), Runner._judge)
+                runner.check_process = CheckProcess(_checks_of(tests), Runner._judge)
         yield runner.run(tests, evals, run_id, problems, total=total, agents=agents), evals
     finally:
-        if runner is not None and runner.judge_process is not None:
-            runner.judge_process.close()
+        if runner is not None and runner.check_process is not None:
+            runner.check_process.close()
         if claimed is not None:
             with suppress(StoreError):
                 store.release_run(claimed)

@@ -15,10 +15,10 @@ from ..engine import Outcome
 from ..loading import EvalSuite
 from ._steps import check_record, step_status
 
-__all__ = ["judge_eval"]
+__all__ = ["check_eval"]
 
 
-def judge_eval(
+def check_eval(
     suite: EvalSuite, now: datetime | None, listener: Callable[[str, Any], None]
 ) -> EvalRecord:
     """Judge a workflow eval section (recorded fixtures; no calls); ``listener`` hears each case."""

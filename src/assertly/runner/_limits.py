@@ -16,7 +16,7 @@ __all__ = ["FDS_PER_CALL", "fit_concurrency"]
 # Descriptors one call in flight may hold: a command's three pipes (six while it starts), the
 # metadata file it may write, or an HTTP connection's socket. Generous on purpose.
 FDS_PER_CALL = 8
-# Descriptors a run needs besides its calls: the store and its WAL, the judge process's pipes,
+# Descriptors a run needs besides its calls: the store and its WAL, the check process's pipes,
 # report files, the interpreter's own.
 RESERVED_FDS = 32
 

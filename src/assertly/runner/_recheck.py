@@ -22,7 +22,7 @@ from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
 from ._plan import shard_plan, verdict_config
 from ._run import Runner
-from ._steps import Answer, StepFailure, judge_steps
+from ._steps import Answer, StepFailure, check_steps
 from ._support import now_iso, test_meta
 
 __all__ = ["recheck"]
@@ -72,7 +72,7 @@ def _recheck_in(store: RunStore, run_id: str, now: datetime | None) -> RunRecord
             test_meta(test, runner.definition_of(test), runner.threshold_of(test)) for test in kept
         ]
         store.save_tests(new_id, metas)
-        loop.run_until_complete(_rejudge_all(runner, store, new_id, kept, stored, options.now))
+        loop.run_until_complete(_recheck_all(runner, store, new_id, kept, stored, options.now))
         for suite in evals:
             store.save_eval(new_id, suite.file, asdict(runner.run_eval(suite)))
         loop.run_until_complete(runner.model_judge.close(new_id))
@@ -94,7 +94,7 @@ def _recheck_in(store: RunStore, run_id: str, now: datetime | None) -> RunRecord
         loop.close()
 
 
-async def _rejudge_all(
+async def _recheck_all(
     runner: Runner,
     store: RunStore,
     new_id: str,
@@ -122,7 +122,7 @@ async def _rejudge_all(
                     new.status = "error"
                     new.error = "; ".join(str(problem) for problem in test.problems)
                 elif old.status != "skipped":
-                    await _rejudge(runner, steps_by_name, old, new, now)
+                    await _recheck_trial(runner, steps_by_name, old, new, now)
                 store.save_trial(new_id, test.key, number, new.to_dict())
 
     workers = [asyncio.ensure_future(work()) for _ in range(max(1, runner.concurrency))]
@@ -135,7 +135,7 @@ async def _rejudge_all(
         raise
 
 
-async def _rejudge(
+async def _recheck_trial(
     runner: Runner,
     steps_by_name: dict[str, Step],
     old: TrialRecord,
@@ -171,8 +171,8 @@ async def _rejudge(
         return Answer(current.output, metrics)
 
     new.status = "passed"
-    await judge_steps(new, steps(), respond, runner._judge_step, now=now)
-    judged: str = new.status  # set by judge_steps (mypy keeps the literal assigned above)
+    await check_steps(new, steps(), respond, runner._check_step, now=now)
+    judged: str = new.status  # set by check_steps (mypy keeps the literal assigned above)
     if old.error and judged != "error":
         # An error the steps did not make (a setup or cleanup hook, no target, no step at
         # all) stands: a recheck runs no hook and calls nothing, and an error is never a pass.

@@ -37,14 +37,14 @@ from ..store import RunStore, build_run
 from ..targets import Target, TargetRequest, TargetResponse, make_target, parse_spec
 from ..targets._base import metadata_from
 from ..targets._check import agent_warnings
-from ._evals import judge_eval
-from ._judge_process import JudgeProcess
+from ._check_process import CheckProcess
+from ._evals import check_eval
 from ._limits import fit_concurrency
 from ._model_judge import ModelJudge
 from ._options import RunOptions
 from ._resume import planned_trials
 from ._selection import TestPlan
-from ._steps import Answer, StepFailure, judge_checks, judge_steps
+from ._steps import Answer, StepFailure, check_step, check_steps
 from ._suite_hooks import SuiteHookState
 from ._support import (
     NOT_RUN,
@@ -85,7 +85,7 @@ class Runner:
         self._targets: dict[str, Target | TargetError] = {}
         self._limiter = RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
-        self.judge_process: JudgeProcess | None = None
+        self.check_process: CheckProcess | None = None
         self.trials_run = 0  # trials this invocation ran (not the ones a resumed run had)
         self.resumed_tests = 0  # tests whose verdicts all came from the resumed run
         self.elapsed_ms: float | None = None  # this invocation's time (`_finish`)
@@ -204,12 +204,12 @@ class Runner:
         return self._targets[agent]
 
     async def close(self) -> None:
-        """Close every target, and the judge process."""
+        """Close every target, and the check process."""
         for target in self._targets.values():
             if not isinstance(target, TargetError):
                 await target.aclose()
-        if self.judge_process is not None:
-            await self.judge_process.aclose()
+        if self.check_process is not None:
+            await self.check_process.aclose()
         await self.model_judge.close(getattr(self, "run_id", None))
 
     # -- hooks -----------------------------------------------------------------------------
@@ -286,13 +286,13 @@ class Runner:
             or self.config.timeout_s
         )
         respond = partial(self._answer, test, target, timeout)
-        await judge_steps(record, test.steps, respond, self._judge_step, now=self.options.now)
+        await check_steps(record, test.steps, respond, self._check_step, now=self.options.now)
 
     async def _answer(
         self, test: TestCase, target: Target | None, timeout: float, step: Step
     ) -> Answer | StepFailure:
         """A step's answer: its recorded response, or its target's (timed when it calls)."""
-        # Only a call is rate-limited, and judged in the judge process when there is one.
+        # Only a call is rate-limited, and judged in the check process when there is one.
         called = step.recorded is None and target is not None and not target.recorded
         if called:
             await self._limiter.wait()
@@ -316,21 +316,21 @@ class Runner:
         measured = (time.perf_counter() - call_started) * 1000 if called else None
         return Answer(response.output, response.metrics(measured), called)
 
-    async def _judge_step(
+    async def _check_step(
         self, step: Step, output: Any, context: CheckContext, called: bool
     ) -> StepRecord:
-        """Judge a step's output: in the judge process when there is one, else here.
+        """Judge a step's output: in the check process when there is one, else here.
 
         Only responses that came from a call go there: a recorded response is judged inline
-        (`_judged_inline`), which costs less here than the round trip to the judge. A step
+        (`_checked_inline`), which costs less here than the round trip to the judge. A step
         with model-graded assertions is judged here, in two passes around the judge's calls.
         """
         if any(expectation.judged for expectation in step.checks):
             return await self.model_judge.judge_step(
                 step.name, step.checks, output, context, self._judge
             )
-        if called and self.judge_process is not None:
-            record: StepRecord | None = await self.judge_process.judge(
+        if called and self.check_process is not None:
+            record: StepRecord | None = await self.check_process.check(
                 step.name, step.checks, output, context
             )
             if record is not None:
@@ -338,8 +338,8 @@ class Runner:
                 return record
         return self._judge(step.name, step.checks, output, context)
 
-    # The step's record (`judge_checks`; the judge process too).
-    _judge = staticmethod(judge_checks)
+    # The step's record (`check_step`; the check process too).
+    _judge = staticmethod(check_step)
 
     def _fact(self, name: str) -> bool | None:
         """A fact's value, or None when no source declares it (false, with a warning).
@@ -455,7 +455,7 @@ class Runner:
             if self.suites.pending:
                 await self.suites.flush()
             try:
-                if self._judged_inline(test):
+                if self._checked_inline(test):
                     await self._run_inline(test, done, pool)
                 else:
                     await self.run_test(test, done, pool)
@@ -482,7 +482,7 @@ class Runner:
         if self._inline_count % _YIELD_EVERY == 0:
             await asyncio.sleep(0)
 
-    def _judged_inline(self, test: TestCase) -> bool:
+    def _checked_inline(self, test: TestCase) -> bool:
         """Whether ``test`` never waits: no agent call, no hook, one trial."""
         return (
             not test.setup and not test.cleanup and self.trials_of(test) == 1 and self.no_call(test)
@@ -491,7 +491,7 @@ class Runner:
     # -- evals -----------------------------------------------------------------------------
     def run_eval(self, suite: EvalSuite) -> EvalRecord:
         """Judge a workflow eval section (recorded fixtures; no calls)."""
-        return judge_eval(suite, self.options.now, self.listener)
+        return check_eval(suite, self.options.now, self.listener)
 
     # -- everything --------------------------------------------------------------------------
     run_id: str

@@ -9,7 +9,7 @@ default action.
 
 The event loop sees a signal only between steps, and judging a response is one synchronous
 step: a trial with thirty time-limited regexes that each ran out of time kept SIGTERM waiting
-37 s (issue 29). So while the loop's thread judges (`judging`, around `judge_checks`, which
+37 s (issue 29). So while the loop's thread judges (`judging`, around `check_step`, which
 is pure), SIGTERM and Ctrl-C also abandon that judging at once: Python runs a signal's handler
 between two bytecodes of the main thread, so within one regex search (at most its 1 s limit).
 """
@@ -22,12 +22,12 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["Terminated", "done", "judging", "until_sigterm"]
+__all__ = ["Terminated", "checking", "done", "until_sigterm"]
 
 T = TypeVar("T")
 
 
-class _Judging:
+class _Checking:
     """Which thread may abandon its judging on a signal, and whether it is judging now."""
 
     __slots__ = ("active", "thread")
@@ -37,20 +37,20 @@ class _Judging:
         self.active = False
 
 
-_JUDGING = _Judging()
+_CHECKING = _Checking()
 
 
-def judging() -> bool:
+def checking() -> bool:
     """Mark the caller's judging as abandonable; True when it was marked (then `done`)."""
-    if _JUDGING.thread != threading.get_ident() or _JUDGING.active:
+    if _CHECKING.thread != threading.get_ident() or _CHECKING.active:
         return False
-    _JUDGING.active = True
+    _CHECKING.active = True
     return True
 
 
 def done() -> None:
     """The judging `judging` marked has ended."""
-    _JUDGING.active = False
+    _CHECKING.active = False
 
 
 def _abandoning(previous: Any, on_signal: Any) -> Any:
@@ -59,10 +59,10 @@ def _abandoning(previous: Any, on_signal: Any) -> Any:
     def handler(signum: int, frame: Any) -> None:
         if callable(previous):
             previous(signum, frame)  # asyncio's Ctrl-C handling: cancels the main task
-        if _JUDGING.active and _JUDGING.thread == threading.get_ident():
+        if _CHECKING.active and _CHECKING.thread == threading.get_ident():
             # Only here, inside pure judging, is the main task cancelled from a handler (not
             # in the loop's own code); otherwise the loop's wakeup descriptor does it.
-            _JUDGING.active = False
+            _CHECKING.active = False
             if on_signal is not None:
                 on_signal()
             raise asyncio.CancelledError  # the trial ends here; the run is cancelled
@@ -105,7 +105,7 @@ async def until_sigterm(work: Coroutine[Any, Any, T]) -> T:
         interrupt = signal.getsignal(signal.SIGINT)
         if callable(interrupt):
             signal.signal(signal.SIGINT, _abandoning(interrupt, None))
-        _JUDGING.thread = threading.get_ident()
+        _CHECKING.thread = threading.get_ident()
     try:
         return await work
     except asyncio.CancelledError:
@@ -114,8 +114,8 @@ async def until_sigterm(work: Coroutine[Any, Any, T]) -> T:
         raise
     finally:
         if installed:
-            _JUDGING.thread = None
-            _JUDGING.active = False
+            _CHECKING.thread = None
+            _CHECKING.active = False
             if callable(interrupt):
                 signal.signal(signal.SIGINT, interrupt)
             loop.remove_signal_handler(signal.SIGTERM)  # back to the default action

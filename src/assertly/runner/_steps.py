@@ -1,10 +1,10 @@
 """Judging a trial's steps: one function for a run, a recheck, the pytest plugin and Ray workers.
 
-`judge_steps` walks a trial's steps in order: it asks for each step's answer, judges it with
+`check_steps` walks a trial's steps in order: it asks for each step's answer, judges it with
 the responses of the earlier steps in its context, records it, and stops at the first step that
 did not pass (later steps build on it). It calls no target and judges nothing itself: the
 answers come from ``respond`` (a call, a fixture, a recorded line, a stored step) and the
-verdicts from ``judge`` (inline with `judge_checks`, in the judge process, or with the model
+verdicts from ``judge`` (inline with `check_step`, in the check process, or with the model
 judge's replies), so every way of running a trial shares the same bookkeeping.
 """
 
@@ -20,15 +20,15 @@ from .._records import Status, StepRecord, TrialRecord
 from ..engine import CheckContext, CheckResult, Outcome
 from ..engine._context import CallMetrics
 from ..loading import Step
-from ._signals import done, judging
+from ._signals import checking, done
 
 __all__ = [
     "Answer",
     "StepFailure",
-    "StepJudge",
+    "StepChecker",
     "check_record",
-    "judge_checks",
-    "judge_steps",
+    "check_step",
+    "check_steps",
     "step_status",
 ]
 
@@ -41,7 +41,7 @@ class Answer:
         output: What the agent answered.
         metrics: The call's metrics (latency reported, or measured around a call; cost,
             model, tokens, tool calls as reported).
-        called: Whether it came from a call made now (only those may go to the judge process).
+        called: Whether it came from a call made now (only those may go to the check process).
     """
 
     output: Any
@@ -63,14 +63,14 @@ class StepFailure:
 
 
 # What judges one step: (step, output, context, called) -> its record.
-StepJudge = Callable[[Step, Any, CheckContext, bool], Awaitable[StepRecord]]
+StepChecker = Callable[[Step, Any, CheckContext, bool], Awaitable[StepRecord]]
 
 
-async def judge_steps(
+async def check_steps(
     record: TrialRecord,
     steps: Iterable[Step | StepFailure],
     respond: Callable[[Step], Awaitable[Answer | StepFailure]],
-    judge: StepJudge,
+    judge: StepChecker,
     *,
     now: datetime | None,
 ) -> None:
@@ -149,16 +149,14 @@ def step_status(outcomes: Iterable[Outcome]) -> Status:
     return "error" if Outcome.ERROR in found else "passed"
 
 
-def judge_checks(
-    name: str, checks: Sequence[Any], output: Any, context: CheckContext
-) -> StepRecord:
+def check_step(name: str, checks: Sequence[Any], output: Any, context: CheckContext) -> StepRecord:
     """The step's record: its status, score and checks (its failures are computed from them).
 
-    Pure: what `judge_steps`' judges run inline, in the judge process, and (twice, around the
+    Pure: what `check_steps`' judges run inline, in the check process, and (twice, around the
     judge's calls) for model-graded assertions.
     """
     # Pure, so abandoned on SIGTERM or Ctrl-C in the event loop's thread (`_signals`).
-    marked = judging()
+    marked = checking()
     try:
         results = [expectation.check(output, context=context) for expectation in checks]
     finally:
