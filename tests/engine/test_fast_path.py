@@ -410,7 +410,7 @@ def test_a_passing_response_is_judged_by_the_generated_function_alone(
     def detailed(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the detailed path ran for a passing response")
 
-    monkeypatch.setattr(Expectation, "_judge", detailed)
+    monkeypatch.setattr(Expectation, "_check_all", detailed)
     again = expectation.check(PASSING)
     assert again.passed
     # One prebuilt result per expectation (and way the JSON was found), serialised once.

@@ -196,7 +196,7 @@ def test_a_passing_trace_gets_the_result_prebuilt_for_its_format(
     def detailed(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the detailed path ran for a passing response")
 
-    monkeypatch.setattr(Expectation, "_judge", detailed)
+    monkeypatch.setattr(Expectation, "_check_all", detailed)
     assert expectation.check(chat) is first  # one result per trace format
     assert [r.details for r in first.results] == [{"trace_format": "openai-chat"}] * 4
     prose, context = FORMATS["metadata"](made)

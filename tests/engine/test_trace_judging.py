@@ -142,7 +142,7 @@ def test_judging_on_the_trace_gives_what_judging_the_calls_gave(
     spec: Any, parts: Any, explain: bool
 ) -> None:
     checker = _checker(spec)
-    got = checker.judge(_trace(parts), explain)
+    got = checker.check_trace(_trace(parts), explain)
     want = reference.judge(checker, _trace(parts), explain)
     assert got.to_dict() == want.to_dict()
     assert got.outcome is want.outcome and type(got.score) is type(want.score)

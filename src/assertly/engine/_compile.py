@@ -56,8 +56,8 @@ class Expectation:
         "_checkers",
         "_fast",
         "_metrics",
+        "_trace_checks",
         "_trace_function",
-        "_trace_judges",
         "_traced",
         "_uniform",
         "_weight_total",
@@ -85,8 +85,8 @@ class Expectation:
         self.threshold = threshold
         self._fast: Any = _UNBUILT  # the generated fast path, built on the first check
         self._trace_function: Any = None  # its `trace_function`, when built and there is one
-        # With it, each checker's `TraceChecker.judge` (None for any other checker).
-        self._trace_judges: tuple[Any, ...] = ()
+        # With it, each checker's `TraceChecker.check_trace` (None for any other checker).
+        self._trace_checks: tuple[Any, ...] = ()
         self._all_pass: dict[tuple[str | None, str | None], CheckResult] = {}
         # The same results for JSON read whole (not extracted), by trace format alone: the
         # common lookup of a passing trajectory check, without building a key.
@@ -253,8 +253,8 @@ class Expectation:
             ctx = CheckContext()
         if verdict:
             # Per checker: its result, or None where only the detailed path can say.
-            return self._judge(response, ctx, verdict)
-        return self._judge(response, ctx)
+            return self._check_all(response, ctx, verdict)
+        return self._check_all(response, ctx)
 
     def _trace_not_passed(
         self,
@@ -276,7 +276,7 @@ class Expectation:
         """
         known: list[AssertionResult | None] | None = None
         if type(trace) is Trace:
-            checkers, judges = self._checkers, self._trace_judges
+            checkers, judges = self._checkers, self._trace_checks
             known = [*verdict] if verdict else [None] * len(checkers)
             for index, result in enumerate(known):
                 if result is None:
@@ -285,8 +285,8 @@ class Expectation:
                         break
                     try:
                         known[index] = judge(trace, True)
-                    except Exception as error:  # as `_judge` does
-                        known[index] = _could_not_judge(checkers[index], error)
+                    except Exception as error:  # as `_check_all` does
+                        known[index] = _could_not_check(checkers[index], error)
             else:
                 return self._combine(known, None)  # type: ignore[arg-type]  # no None left
         response = Response(output)
@@ -300,7 +300,7 @@ class Expectation:
             response.trace_cache = trace
         else:
             ctx.trace_cache = trace
-        return self._judge(response, ctx, known)
+        return self._check_all(response, ctx, known)
 
     @property
     def source(self) -> str:
@@ -320,8 +320,8 @@ class Expectation:
         fast = self._fast = build_fast(self._checkers)
         self._trace_function = None if fast is None else fast.trace_function
         if self._trace_function is not None:
-            self._trace_judges = tuple(
-                checker.judge if isinstance(checker, TraceChecker) else None
+            self._trace_checks = tuple(
+                checker.check_trace if isinstance(checker, TraceChecker) else None
                 for checker in self._checkers
             )
         return fast
@@ -356,9 +356,9 @@ class Expectation:
         """`check` without the fast path (tests compare the two)."""
         if type(response) is not Response:
             response = Response(response)
-        return self._judge(response, CheckContext.build(context, now))
+        return self._check_all(response, CheckContext.build(context, now))
 
-    def _judge(
+    def _check_all(
         self,
         response: Response,
         ctx: CheckContext,
@@ -383,7 +383,7 @@ class Expectation:
                     # Checkers never raise on purpose; if one does (a regex out of time, a
                     # value nested beyond the interpreter's limits) it is an error and the
                     # rest judge.
-                    results[index] = _could_not_judge(checker, error)
+                    results[index] = _could_not_check(checker, error)
         extracted = response.extracted if response.is_text else None
         return self._combine(results, extracted)  # type: ignore[arg-type]  # no None left
 
@@ -420,7 +420,7 @@ class Expectation:
 _UNBUILT: Any = object()
 
 
-def _could_not_judge(checker: Checker, error: Exception) -> AssertionResult:
+def _could_not_check(checker: Checker, error: Exception) -> AssertionResult:
     timed_out = isinstance(error, RegexTimeout)
     reason = str(error) if timed_out else f"{type(error).__name__}: {error}"
     return AssertionResult(

@@ -162,9 +162,9 @@ class JsonChecker(Checker):
         data = response.json
         if data is NOT_JSON:
             return not_json(self.key, response)
-        return self.judge(data, ctx)
+        return self.check_data(data, ctx)
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         """Judge the response's JSON."""
         raise NotImplementedError
 
@@ -184,7 +184,7 @@ class WildcardChecker(JsonChecker):
     # meaningful over an array (order).
     scalar_allowed: ClassVar[bool] = True
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         path = self.path
         resolved = path.resolve(data)
         if type(resolved) is PathMiss:
@@ -204,7 +204,7 @@ class WildcardChecker(JsonChecker):
                 )
         if not values and path.has_wildcard:
             return AssertionResult(self.key, passed(self.key).outcome, 1.0, details=VACUOUS)
-        return self.judge_values(path, values, indexes, ctx)
+        return self.check_values(path, values, indexes, ctx)
 
     def emit(self, gen: FastGen) -> bool:
         """Write the pass test of every value reached (see `emit_value`) into ``gen``.
@@ -233,7 +233,7 @@ class WildcardChecker(JsonChecker):
             self._elements: DotPath = DotPath(f"{self.path.text}[*]")
             return self._elements
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],

@@ -61,7 +61,7 @@ class AllMatch(WildcardChecker):
             where.require(f"any(_json_equal({var}, a) for a in {allowed})")
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],
@@ -149,7 +149,7 @@ class MatchPattern(WildcardChecker):
         where.require(f"type({var}) is str and {'not ' if self.excluded else ''}({test})")
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],
@@ -247,7 +247,7 @@ class Sorted(WildcardChecker):
         loop.statement(f"{previous} = {var}")
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],
@@ -315,7 +315,7 @@ class ArrayContains(JsonChecker):
             return f"{self.path.text} has an element matching {fmt(self.pattern.source)}"
         return f"{self.path.text} contains " + ", ".join(map(fmt, self.values or []))
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         resolved = self.path.resolve(data)
         if type(resolved) is PathMiss:
             return miss_result(self.key, self.path, resolved)

@@ -134,7 +134,7 @@ class NoOverlap(JsonChecker):
     def describe(self) -> str:
         return f"{self.path.text} shares nothing with step {fmt(self.step)}"
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         if self.step not in ctx.steps:
             known = ", ".join(sorted(ctx.steps)) or "none"
             return errored(

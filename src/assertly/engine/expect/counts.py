@@ -62,7 +62,7 @@ class ResultsCount(JsonChecker):
         gen.require(f"type({results}) is list and len({results}) {operator} {self.bound:d}")
         return True
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         where = self.results
         results = results_of(data, where)
         expected = f"Expected {self.phrase} {self.bound} {_results(self.bound)}"

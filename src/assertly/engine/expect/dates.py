@@ -122,7 +122,7 @@ class DatesBetween(WildcardChecker):
         where.require(f"{gen.const(self.start)} <= {moment} <= {gen.const(self.end)}")
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],
@@ -214,7 +214,7 @@ class DatesWithinDays(WildcardChecker):
         where.require(f"abs({gen.ctx()}.now - {moment}) <= {gen.const(self.span)}")
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],
@@ -282,7 +282,7 @@ class DatesInYear(WildcardChecker):
         )
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],

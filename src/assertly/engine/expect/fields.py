@@ -47,7 +47,7 @@ class TopLevelEquals(JsonChecker):
         gen.require(gen.equal_test(gen.field(keys), self.value))
         return True
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         if self.where is not None:
             actual = self.where.get(data)
             if type(actual) is PathMiss:
@@ -171,7 +171,7 @@ class FieldContainsText(JsonChecker):
         gen.require(f"type({var}) is str and {needle} in {normal}({var})")
         return True
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         value = self.path.get(data)
         if type(value) is str and self.needle in nfc(value):
             return passed(self.key)
@@ -266,7 +266,7 @@ class FieldsExist(JsonChecker):
             return f"field {self.paths[0].text} exists"
         return "fields " + ", ".join(path.text for path in self.paths) + " exist"
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         misses = []
         for path in self.paths:
             resolved = path.resolve(data)
@@ -327,7 +327,7 @@ class FieldEquals(JsonChecker):
                 loop.require(gen.equal_test(var, expected))
         return True
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         problems: list[tuple[str, str, Any, Any]] = []
         for path, expected in self.pairs:
             resolved = path.resolve(data)

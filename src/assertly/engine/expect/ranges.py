@@ -62,7 +62,7 @@ class InRange(WildcardChecker):
         where.require(test)
         return True
 
-    def judge_values(
+    def check_values(
         self,
         path: DotPath,
         values: list[Any],

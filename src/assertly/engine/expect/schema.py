@@ -97,7 +97,7 @@ class ResultsSchema(JsonChecker):
         fields = ", ".join(f"{rule.path.text}: {rule.type_name}" for rule in self.rules)
         return f"every result has {fields}"
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         name = self.results.text
         results = results_of(data, self.results)
         if type(results) is str:

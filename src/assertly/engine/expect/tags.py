@@ -92,7 +92,7 @@ class Tags(JsonChecker):
         loop.require(f"type({tags}) is list and {test}")
         return True
 
-    def judge(self, data: Any, ctx: CheckContext) -> AssertionResult:
+    def check_data(self, data: Any, ctx: CheckContext) -> AssertionResult:
         where = self.results.text
         results = results_of(data, self.results)
         if type(results) is str:

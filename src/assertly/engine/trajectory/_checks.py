@@ -245,19 +245,19 @@ class TraceChecker(Checker):
         trace = trace_of(response, ctx)
         if type(trace) is str:
             return errored(self.key, trace, expected=self.expected())
-        return self.judge(trace, True)  # type: ignore[arg-type]
+        return self.check_trace(trace, True)  # type: ignore[arg-type]
 
     def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
         trace = trace_of(response, ctx)
         if type(trace) is str:
             return errored(self.key, trace, expected=self.expected())
-        return self.judge(trace, False)  # type: ignore[arg-type]
+        return self.check_trace(trace, False)  # type: ignore[arg-type]
 
     def observed(self, response: Response, ctx: CheckContext) -> str:
         trace = trace_of(response, ctx)
         return f"got {render_calls(trace)}" if type(trace) is Trace else ""
 
-    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+    def check_trace(self, trace: Trace, explain: bool) -> AssertionResult:
         """Judge the trace; without ``explain``, a failure needs no message (see `verdict`)."""
         raise NotImplementedError
 
@@ -267,7 +267,7 @@ class TraceChecker(Checker):
         The generated fast path calls it (see `emit`); subclasses answer without building
         results or messages, and read a call's arguments only for a call of a named tool.
         """
-        return self.judge(trace, False) is traced_pass(self.key, trace.format)
+        return self.check_trace(trace, False) is traced_pass(self.key, trace.format)
 
     def _test(self, gen: FastGen) -> str:
         """The fast path's test of the trace: `passes` unless a subclass writes it inline."""
@@ -437,7 +437,7 @@ class ToolCalled(_PassOrFail):
         )
         return found if once else _bounds_test(gen, found, self.low, self.high)
 
-    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+    def check_trace(self, trace: Trace, explain: bool) -> AssertionResult:
         pattern = self.pattern
         name = pattern.name
         names = trace.names
@@ -529,7 +529,7 @@ class ToolCount(_PassOrFail):
         count = f"len({names})" if self.name is None else f"{names}.count({gen.const(self.name)})"
         return _bounds_test(gen, count, self.low, self.high)
 
-    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+    def check_trace(self, trace: Trace, explain: bool) -> AssertionResult:
         name = self.name
         if name is None:
             indexes = list(range(len(trace.names)))
@@ -567,7 +567,7 @@ class NamesCalled(TraceChecker):
             return all(name in names for name in self.names)
         return not any(name in names for name in self.names)
 
-    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+    def check_trace(self, trace: Trace, explain: bool) -> AssertionResult:
         first: dict[str, int] = {}
         for index, called in enumerate(trace.names):
             first.setdefault(called, index)

@@ -128,7 +128,7 @@ class ToolSequence(TraceChecker):
         gen.statement("\n".join(lines))
         return ok
 
-    def judge(self, trace: Trace, explain: bool) -> AssertionResult:
+    def check_trace(self, trace: Trace, explain: bool) -> AssertionResult:
         score, problem, mark = _MODE_JUDGES[self.mode](self, trace, explain)
         threshold = self.threshold
         if (problem is None) if threshold is None else score + 1e-12 >= threshold:
