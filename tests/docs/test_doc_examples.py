@@ -199,6 +199,11 @@ def _run_python(block: Block, sandbox: Path) -> None:
 def _python(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """A fresh interpreter that imports the assertly under test (this process's path)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTEST_ADDOPTS": ""}
+    # The pages show what a user sees in an 80-column terminal. Under CI (CI or BUILD_NUMBER
+    # set) pytest does not shorten its summary lines, so the sessions run as outside CI.
+    for name in ("CI", "BUILD_NUMBER"):
+        env.pop(name, None)
+    env["COLUMNS"] = "80"
     command = [sys.executable, *args]
     return subprocess.run(
         command, cwd=cwd, input=stdin, env=env, timeout=300, check=False, **_CAPTURE
