@@ -38,6 +38,7 @@ __all__ = [
     "safe_message",
     "spellings",
     "url_password",
+    "url_scheme",
     "url_secrets",
 ]
 
@@ -111,6 +112,13 @@ def is_masked_url(url: str) -> bool:
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def url_scheme(text: str) -> str | None:
+    """The scheme of ``text`` when it is written as a URL (``scheme://…``), else None."""
+    found = _SCHEME.match(text)
+    return found.group(1) if found else None
 
 
 def mask_urls(text: str) -> str:

@@ -364,3 +364,13 @@ def test_control_characters_in_ids_are_refused_at_load(tmp_path: Path, bad: str)
     assert second.id == "fine" and not second.problems
     (case,) = result.evals[0].cases
     assert case.id == "case[0]" and "control characters" in str(case.problems[0])
+
+
+def test_config_store_url_that_is_not_postgres_is_refused(tmp_path: Path) -> None:
+    # Joined to the config's directory, postgress://… became a path (…/postgress:/u:pw@h/x).
+    path = tmp_path / "assertly.yaml"
+    path.write_text('store: "postgress://u:pw@h/x"\n')
+    with pytest.raises(ConfigError, match="postgress:// url is not a run store"):
+        load_config(path)
+    path.write_text('store: "postgres://u@h/x"\n')
+    assert load_config(path).store_path == "postgres://u@h/x"

@@ -90,3 +90,19 @@ def test_the_cycle_check_sees_a_type_only_import() -> None:
     graph = every_import_graph({**STORE, **VIEWER})
     graph["assertly.store._dialects"].add("assertly.store._queries")  # the old TYPE_CHECKING one
     assert find_cycle(graph) is not None
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["postgress://app:pw@db.example.com/runs", "postgresq://db/runs", "sqlite:///runs.sqlite"],
+)
+def test_a_url_that_is_not_postgres_is_refused_not_made_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str
+) -> None:
+    # A misspelled scheme was a file path: the runs went to ./postgress:/app:pw@db…/runs,
+    # a directory named after the password, not to the database the team reads.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=r"is a .*:// URL: a run store is a SQLite file") as error:
+        RunStore(location)
+    assert "pw" not in str(error.value)
+    assert list(tmp_path.iterdir()) == []

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
+from .._secrets import url_scheme
 from ..engine.graded._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
 
 # C0 and C1 controls, DEL, and the bidirectional marks and overrides: none has a place in an
@@ -42,6 +43,17 @@ def _printable_id(text: str) -> str:
 
 
 Id = Annotated[str, AfterValidator(_printable_id)]
+
+
+def _store_location(text: str) -> str:
+    """A run store: a file path, or a PostgreSQL URL (``postgress://…`` is not a file)."""
+    scheme = url_scheme(text)
+    if scheme is not None and scheme not in ("postgresql", "postgres"):
+        raise ValueError(
+            f"a {scheme}:// URL is not a run store: write a SQLite file path or a "
+            "postgresql:// (postgres://) URL"
+        )
+    return text
 
 
 class FileModel(BaseModel):
@@ -323,7 +335,7 @@ class ConfigModel(FileModel):
     timeout_s: float = Field(default=60.0, gt=0)
     rate_limit: float | None = Field(default=None, gt=0)
     pass_threshold: Literal["any", "all", "majority"] = "all"
-    store: str = ".assertly/runs.sqlite"
+    store: Annotated[str, AfterValidator(_store_location)] = ".assertly/runs.sqlite"
     judge: JudgeModel | None = Field(
         default=None, description="The judge model of model-graded assertions (llm-rubric)."
     )

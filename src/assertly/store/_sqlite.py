@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 from .._exceptions import StoreError
 from .._records import PassThreshold, status_of_counts
+from .._secrets import mask_url, url_scheme
 from ._base import BATCH_TRIALS, RunStore, grouped_tests, redacted, redacted_bytes
 from ._codec import encode_meta, encode_record
 from ._dialects import SQLITE
@@ -103,6 +104,25 @@ _SAVE_TRIAL = (
 )
 
 
+def _refuse_url(location: str | Path) -> None:
+    """Refuse a URL that is not PostgreSQL's (``postgress://…``, ``sqlite:///…``).
+
+    Taken as a file path it would store the runs in a directory named after the URL (its
+    password too), not where the user meant them.
+
+    Raises:
+        StoreError: ``location`` is written as a URL.
+    """
+    if not isinstance(location, str):
+        return
+    scheme = url_scheme(location)
+    if scheme is not None:
+        raise StoreError(
+            f"the run store {mask_url(location)} is a {scheme}:// URL: a run store is a "
+            "SQLite file path or a postgresql:// (postgres://) URL"
+        )
+
+
 class SQLiteStore(PackedRecords, RunStore):
     """A SQLite file holding every run of a project (`RunStore` opens one for a path).
 
@@ -134,6 +154,7 @@ class SQLiteStore(PackedRecords, RunStore):
         must_exist: bool = False,
         read_only: bool = False,
     ) -> None:
+        _refuse_url(path)
         self.path = Path(path)
         if must_exist and not self.path.is_file():
             # Reading a run (report, resume) must not leave an empty store behind.
