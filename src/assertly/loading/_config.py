@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .._exceptions import ConfigError, Problem
+from .._secrets import mask_urls
 from ._cases import SuiteHooks
 from ._datasets import Dataset
 from ._models import ConfigModel
@@ -102,7 +103,8 @@ def load_config(path: Path | None) -> ConfigModel:
             if item["type"] == "extra_forbidden":
                 message = f"unknown key '{item['loc'][-1]}'"
             else:
-                message = f"{item['msg'].lower()}, got {item['input']!r}"
+                # A URL's password is not repeated (the error reaches a Python caller as is).
+                message = f"{item['msg'].lower()}, got {mask_urls(repr(item['input']))}"
             problems.append(Problem(f"{where(tuple(item['loc']))}: {dotted}", message))
         raise ConfigError(problems) from None
     # Relative paths in the config are relative to its file, not to the current directory.
