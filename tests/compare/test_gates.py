@@ -448,3 +448,26 @@ def test_a_report_with_a_test_twice_is_refused(project: Project) -> None:
     bad.write_text(json.dumps(data))
     result = CliRunner().invoke(main, ["diff", str(good), str(bad)])
     assert result.exit_code == 2 and "appears twice" in result.output
+
+
+def test_min_pass_rate_never_passes_a_run_fail_fast_stopped(project: Project) -> None:
+    # rt30b: --fail-fast stores the tests it did not reach as skipped, and the pass rate
+    # leaves skipped tests out: 1 passed, 1 failed, 3 not run met 50% (the whole run: 20%).
+    import assertly
+
+    project.tests(["a", "b", "c", "d", "e"])
+    answers = {"a": "ok", "b": "no", "c": "no", "d": "no", "e": "no"}
+    whole = project.run(answers, "-j", "1", "--min-pass-rate", "0.5")
+    assert whole.exit_code == 1, whole.output
+    stopped = project.run(answers, "-j", "1", "--fail-fast", "--min-pass-rate", "0.5")
+    assert stopped.exit_code == 1, stopped.output
+    assert "gate: --fail-fast stopped the run at a failure" in stopped.stdout
+    assert "gate: run stopped by --fail-fast < 50.0% (--min-pass-rate) → exit 1" in stopped.stdout
+    fixtures = project.root / "answers-2.jsonl"
+    result = assertly.run(
+        ".", target=f"fixtures:{fixtures}", concurrency=1, fail_fast=True, min_pass_rate=0.5
+    )
+    assert (result.passed, result.exit_code) == (False, 1)
+    # A run that fail-fast did not stop is gated as before.
+    passing = project.run(dict.fromkeys("abcde", "ok"), "--fail-fast", "--min-pass-rate", "0.5")
+    assert passing.exit_code == 0, passing.output

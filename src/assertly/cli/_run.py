@@ -78,6 +78,7 @@ class RunRequest:
             baseline=self.baseline,
             max_regressions=self.max_regressions,
             allow=self.allow,
+            fail_fast=self.options.fail_fast,
         )
 
 
