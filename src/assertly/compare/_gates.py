@@ -318,6 +318,15 @@ def apply_gates(
         passing = passing and verdict.passed
         lines.extend(verdict.reasons + verdict.notes)
         reasons.append(verdict.summary)
+        if fail_fast and int(summary["failed"]) + int(summary["errored"]) > 0:
+            # The tests it did not reach are stored as skipped: --allow-skipped (meant for
+            # skip_if) would accept them, regressions unseen (rt30b).
+            passing = False
+            lines.append(
+                "--fail-fast stopped the run at a failure: the tests it did not reach were not "
+                "compared with the baseline"
+            )
+            reasons.append("run stopped by --fail-fast")
     if not reasons:
         return GateDecision(0 if record.ok else 1, "")
     # With a baseline, `baseline_verdict` has already said so (the same rule as ``diff``).
