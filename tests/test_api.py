@@ -153,6 +153,8 @@ def test_run_inside_a_running_loop_points_to_arun(project: Path) -> None:
         ({"shard": "3/2"}, "shard: --shard 3/2: I must be between 1 and N"),
         ({"facts": ["prod"]}, "--fact: "),
         ({"outputs": ["report.pdf"]}, "-o: "),
+        # rt30b: a nan gate was taken (it failed every run, saying "< nan%").
+        ({"min_pass_rate": float("nan")}, "min_pass_rate: 'nan' is not a finite number"),
     ],
 )
 def test_a_bad_option_raises_the_message_of_the_command_line(

@@ -767,9 +767,22 @@ def test_check_a_tag_key_over_results_without_the_tags_field_is_an_error(
         (["--timeout", "inf"], "is not in the range 0<x<=604800"),
         (["--rate-limit", "nan"], "'nan' is not a finite number"),
         (["--rate-limit", "1e-300"], "is not in the range 0.001<=x<=1000000"),
+        # rt30b: `--min-pass-rate nan` was taken (the gate said "pass rate 27.3% < nan%").
+        (["--min-pass-rate", "nan"], "'nan' is not a finite number"),
     ],
 )
 def test_run_refuses_numbers_out_of_bounds(args: list[str], says: str) -> None:
     result = CliRunner().invoke(main, ["run", "nothing.tests.yaml", *args])
     assert result.exit_code == 2, result.output
     assert says in result.output
+
+
+# rt30b: `diff --fail-on significant --alpha nan` exited 0 on a significant regression (no
+# p-value is ever <= nan), so a typo'd or templated alpha turned the comparison green.
+@pytest.mark.parametrize("alpha", ["nan", "-nan", "NaN"])
+def test_diff_refuses_alpha_nan(alpha: str) -> None:
+    result = CliRunner().invoke(
+        main, ["diff", "a.json", "b.json", "--fail-on", "significant", "--alpha", alpha]
+    )
+    assert result.exit_code == 2, result.output
+    assert "is not a finite number" in result.output

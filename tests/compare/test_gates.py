@@ -448,3 +448,41 @@ def test_a_report_with_a_test_twice_is_refused(project: Project) -> None:
     bad.write_text(json.dumps(data))
     result = CliRunner().invoke(main, ["diff", str(good), str(bad)])
     assert result.exit_code == 2 and "appears twice" in result.output
+
+
+def test_min_pass_rate_never_passes_a_run_fail_fast_stopped(project: Project) -> None:
+    # rt30b: --fail-fast stores the tests it did not reach as skipped, and the pass rate
+    # leaves skipped tests out: 1 passed, 1 failed, 3 not run met 50% (the whole run: 20%).
+    import assertly
+
+    project.tests(["a", "b", "c", "d", "e"])
+    answers = {"a": "ok", "b": "no", "c": "no", "d": "no", "e": "no"}
+    whole = project.run(answers, "-j", "1", "--min-pass-rate", "0.5")
+    assert whole.exit_code == 1, whole.output
+    stopped = project.run(answers, "-j", "1", "--fail-fast", "--min-pass-rate", "0.5")
+    assert stopped.exit_code == 1, stopped.output
+    assert "gate: --fail-fast stopped the run at a failure" in stopped.stdout
+    assert "gate: run stopped by --fail-fast < 50.0% (--min-pass-rate) → exit 1" in stopped.stdout
+    fixtures = project.root / "answers-2.jsonl"
+    result = assertly.run(
+        ".", target=f"fixtures:{fixtures}", concurrency=1, fail_fast=True, min_pass_rate=0.5
+    )
+    assert (result.passed, result.exit_code) == (False, 1)
+    # A run that fail-fast did not stop is gated as before.
+    passing = project.run(dict.fromkeys("abcde", "ok"), "--fail-fast", "--min-pass-rate", "0.5")
+    assert passing.exit_code == 0, passing.output
+
+
+def test_the_baseline_gate_never_passes_a_run_fail_fast_stopped(project: Project) -> None:
+    # rt30b: with --allow-skipped, the tests --fail-fast did not reach (stored as skipped)
+    # were accepted, so a regression of one of them went unseen behind a known failure.
+    project.tests(["a", "b", "c"])
+    base = project.run({"a": "ok", "b": "no", "c": "ok"})
+    assert base.exit_code == 1
+    answers = {"a": "ok", "b": "no", "c": "no"}
+    args = ("-j", "1", "--baseline", "last", "--allow-skipped")
+    whole = project.run(answers, *args)
+    assert whole.exit_code == 1, whole.output
+    stopped = project.run(answers, *args[:2], "--fail-fast", "--baseline", "last~1", *args[4:])
+    assert stopped.exit_code == 1, stopped.output
+    assert "gate: --fail-fast stopped the run at a failure" in stopped.stdout

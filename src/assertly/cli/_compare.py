@@ -11,6 +11,7 @@ import click
 from ._support import (
     EXIT_FAILED,
     EXIT_PASSED,
+    FiniteFloat,
     default_store,
     store_option,
     usage_errors,
@@ -93,7 +94,7 @@ def allowances(options: dict[str, Any]) -> Any:
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloat(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Significance level for --fail-on significant (per test: Holm-corrected across "

@@ -78,6 +78,7 @@ class RunRequest:
             baseline=self.baseline,
             max_regressions=self.max_regressions,
             allow=self.allow,
+            fail_fast=self.options.fail_fast,
         )
 
 
@@ -213,7 +214,7 @@ def run_request(params: dict[str, Any]) -> RunRequest:
 )
 @click.option(
     "--min-pass-rate",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     metavar="R",
     help="Gate: exit 0 when the pass rate is at least R (0-1), even with failures.",
 )

@@ -16,7 +16,8 @@ with its own line, unless an option accepts it deliberately:
   (``--allow-removed``); a renamed test that fails is also a new failing test;
 * a test the baseline judged that the run skipped (``--allow-skipped``);
 * a run that judged no test and no eval suite (``--allow-empty``); ``--min-pass-rate`` too
-  never passes on a run that judged no test.
+  never passes on a run that judged no test, nor on a run ``--fail-fast`` stopped at a
+  failure (the tests it did not reach are stored as skipped, outside the pass rate).
 
 ``assertly diff`` applies the same rules through `baseline_verdict` (its ``--fail-on``
 chooses what a regression is: any, a significant one, any change, or nothing at all).
@@ -254,6 +255,7 @@ def apply_gates(
     max_regressions: int = 0,
     alpha: float = 0.05,
     allow: Allowances = Allowances(),
+    fail_fast: bool = False,
 ) -> GateDecision:
     """Decide a finished run's exit code from its gates.
 
@@ -265,6 +267,7 @@ def apply_gates(
         max_regressions: Regressions the baseline gate allows.
         alpha: Significance level for the comparison's statistics.
         allow: What the gates accept deliberately (see `Allowances`).
+        fail_fast: The run was asked to stop at its first failure (``--fail-fast``).
     """
     reasons: list[str] = []
     lines: list[str] = []
@@ -290,6 +293,18 @@ def apply_gates(
                 f"no test judged {'(accepted)' if met else '<'} {min_pass_rate * 100:.1f}% "
                 "(--min-pass-rate)"
             )
+        elif fail_fast and judged > int(summary["passed"]):
+            # A run stopped at its first failure: the tests it never ran are counted as
+            # skipped, so the pass rate over those it ran is no evidence (rt30b: 1 passed,
+            # 1 failed, 3 not run met 50%; the whole run passed 20%).
+            met = False
+            lines.append(
+                "--fail-fast stopped the run at a failure: the pass rate of the tests it ran "
+                "says nothing of those it did not"
+            )
+            reasons.append(
+                f"run stopped by --fail-fast < {min_pass_rate * 100:.1f}% (--min-pass-rate)"
+            )
         else:
             reasons.append(
                 f"pass rate {rate * 100:.1f}% {'≥' if met else '<'} {min_pass_rate * 100:.1f}% "
@@ -303,6 +318,15 @@ def apply_gates(
         passing = passing and verdict.passed
         lines.extend(verdict.reasons + verdict.notes)
         reasons.append(verdict.summary)
+        if fail_fast and int(summary["failed"]) + int(summary["errored"]) > 0:
+            # The tests it did not reach are stored as skipped: --allow-skipped (meant for
+            # skip_if) would accept them, regressions unseen (rt30b).
+            passing = False
+            lines.append(
+                "--fail-fast stopped the run at a failure: the tests it did not reach were not "
+                "compared with the baseline"
+            )
+            reasons.append("run stopped by --fail-fast")
     if not reasons:
         return GateDecision(0 if record.ok else 1, "")
     # With a baseline, `baseline_verdict` has already said so (the same rule as ``diff``).
@@ -366,6 +390,7 @@ def gate_run(
     baseline: RunSide | None,
     max_regressions: int = 0,
     allow: Allowances = Allowances(),
+    fail_fast: bool = False,
 ) -> GateDecision:
     """Apply ``run``'s gates to a finished, stored run (`apply_gates`).
 
@@ -379,6 +404,7 @@ def gate_run(
         baseline: The run to compare with (`open_baseline`); None for no such gate.
         max_regressions: Regressions the baseline gate allows.
         allow: What the gates accept deliberately (see `Allowances`).
+        fail_fast: The run was asked to stop at its first failure (``--fail-fast``).
 
     Raises:
         StoreError: The finished run cannot be read back from the store.
@@ -391,6 +417,7 @@ def gate_run(
         candidate=candidate,
         max_regressions=max_regressions,
         allow=allow,
+        fail_fast=fail_fast,
     )
     if decision.diff is not None:
         record.comparison = decision.diff
