@@ -207,6 +207,23 @@ def test_no_path_is_the_command_line_error(project: Path) -> None:
         assertly.run()
 
 
+@pytest.mark.parametrize(
+    "paths",
+    [b"notes.tests.yaml", {"notes.tests.yaml": True}, [b"notes.tests.yaml"], 3, [None]],
+    ids=["bytes", "mapping", "bytes-in-list", "number", "none-in-list"],
+)
+def test_what_is_not_paths_is_a_config_error(project: Path, paths: Any) -> None:
+    # red team of issue 30: bytes raised a TypeError and a dict ran its keys as paths.
+    with pytest.raises(ConfigError, match="paths take a path or a list of paths"):
+        assertly.run(paths)
+    assert not (project / ".assertly").exists() or not list((project / ".assertly").iterdir())
+
+
+def test_paths_as_path_objects_run(project: Path) -> None:
+    result = assertly.run([Path("notes.tests.yaml")], now=NOW)
+    assert result.summary["total"] > 0
+
+
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "python-api.md"
 
 

@@ -203,9 +203,26 @@ def _request(
 
 
 def _paths(paths: Paths) -> list[str]:
+    """The paths as the command line takes them; anything but paths is a `ConfigError`."""
     if isinstance(paths, str | os.PathLike):
-        return [os.fspath(paths)]
-    return [os.fspath(path) for path in paths]
+        paths = [paths]
+    elif isinstance(paths, bytes | Mapping) or not isinstance(paths, Iterable):
+        # A mapping would run its keys, bytes their numbers: neither is what was meant.
+        raise ConfigError([_not_paths(paths)])
+    found: list[str] = []
+    for path in paths:
+        if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):
+            raise ConfigError([_not_paths(path)])
+        found.append(str(os.fspath(path)))
+    return found
+
+
+def _not_paths(value: object) -> Problem:
+    return Problem(
+        "paths",
+        f"paths take a path or a list of paths (str or os.PathLike), got "
+        f"{type(value).__name__} {value!r:.60}",
+    )
 
 
 def _arguments(command: Any, named: Mapping[str, Any]) -> list[str]:
