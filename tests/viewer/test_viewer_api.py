@@ -137,7 +137,8 @@ def test_summary_of_a_big_run_is_counted_in_the_background(
 ) -> None:
     import time
 
-    from assertly.viewer import RunQueries, Site, _queries
+    from assertly.store import RunQueries
+    from assertly.viewer import Site, _queries
 
     monkeypatch.setattr(_queries, "COUNT_NOW", 3)  # cand's 7 tests make a "big" run
     site = Site(RunQueries(store))

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from viewer_support import build_store
 
-from assertly.viewer import RunQueries
-from assertly.viewer._queries import Filters
+from assertly.store import Filters, RunQueries
 
 FILTERS = [
     Filters(),

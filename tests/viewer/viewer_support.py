@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assertly.store import RunStore
-from assertly.viewer import RunQueries, Site
+from assertly.store import RunQueries, RunStore
+from assertly.viewer import Site
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 LONG = "\n".join(f"line {n}: " + "lorem ipsum " * 6 for n in range(200))

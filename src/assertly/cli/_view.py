@@ -45,7 +45,8 @@ def view_command(
     With --export DIR, write the same pages and JSON as files for any static file server
     (a CI artifact): RUN... (ids, last, last~N, blessed) or every run.
     """
-    from ..viewer import RunQueries, Site
+    from ..store import RunQueries
+    from ..viewer import Site
 
     with usage_errors():
         store = store_path or default_store()

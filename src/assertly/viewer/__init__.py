@@ -6,8 +6,7 @@ the command line. aiohttp is imported only when a server starts (`serve`, `build
 
 from ._export import export_site
 from ._pages import CSP, Links
-from ._queries import Filters, QueryError, RunQueries
 from ._serve import serve
 from ._site import Site
 
-__all__ = ["CSP", "Filters", "Links", "QueryError", "RunQueries", "Site", "export_site", "serve"]
+__all__ = ["CSP", "Links", "Site", "export_site", "serve"]

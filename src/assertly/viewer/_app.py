@@ -17,8 +17,8 @@ from typing import Any
 from aiohttp import web
 
 from .._exceptions import StoreError
+from ..store import QueryError
 from ._pages import CSP, Links
-from ._queries import QueryError
 from ._site import Site
 
 __all__ = ["HEADERS", "build_app", "is_loopback"]

@@ -32,7 +32,7 @@ from ..reports._analysis import (
     value_text,
     where,
 )
-from ._queries import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, TestPage
+from ..store import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, TestPage
 
 __all__ = ["CSP", "Links", "render"]
 

@@ -15,36 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._exceptions import StoreError
-from ..store import (
-    DEFAULT_LIMIT,
-    FILTER_STATUSES,
-    MAX_LIMIT,
-    PENDING,
-    STATUSES,
-    Filters,
-    QueryError,
-    RunQueries,
-    TestPage,
-    check_params,
-    page_bounds,
-)
+from ..store import PENDING, RunQueries
 
-__all__ = [
-    "COUNT_NOW",
-    "DEFAULT_LIMIT",
-    "FILTER_STATUSES",
-    "MAX_LIMIT",
-    "PENDING",
-    "STATUSES",
-    "Filters",
-    "QueryError",
-    "RunQueries",
-    "SummaryCache",
-    "TestPage",
-    "check_params",
-    "page_bounds",
-    "summary_of",
-]
+__all__ = ["COUNT_NOW", "SummaryCache", "summary_of"]
 
 # A run with at most this many tests has its totals counted while a page waits (~0.1 s); a
 # bigger one is counted in the background and its page shows the totals when they are ready.

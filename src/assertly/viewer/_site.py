@@ -15,17 +15,9 @@ from typing import Any
 from .._json import report_json_bytes
 from .._records import TestRecord
 from .._terminal import inert_json
+from ..store import PENDING, Filters, QueryError, RunQueries, check_params, page_bounds
 from ._pages import Links, render, run_context, sparkline
-from ._queries import (
-    PENDING,
-    Filters,
-    QueryError,
-    RunQueries,
-    SummaryCache,
-    check_params,
-    page_bounds,
-    summary_of,
-)
+from ._queries import SummaryCache, summary_of
 
 __all__ = ["Site"]
 
