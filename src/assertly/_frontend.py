@@ -8,6 +8,7 @@ command line, ``pytest.UsageError`` for the plugin), with the same message.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
@@ -17,6 +18,7 @@ __all__ = [
     "REPORT_SUFFIXES",
     "check_report_paths",
     "check_target",
+    "parse_targets",
     "fact_value",
     "now_iso",
     "parse_facts",
@@ -103,6 +105,53 @@ def check_target(target: str | None) -> str | None:
         except TargetError as error:
             raise ValueError(str(error)) from None
     return target
+
+
+# What starts a target spec (`targets.parse_spec`): text before an `=` that starts so is part
+# of a spec (`cmd:run --x=1`, `http://h/?a=1`), never a label.
+_SPEC_START = re.compile(r"^(cmd|py|fixtures|https?):", re.IGNORECASE)
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # loading's TARGET_LABEL_PATTERN
+
+
+def parse_targets(values: Iterable[str]) -> tuple[str | None, dict[str, str]]:
+    """``--target`` given any number of times: ``(bare SPEC or None, {LABEL: SPEC})``.
+
+    One bare SPEC replaces every agent's target (a run of one target); ``LABEL=SPEC`` items
+    make a matrix run, each label a column, in the order given (the first is the base).
+
+    Raises:
+        ValueError: Several bare SPECs, bare and labelled ones mixed, a label given twice,
+            or a label that is not a plain name (``::``, spaces, brackets).
+    """
+    bare: list[str] = []
+    labelled: dict[str, str] = {}
+    for value in values:
+        name, sep, spec = value.partition("=")
+        if not sep or _SPEC_START.match(value) or any(c in name for c in " /\\"):
+            bare.append(value)
+            continue
+        if not _LABEL.match(name):
+            raise ValueError(
+                f"--target {value}: {name!r} is not a target label: a label is a letter or "
+                "digit, then letters, digits, '_', '.' or '-' (at most 64; no '::', spaces "
+                "or brackets), as in --target base=cmd:python agent.py"
+            )
+        if name in labelled:
+            raise ValueError(f"--target {value}: the label {name!r} is given twice")
+        if not spec.strip():
+            raise ValueError(f"--target {value}: give the SPEC after '{name}='")
+        labelled[name] = spec
+    if bare and labelled:
+        raise ValueError(
+            f"--target {bare[0]} has no label beside labelled targets: give every target of a "
+            "matrix run a label (--target LABEL=SPEC)"
+        )
+    if len(bare) > 1:
+        raise ValueError(
+            "--target is given several times without labels: label each "
+            f"(--target base={bare[0]} --target cand={bare[1]}) to run them side by side"
+        )
+    return (bare[0] if bare else None), labelled
 
 
 def now_iso() -> str:

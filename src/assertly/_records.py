@@ -331,6 +331,15 @@ class TestRecord:
     input: Any = None
     multi_step: bool = False
     pass_threshold: str = "all"  # the one that decided `status`
+    # In a matrix run, the label of the target it ran against (`key` ends in ``[label]``).
+    target: str | None = None
+
+    @property
+    def base_key(self) -> str:
+        """The key without its target's ``[label]``: the same test under every target."""
+        if self.target is None:
+            return self.key
+        return self.key.removesuffix(f"[{self.target}]")
 
     @property
     def passes(self) -> int:
@@ -391,6 +400,7 @@ class TestRecord:
             "tags": self.tags,
             "definition": self.definition,
             "pass_threshold": self.pass_threshold,
+            **({"target": self.target} if self.target is not None else {}),
         }
 
     def _trial_dict(self, trial: TrialRecord) -> dict[str, Any]:
@@ -520,6 +530,9 @@ class RunRecord:
     # What the judge of model-graded assertions cost ({cost_usd, tokens, calls, cached}); None
     # when the run asked no judge.
     judge: dict[str, Any] | None = None
+    # A matrix run's target labels, in order (the first is the base of comparisons); empty
+    # for a run of one target.
+    targets: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it
@@ -584,6 +597,7 @@ class RunRecord:
         return {
             "run_id": self.run_id,
             "started_at": self.started_at,
+            **({"targets": self.targets} if self.targets else {}),
             "summary": self.summary(),
             "tests": [test.to_dict() for test in self.tests],
             "evals": [suite.to_dict() for suite in self.evals],

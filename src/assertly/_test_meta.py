@@ -29,6 +29,8 @@ class TestMeta:
         description: Its description, if it has one.
         definition: The digest of what defined it (``loading.definition_digest``).
         agent: The agent it calls, if named.
+        target: In a matrix run, the label of the target it ran against (`key` ends in
+            ``[label]``); None in a run of one target.
         pass_threshold: The threshold its verdict uses (its file's, else the run's).
         input: What is sent: the input, or for a test of steps ``[{step, input}, ...]``.
         multi_step: Whether it is a test of steps.
@@ -47,6 +49,7 @@ class TestMeta:
     description: str | None = None
     definition: str | None = None
     agent: str | None = None
+    target: str | None = None
     pass_threshold: str | None = None
     input: Any = None
     multi_step: bool = False
@@ -70,6 +73,8 @@ class TestMeta:
         }
         if self.multi_step:
             data["multi_step"] = True
+        if self.target is not None:
+            data["target"] = self.target
         return data
 
     @classmethod
@@ -95,6 +100,7 @@ class TestMeta:
             description=data.get("description"),
             definition=data.get("definition"),
             agent=data.get("agent"),
+            target=None if data.get("target") is None else str(data["target"]),
             pass_threshold=data.get("pass_threshold"),
             input=data.get("input"),
             multi_step=bool(data.get("multi_step")),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._exceptions import ConfigError, Problem
+from .._frontend import parse_targets
 from .._terminal import terminal_safe
 from ._compare import allow_options, allowances, print_gates
 from ._support import (
@@ -102,7 +103,13 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     outputs = check_outputs(params.pop("outputs"))
     min_pass_rate, baseline = params.pop("min_pass_rate"), params.pop("baseline")
     max_regressions = params.pop("max_regressions")
+    try:
+        target, targets = parse_targets(params.pop("target"))
+    except ValueError as error:
+        raise ConfigError([Problem("--target", str(error))]) from None
     options = RunOptions(
+        target=target,
+        targets=targets,
         paths=list(params.pop("paths")),
         facts=fact_options(params.pop("facts")),
         now=parse_now(params.pop("now")),
@@ -126,8 +133,11 @@ def run_request(params: dict[str, Any]) -> RunRequest:
 @click.argument("paths", nargs=-1)
 @click.option(
     "--target",
-    metavar="SPEC",
-    help="cmd:<command>, http(s)://…, py:module:function, fixtures:<file.jsonl>.",
+    multiple=True,
+    metavar="[LABEL=]SPEC",
+    help="cmd:<command>, http(s)://…, py:module:function, fixtures:<file.jsonl>; repeated as "
+    "LABEL=SPEC (SPEC may name an agent of the config), every test runs against each target "
+    "side by side, the first the base of comparisons.",
 )
 @click.option("-j", "--concurrency", type=click.IntRange(1, 1024), help="Calls in flight at once.")
 @click.option(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -84,11 +84,25 @@ class TestCase:
     # What the file says defines the test (`definition_digest`); the runner adds the target,
     # trials and pass threshold before storing it with the test's verdicts.
     definition: str = ""
+    # In a matrix run, the label of the target this copy of the test runs against (one copy
+    # per label, `with_target`); None in a run of one target.
+    target: str | None = None
+
+    @property
+    def base_key(self) -> str:
+        """``file::suite::id`` (a dataset case: ``…::dataset:line``), whatever the target."""
+        return self.case_key or f"{self.file}::{self.suite}::{self.id}"
 
     @property
     def key(self) -> str:
-        """Unique key within a run: ``file::suite::id`` (a dataset case: ``…::dataset:line``)."""
-        return self.case_key or f"{self.file}::{self.suite}::{self.id}"
+        """Unique key within a run: `base_key`, then ``[LABEL]`` in a matrix run."""
+        if self.target is None:
+            return self.base_key
+        return f"{self.base_key}[{self.target}]"
+
+    def with_target(self, label: str) -> TestCase:
+        """This test against the target ``label`` of a matrix run (steps shared, not copied)."""
+        return replace(self, target=label)
 
     @property
     def defined_in(self) -> str:
@@ -108,7 +122,8 @@ class TestCase:
         `key` stays the unique identity the store and reports use (a dataset's ids need not be
         unique: its key names the line).
         """
-        return f"{self.defined_in}::{self.suite}::{self.id}"
+        shown = f"{self.defined_in}::{self.suite}::{self.id}"
+        return shown if self.target is None else f"{shown}[{self.target}]"
 
 
 @dataclass(slots=True)

@@ -107,10 +107,53 @@ def load_config(path: Path | None) -> ConfigModel:
                 message = f"{item['msg'].lower()}, got {mask_urls(repr(item['input']))}"
             problems.append(Problem(f"{where(tuple(item['loc']))}: {dotted}", message))
         raise ConfigError(problems) from None
+    matrix_problems = _matrix_problems(config, where)
+    if matrix_problems:
+        raise ConfigError(matrix_problems)
     # Relative paths in the config are relative to its file, not to the current directory.
     config._directory = path.parent.resolve()
     config._path = path.resolve()
     return config
+
+
+def _matrix_problems(config: ConfigModel, where: Any) -> list[Problem]:
+    """What ``matrix:`` may not say: unknown agent names, no labels, other labels per agent.
+
+    A value that names no agent of ``agents:`` must be a target spec, which names its kind
+    (``cmd:``, ``http://``, ``py:``, ``fixtures:``); a bare word is a misspelt agent. Every
+    agent of the matrix has the same labels: a label is one version of the whole system, and
+    the comparison of two labels pairs the same tests.
+    """
+    problems: list[Problem] = []
+    first: tuple[str, list[str]] | None = None
+    for agent, targets in config.matrix.items():
+        at = where(("matrix", agent))
+        if not targets:
+            problems.append(Problem(at, f"matrix.{agent}: give at least one LABEL: target"))
+            continue
+        labels = list(targets)
+        if first is None:
+            first = (agent, labels)
+        elif sorted(labels) != sorted(first[1]):
+            problems.append(
+                Problem(
+                    at,
+                    f"matrix.{agent}: labels {', '.join(labels)} differ from matrix.{first[0]}'s "
+                    f"({', '.join(first[1])}): every agent of the matrix takes the same labels",
+                )
+            )
+        for label, spec in targets.items():
+            if isinstance(spec, str) and spec not in config.agents and ":" not in spec:
+                known = ", ".join(config.agents) or "none"
+                problems.append(
+                    Problem(
+                        where(("matrix", agent, label)),
+                        f"matrix.{agent}.{label}: unknown agent '{spec}'"
+                        f"{_did_you_mean(spec, config.agents)} (agents: {known}); a target "
+                        "spec names its kind (cmd:, http://, py:, fixtures:)",
+                    )
+                )
+    return problems
 
 
 def load_config_plugins(config: ConfigModel) -> None:

@@ -44,6 +44,12 @@ def _printable_id(text: str) -> str:
 
 Id = Annotated[str, AfterValidator(_printable_id)]
 
+# A target's label in a matrix run (`--target LABEL=SPEC`, `matrix:`): it ends each test key
+# (`file::suite::id[LABEL]`), column headers and URLs, so it is short and plain; `::`, brackets,
+# spaces and `=` are never part of one.
+TARGET_LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+TargetLabel = Annotated[str, Field(pattern=TARGET_LABEL_PATTERN)]
+
 
 def _store_location(text: str) -> str:
     """A run store: a file path, or a PostgreSQL URL (``postgress://…`` is not a file)."""
@@ -315,6 +321,12 @@ class ConfigModel(FileModel):
         description="The JSON Schema this file follows (for editors; not interpreted).",
     )
     agents: dict[str, str | HttpTargetModel | CommandTargetModel] = Field(default_factory=dict)
+    matrix: dict[str, dict[TargetLabel, str | HttpTargetModel | CommandTargetModel]] = Field(
+        default_factory=dict,
+        description="Run the tests of an agent against several targets side by side: agent -> "
+        "{label: the name of an agent of agents:, or a target spec}; every agent listed uses "
+        "the same labels, the first is the base of comparisons (docs/matrix.md).",
+    )
     hooks: dict[str, str | list[str]] = Field(default_factory=dict)
     facts: dict[str, bool] = Field(default_factory=dict)
     sensitive_prefixes: list[str] | None = Field(

@@ -29,6 +29,7 @@ from ..store import RunStore, build_run, new_run_id, open_store
 from ..targets import parse_spec
 from ._check_process import CheckProcess
 from ._check_process import wanted as check_process_wanted
+from ._matrix import build_matrix
 from ._options import RunOptions, options_dict, parse_shard, restore_options
 from ._plan import refuse_changed_config, refuse_other_filters, shard_plan, verdict_config
 from ._run import Listener, Runner
@@ -52,6 +53,7 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
             raise ConfigError([Problem("--target", str(error))]) from None
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     config = load_config(config_file)
+    matrix = build_matrix(options, config)
     load_config_plugins(config)
     loaded = load_paths(
         options.paths,
@@ -71,13 +73,15 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
         # A broken file may hold what the filter names: say both.
         raise ConfigError([*unmatched, *loaded.file_problems])
     problems = [str(problem) for problem in loaded.file_problems]
-    tests = TestPlan(select_tests(loaded.tests, options), loaded.datasets, options)
+    # The shard splits a matrix run's cells (test, target), so it is applied by the plan.
+    unsharded = dataclasses.replace(options, shard=None)
+    tests = TestPlan(select_tests(loaded.tests, unsharded), loaded.datasets, options, matrix)
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
     # a shard takes the eval suites whose file hashes to it.
     evals = [] if filtered(options) else loaded.evals
     if options.shard:
         whole = dataclasses.replace(options, shard=None)
-        tests.whole = TestPlan(select_tests(loaded.tests, whole), loaded.datasets, whole)
+        tests.whole = TestPlan(select_tests(loaded.tests, whole), loaded.datasets, whole, matrix)
         tests.whole.eval_files = sorted(suite.file for suite in evals)
         shard = parse_shard(options.shard)
         evals = [suite for suite in evals if in_shard(suite.file, shard)]
@@ -98,17 +102,19 @@ def _restore(options: RunOptions) -> None:
         resumed_id = with_store.resolve_run_id(cast(str, options.resume))
         stored = with_store.run_info(resumed_id)["options"]
     restore_options(options, stored)
-    if isinstance(options.target, str) and is_masked_url(options.target):
-        # Its password was never stored (masked): the command line must give it again.
-        raise ConfigError(
-            [
-                Problem(
-                    "--target",
-                    f"the run's target {options.target} had a password, which is never "
-                    "stored: give --target again to resume it",
-                )
-            ]
-        )
+    given = [options.target] if isinstance(options.target, str) else []
+    for spec in [*given, *options.targets.values()]:
+        if is_masked_url(spec):
+            # Its password was never stored (masked): the command line must give it again.
+            raise ConfigError(
+                [
+                    Problem(
+                        "--target",
+                        f"the run's target {spec} had a password, which is never "
+                        "stored: give --target again to resume it",
+                    )
+                ]
+            )
 
 
 def _known_secrets(options: RunOptions, config: ConfigModel, store_location: str) -> set[str]:
@@ -119,8 +125,9 @@ def _known_secrets(options: RunOptions, config: ConfigModel, store_location: str
     everything else.
     """
     secrets = url_secrets(store_location) | set(from_environment())
-    if isinstance(options.target, str):
-        secrets |= url_secrets(options.target)
+    for spec in [options.target, *options.targets.values()]:
+        if isinstance(spec, str):
+            secrets |= url_secrets(spec)
     if config.judge is not None:
         secrets |= url_secrets(config.judge.base_url)
     return secrets
@@ -253,6 +260,8 @@ def _run_options(
     data = options_dict(options, options.pass_threshold or config.pass_threshold, problems)
     data["files"] = files
     data["verdict_config"] = verdicts
+    # A matrix run's labels, in order (the first is the base); reports and diff read them.
+    data["target_labels"] = list(tests.matrix.labels) if tests.matrix is not None else []
     if tests.whole is not None and not options.resume:  # a resumed run keeps its plan
         data["plan"] = _plan_of(runner, tests.whole, options, verdicts)
     return data

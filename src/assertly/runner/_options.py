@@ -21,6 +21,9 @@ class RunOptions:
 
     paths: list[str] = field(default_factory=list)
     target: str | None = None
+    # A matrix run's targets (`--target LABEL=SPEC`), label -> spec, in order: the first is the
+    # base of comparisons.
+    targets: dict[str, str] = field(default_factory=dict)
     concurrency: int | None = None
     trials: int | None = None
     pass_threshold: PassThreshold | None = None
@@ -98,6 +101,7 @@ def options_dict(options: RunOptions, threshold: str, problems: list[str]) -> di
     for name in ("target", "store_path"):  # stored with no password (`mask_url`)
         if isinstance(data.get(name), str):
             data[name] = mask_url(data[name])
+    data["targets"] = {label: mask_url(spec) for label, spec in options.targets.items()}
     data["now"] = options.now.isoformat() if options.now else None
     data["pass_threshold"] = threshold
     data["problems"] = problems

@@ -242,7 +242,7 @@ class RayRunner(Runner):
         """Whether ``test`` calls an agent (else it is judged here, as in a local run)."""
         if test.problems or all(step.recorded is not None for step in test.steps):
             return False
-        return self.calls(test.agent)
+        return self.calls(test.agent, test.target)
 
     async def execute_trial(self, test: TestCase, trial: int) -> TrialRecord:
         """Run the trial on a worker (retried once if the worker dies), or here if no call."""
@@ -256,7 +256,9 @@ class RayRunner(Runner):
             try:
                 await self._alive(index)
                 worker = self._workers[index]
-                ref = worker.trial.remote(_source(test), test.key, test.definition, trial)
+                ref = worker.trial.remote(
+                    _source(test), test.base_key, test.definition, trial, test.target
+                )
                 data, secrets, spend = await ref
             except asyncio.CancelledError:
                 # Ctrl-C: stop the call on the worker too, and wait (a little) until it has
@@ -337,6 +339,7 @@ def _worker_options(options: RunOptions, concurrency: int, rate: float | None) -
     return RunOptions(
         paths=options.paths,
         target=options.target,
+        targets=options.targets,
         concurrency=concurrency,
         trials=options.trials,
         pass_threshold=options.pass_threshold,
@@ -388,9 +391,9 @@ class RayWorker:
         return self.problem
 
     async def trial(
-        self, file: str, key: str, definition: str, number: int
+        self, file: str, key: str, definition: str, number: int, target: str | None = None
     ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
-        """Run trial ``number`` of the test ``key`` in ``file``.
+        """Run trial ``number`` of the test ``key`` in ``file`` (against ``target`` in a matrix).
 
         Returns:
             Its record, the secrets seen, and what the worker's judge spent since the last
@@ -407,6 +410,8 @@ class RayWorker:
             )
             record = TrialRecord(key, number, "error", 0.0, error=error)
             return record.to_dict(), [], judge_counts(None)
+        if target is not None:
+            test = test.with_target(target)
         record = await self.runner.execute_trial(test, number)
         return record.to_dict(), sorted(self.secrets), self._new_spend()
 

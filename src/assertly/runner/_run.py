@@ -40,6 +40,7 @@ from ..targets._check import agent_warnings
 from ._check_process import CheckProcess
 from ._evals import check_eval
 from ._limits import fit_concurrency
+from ._matrix import Matrix, TargetSpec, build_matrix
 from ._model_judge import ModelJudge
 from ._options import RunOptions
 from ._resume import planned_trials
@@ -82,7 +83,8 @@ class Runner:
         self.concurrency = options.concurrency or config.concurrency
         self.facts = {**config.facts, **options.facts}
         self.warnings: list[str] = []
-        self._targets: dict[str, Target | TargetError] = {}
+        self._targets: dict[tuple[str, str | None], Target | TargetError] = {}
+        self.matrix: Matrix | None = build_matrix(options, config)
         self._limiter = RateLimiter(options.rate_limit or config.rate_limit)
         self._stop = asyncio.Event()
         self.check_process: CheckProcess | None = None
@@ -103,17 +105,37 @@ class Runner:
         )
 
     # -- targets ---------------------------------------------------------------------------
-    def target_spec(self, agent: str) -> Any:
-        """What answers ``agent``: ``--target``, else the config's entry; None when neither."""
-        return self.options.target or self.config.agents.get(agent)
+    def target_spec(self, agent: str, label: str | None = None) -> TargetSpec:
+        """What answers ``agent`` (under a matrix ``label``) and the directory it runs in.
 
-    def calls(self, agent: str) -> bool:
+        The matrix's target for the label, else ``--target`` (run in the current directory),
+        else the config's entry (run in the config file's directory, where its relative paths
+        are); a spec of None when there is none.
+        """
+        if label is not None and self.matrix is not None:
+            chosen = self.matrix.spec_of(agent, label)
+            if chosen is not None:
+                return chosen
+        if self.options.target:
+            return self.options.target, None
+        return self.config.agents.get(agent), self.config.directory
+
+    def calls(self, agent: str, label: str | None = None) -> bool:
         """Whether the target of ``agent`` calls something (read from its spec, unbuilt).
 
         No target, or one of recorded responses (`TargetSpec.recorded`), calls nothing; a spec
-        that names no target is taken to call (building it fails, as an error verdict).
+        that names no target is taken to call (building it fails, as an error verdict). With
+        no label in a matrix run: whether any of the agent's targets calls.
         """
-        spec = self.target_spec(agent)
+        labels = (label,) if label is not None else self._labels_of(agent)
+        return any(self._spec_calls(self.target_spec(agent, one)[0]) for one in labels)
+
+    def _labels_of(self, agent: str) -> tuple[str | None, ...]:
+        labels = self.matrix.labels_of(agent) if self.matrix is not None else ()
+        return labels or (None,)
+
+    @staticmethod
+    def _spec_calls(spec: Any) -> bool:
         if spec is None:
             return False
         try:
@@ -182,26 +204,24 @@ class Runner:
             self.warnings.append(capped)
             self.listener("warning", capped)  # before any call
 
-    def target_for(self, agent: str) -> Target | TargetError:
-        """The target answering ``agent`` (built once), or why there is none."""
-        if agent not in self._targets:
-            # A --target runs in the current directory; a target from the config runs in the
-            # config file's directory, where its relative paths are.
-            spec = self.target_spec(agent)
-            base_dir = None if self.options.target else self.config.directory
+    def target_for(self, agent: str, label: str | None = None) -> Target | TargetError:
+        """The target answering ``agent`` under ``label`` (built once), or why there is none."""
+        key = (agent, label)
+        if key not in self._targets:
+            spec, base_dir = self.target_spec(agent, label)
             if spec is None:
-                self._targets[agent] = TargetError(
+                self._targets[key] = TargetError(
                     f"no target for agent '{agent}' ({config_read(self.config)}); map it "
                     "under agents: in the config, or pass --target"
                 )
             else:
                 try:
-                    self._targets[agent] = make_target(
+                    self._targets[key] = make_target(
                         spec, secrets=self.secrets, concurrency=self.concurrency, base_dir=base_dir
                     )
                 except TargetError as error:
-                    self._targets[agent] = error
-        return self._targets[agent]
+                    self._targets[key] = error
+        return self._targets[key]
 
     async def close(self) -> None:
         """Close every target, and the check process."""
@@ -213,9 +233,13 @@ class Runner:
         await self.model_judge.close(getattr(self, "run_id", None))
 
     # -- hooks -----------------------------------------------------------------------------
-    async def _run_hook(self, name: str) -> str | None:
-        """Run a named hook (in the config file's directory); the reason it failed, or None."""
-        return await run_hook(self.config, name, self.timeout_s)
+    async def _run_hook(self, name: str, target: str | None = None) -> str | None:
+        """Run a named hook (in the config file's directory); the reason it failed, or None.
+
+        A test's hook in a matrix run sees its target's label as ``ASSERTLY_TARGET``.
+        """
+        env = {"ASSERTLY_TARGET": target} if target is not None else None
+        return await run_hook(self.config, name, self.timeout_s, env=env)
 
     # -- one trial -------------------------------------------------------------------------
     async def run_trial(self, test: TestCase, trial: int) -> TrialRecord:
@@ -258,14 +282,14 @@ class Runner:
         record = TrialRecord(test.key, trial, "passed", 0.0)
         try:
             for hook in test.setup:
-                failure = await self._run_hook(hook)
+                failure = await self._run_hook(hook, test.target)
                 if failure:
                     record.status, record.error = "error", f"setup: {failure}"
                     return record
             await self._run_steps(test, record)
         finally:
             for hook in test.cleanup:
-                failure = await self._run_hook(hook)
+                failure = await self._run_hook(hook, test.target)
                 if failure and record.status != "error":
                     record.status, record.error = "error", f"cleanup: {failure}"
             record.duration_ms = (time.perf_counter() - started) * 1000
@@ -274,7 +298,7 @@ class Runner:
     async def _run_steps(self, test: TestCase, record: TrialRecord) -> None:
         # Recorded responses (dataset lines with an output) need no target at all.
         recorded = all(step.recorded is not None for step in test.steps)
-        target = None if recorded else self.target_for(test.agent)
+        target = None if recorded else self.target_for(test.agent, test.target)
         if isinstance(target, TargetError):
             record.status, record.error = "error", str(target)
             return
@@ -422,15 +446,17 @@ class Runner:
 
     async def _start_targets(self, agents: Iterable[str]) -> None:
         for agent in sorted(set(agents)):
-            target = self.target_for(agent)
-            if not isinstance(target, TargetError):
-                await target.start()
+            labels = self.matrix.labels_of(agent) if self.matrix is not None else ()
+            for label in labels or (None,):
+                target = self.target_for(agent, label)
+                if not isinstance(target, TargetError):
+                    await target.start()
 
     def no_call(self, test: TestCase) -> bool:
         """Whether a trial of ``test`` costs no agent call (recorded responses, a problem)."""
         if test.problems or all(step.recorded is not None for step in test.steps):
             return True
-        target = self._targets.get(test.agent)
+        target = self._targets.get((test.agent, test.target))
         return target is not None and not isinstance(target, TargetError) and target.recorded
 
     def _planned(

@@ -10,6 +10,7 @@ file's name hashes to.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
 import functools
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .._exceptions import ConfigError, Problem
 from ..loading import Dataset, TestCase
+from ._matrix import Matrix
 from ._options import RunOptions, parse_shard
 
 __all__ = ["TestPlan", "filtered", "in_shard", "select_tests", "selected", "unmatched_filters"]
@@ -137,41 +139,68 @@ def selected(test: TestCase, options: RunOptions) -> bool:
 class TestPlan:
     """The tests of a run, in order: the listed tests, then each dataset's cases, streamed.
 
-    Dataset lines are read as the run reaches them, never all at once.
+    Dataset lines are read as the run reaches them, never all at once. In a matrix run each
+    test is one cell per label, one after the other (`Matrix.cells`); ``--shard`` splits the
+    cells, so the targets of one test may run in different shards.
     """
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, tests: list[TestCase], datasets: list[Dataset], options: RunOptions):
-        self.tests = tests
+    def __init__(
+        self,
+        tests: list[TestCase],
+        datasets: list[Dataset],
+        options: RunOptions,
+        matrix: Matrix | None = None,
+    ):
+        self.options = options
+        self.matrix = matrix
+        self._shard = parse_shard(options.shard) if options.shard else None
+        # Every cell of the listed tests the shard keeps, and the tests they are cells of.
+        self.cells = [cell for test in tests for cell in self._cells(test)]
+        self.tests = list({id(cell.steps): _base(cell) for cell in self.cells}.values())
         self.datasets = [
             dataset
             for dataset in datasets
             if (not options.agents or dataset.agent in options.agents)
             and (not options.suites or dataset.suite in options.suites)
         ]
-        self.options = options
         # A shard's whole plan: the tests of every shard (set by `prepare`, for the plan digest).
         self.whole: TestPlan | None = None
         self.eval_files: list[str] = []  # on `whole`: every eval suite's file, before the split
 
+    def _cells(self, test: TestCase) -> Iterator[TestCase]:
+        cells = self.matrix.cells(test) if self.matrix is not None else (test,)
+        for cell in cells:
+            if self._shard is None or in_shard(cell.key, self._shard):
+                yield cell
+
     def __iter__(self) -> Iterator[TestCase]:
-        yield from self.tests
+        yield from self.cells
         case_filters = filtered(self.options)
-        shard = parse_shard(self.options.shard) if self.options.shard else None
         for dataset in self.datasets:
             for case in dataset.cases():
                 if case_filters and not selected(case, self.options):
                     continue
-                if shard is None or in_shard(case.key, shard):
-                    yield case
+                yield from self._cells(case)
 
     def __bool__(self) -> bool:
-        return bool(self.tests or self.datasets)
+        return bool(self.cells or self.datasets)
+
+    def labels_of(self, agent: str) -> tuple[str, ...]:
+        """The target labels a test of ``agent`` runs under (none outside a matrix run)."""
+        return self.matrix.labels_of(agent) if self.matrix is not None else ()
 
     def count(self) -> int:
         """How many tests will run (an upper bound when filters apply to dataset cases)."""
-        return len(self.tests) + sum(dataset.count() for dataset in self.datasets)
+        return len(self.cells) + sum(
+            dataset.count() * max(1, len(self.labels_of(dataset.agent)))
+            for dataset in self.datasets
+        )
+
+
+def _base(cell: TestCase) -> TestCase:
+    return cell if cell.target is None else dataclasses.replace(cell, target=None)
 
 
 def filtered(options: RunOptions) -> bool:

@@ -6,6 +6,7 @@ The rate limit, hooks, batching, cancellation, and what the store keeps of a tes
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import time
 from collections.abc import Iterable, Iterator
@@ -53,8 +54,13 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-async def run_hook(config: ConfigModel, name: str, timeout_s: float) -> str | None:
-    """Run a named hook of the config (in its directory); the reason it failed, or None."""
+async def run_hook(
+    config: ConfigModel, name: str, timeout_s: float, env: dict[str, str] | None = None
+) -> str | None:
+    """Run a named hook of the config (in its directory); the reason it failed, or None.
+
+    ``env``: variables added to the hook's environment (``ASSERTLY_TARGET`` in a matrix run).
+    """
     command = config.hooks.get(name)
     if command is None:
         return f"unknown hook '{name}' (hooks in config: {', '.join(config.hooks) or 'none'})"
@@ -65,6 +71,7 @@ async def run_hook(config: ConfigModel, name: str, timeout_s: float) -> str | No
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
             cwd=config.directory,
+            env={**os.environ, **env} if env else None,
             start_new_session=True,
         )
         _, stderr = await asyncio.wait_for(process.communicate(), timeout_s)
@@ -138,6 +145,7 @@ def test_meta(test: TestCase, definition: str | None, threshold: str) -> dict[st
         description=test.description,
         definition=definition,
         agent=test.agent,
+        target=test.target,
         pass_threshold=threshold,
         input=sent,
         multi_step=multi_step,

@@ -80,9 +80,15 @@ _META = (
     "pass_threshold",
     "input",
     "multi_step",
+    "target",
 )
-# The shapes of metadata the runner writes (`test_meta`): every field, multi_step or not.
-_META_SHAPES = frozenset({_META[:-1], _META})
+# The shapes of metadata the runner writes (`test_meta`): every field, with or without
+# multi_step (a test of steps) and target (a matrix run's cell).
+_OPTIONAL_META = ("multi_step", "target")
+_META_SHAPES = frozenset(
+    tuple(name for name in _META if name not in _OPTIONAL_META or name in kept)
+    for kept in ((), ("multi_step",), ("target",), _OPTIONAL_META)
+)
 _PASS_TAIL = ("passed", True, 1.0, "", None, None, None)  # outcome .. actual of a quiet pass
 
 
@@ -273,7 +279,7 @@ def decode_meta(data: dict[str, Any], test_key: str) -> dict[str, Any]:
             meta["name"] = data.get("id")
         elif name == "tags":
             meta["tags"] = []
-        elif name != "multi_step":
+        elif name not in _OPTIONAL_META:
             meta[name] = None
     return meta
 

@@ -67,6 +67,7 @@ def _test_record(
         input=test.input,
         multi_step=test.multi_step,
         pass_threshold=threshold,
+        target=test.target,
     )
     if not trials:
         record.trials = [
@@ -189,6 +190,7 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         shard=options.get("shard"),
         plan=options.get("plan"),
         judge=store.judge_spend(run_id),
+        targets=list(options.get("target_labels") or []),
     )
 
 
