@@ -533,6 +533,10 @@ class RunRecord:
     # A matrix run's target labels, in order (the first is the base of comparisons); empty
     # for a run of one target.
     targets: list[str] = field(default_factory=list)
+    # What the run is called (``--name``), and where it was made: {host, git: {commit, branch,
+    # dirty}} (`runner._provenance`); None for a run stored before runs kept them.
+    name: str | None = None
+    provenance: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it
@@ -597,6 +601,7 @@ class RunRecord:
         return {
             "run_id": self.run_id,
             "started_at": self.started_at,
+            **({"name": self.name} if self.name else {}),
             **({"targets": self.targets} if self.targets else {}),
             "summary": self.summary(),
             "tests": [test.to_dict() for test in self.tests],

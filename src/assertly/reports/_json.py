@@ -74,6 +74,8 @@ def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[b
     yield b"{\n"
     yield _member("run_id", run.run_id, 1) + b",\n"
     yield _member("started_at", run.started_at, 1) + b",\n"
+    if run.name:  # --name
+        yield _member("name", run.name, 1) + b",\n"
     if run.targets:  # a matrix run's labels, the base first
         yield _member("targets", run.targets, 1) + b",\n"
     yield _member("summary", run.summary(), 1) + b",\n"
