@@ -243,3 +243,40 @@ def test_the_queries_keep_a_row_whole(matrix_store: dict[str, Any]) -> None:
     assert [row.key for row in page.rows] == ["mx.tests.yaml::mx::two", "mx.tests.yaml::mx::four"]
     assert all(set(row.cells) == {"base", "cand"} for row in page.rows)
     assert page.matched == 2 and page.total == len(ROWS)
+
+
+def test_a_matrix_run_being_written_shows_pending_and_missing_cells(tmp_path: Path) -> None:
+    """Three targets; a cell not judged yet is pending (and never a disagreement), a cell
+    not stored at all is shown as missing."""
+    from viewer_support import _meta, _trial
+
+    from assertly.store import RunStore
+    from assertly.viewer import Links
+
+    path = tmp_path / "runs.sqlite"
+    store = RunStore(path)
+    options = {"pass_threshold": "all", "target_labels": ["a", "b", "c"]}
+    store.start_run("live", "2026-01-01T00:00:00Z", options)
+    metas = [
+        {**_meta(f"x.tests.yaml::s::t{n}[{label}]", "s", [], n), "id": f"t{n}", "target": label}
+        for n in range(2)
+        for label in "abc"
+    ]
+    store.save_tests("live", metas[:-1])  # t1[c] was never stored
+    for meta, status in zip(metas[:4], ("passed", "failed", None, "passed"), strict=True):
+        if status:
+            store.save_trial("live", meta["key"], 1, _trial(meta["key"], 1, status, "x"))
+    store.close()
+    site = Site(RunQueries(path), background=False)
+    data = json.loads(site.run_json("live", {}))
+    assert _matrix(data) == [
+        ("t0", {"a": "passed", "b": "failed", "c": "pending"}),
+        ("t1", {"a": "passed", "b": "pending", "c": None}),
+    ]
+    assert [row["disagree"] for row in data["matrix"]["rows"]] == [True, False]
+    by_target = data["summary"]["by_target"]
+    assert by_target["c"]["pending"] == 1 and by_target["c"]["pass_rate_ci95"] is None
+    assert by_target["a"]["pass_rate_ci95"][1] == 1.0
+    html = site.run_page("live", {}, Links())
+    assert 'class="cell pending"' in html and 'class="cell missing"' in html
+    assert 'data-refresh="2000"' in html  # it refreshes until the run is done

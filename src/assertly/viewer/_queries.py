@@ -135,7 +135,7 @@ def by_target_of(matrix: dict[str, Any] | None, targets: list[str]) -> dict[str,
     """``summary.by_target`` of a matrix run: each target's totals, in the run's order.
 
     Each as `summary_of`'s (without the run's duration), with the Wilson 95% interval of its
-    pass rate (``pass_rate_ci95``, [low, high]).
+    pass rate (``pass_rate_ci95``, [low, high]; None while none of its tests is judged).
     """
     from ..compare import wilson_interval
 
@@ -148,6 +148,9 @@ def by_target_of(matrix: dict[str, Any] | None, targets: list[str]) -> dict[str,
         assert summary is not None
         del summary["duration_ms"]
         judged = summary["passed"] + summary["failed"] + summary["errored"]
-        low, high = wilson_interval(summary["passed"], judged) if judged else (0.0, 1.0)
-        found[label] = {**summary, "pass_rate_ci95": [low, high]}
+        # Nothing judged yet: no interval (rather than the uninformative [0, 1]).
+        found[label] = {
+            **summary,
+            "pass_rate_ci95": list(wilson_interval(summary["passed"], judged)) if judged else None,
+        }
     return found
