@@ -79,22 +79,32 @@ class Dialect:
         A row is kept when one of its cells meets the conditions ``where`` and has a verdict
         among ``marks`` (any, when empty) and, with ``disagree``, when its verdicts differ.
 
-        Each row: ``base``, its first and last position, whether its cells disagree, how many
-        rows the run has and how many the filters keep. Parameters: the statuses of
-        ``marks``, those of `cells` (``where``'s among them), then limit and offset.
+        Each row: ``base``, its first and last position, how many rows the run has and how
+        many the filters keep. Parameters: the statuses of ``marks``, those of `cells`
+        (``where``'s among them), then limit and offset. With neither statuses nor
+        ``disagree``, no verdict is computed (a third of the time): the parameters are then
+        ``where``'s, the run id, limit and offset.
         """
-        status = f" AND verdict IN ({marks})" if marks else ""
-        keep = f"SUM(CASE WHEN hit = 1{status} THEN 1 ELSE 0 END) > 0"
-        if disagree:
-            keep += f" AND {DISAGREE}"
-        rows = self.matrix_rows_sql().replace("{where}", where)
+        if marks or disagree:
+            status = f" AND verdict IN ({marks})" if marks else ""
+            keep = f"SUM(CASE WHEN hit = 1{status} THEN 1 ELSE 0 END) > 0"
+            if disagree:
+                keep += f" AND {DISAGREE}"
+            rows = self.matrix_rows_sql().replace("{where}", where)
+        else:
+            keep = "SUM(hit) > 0"
+            rows = (
+                f"SELECT {_BASE} AS base, position, hit FROM (SELECT t.test_key AS test_key, "
+                f"t.position AS position, {self.target} AS target, "
+                f"CASE WHEN 1 = 1 {where} THEN 1 ELSE 0 END AS hit "
+                "FROM tests t WHERE t.run_id = ?) c"
+            )
         return (
-            "SELECT base, first, last, disagree, total, matched FROM ("
-            "SELECT base, first, last, keep, disagree, COUNT(*) OVER () AS total, "
+            "SELECT base, first, last, total, matched FROM ("
+            "SELECT base, first, last, keep, COUNT(*) OVER () AS total, "
             "SUM(keep) OVER () AS matched FROM ("
             f"SELECT base, MIN(position) AS first, MAX(position) AS last, "
-            f"CASE WHEN {keep} THEN 1 ELSE 0 END AS keep, "
-            f"CASE WHEN {DISAGREE} THEN 1 ELSE 0 END AS disagree "
+            f"CASE WHEN {keep} THEN 1 ELSE 0 END AS keep "
             f"FROM ({rows}) m GROUP BY base) k) g "
             "WHERE keep = 1 ORDER BY first LIMIT ? OFFSET ?"
         )

@@ -456,13 +456,15 @@ class RunQueries:
             where, params = self.sql.where(filters.suite, filters.tag, filters.q)
             marks = ", ".join("?" for _ in filters.statuses)
             sql = self.sql.matrix_page_sql(where, marks, filters.disagree)
-            head = [*filters.statuses, running, threshold, *params, run_id]
+            head: list[Any] = [*params, run_id]
+            if filters.statuses or filters.disagree:  # the cells' verdicts are needed
+                head = [*filters.statuses, running, threshold, *head]
             found = db.execute(sql, [*head, limit + 1, offset]).fetchall()
             if not found and offset:  # past the end: the counts still say what there is
                 sizes = db.execute(sql, [*head, 1, 0]).fetchall()
-                total, matched = (sizes[0][4], sizes[0][5]) if sizes else (None, 0)
+                total, matched = (sizes[0][3], sizes[0][4]) if sizes else (None, 0)
             else:
-                total, matched = (found[0][4], found[0][5]) if found else (None, 0)
+                total, matched = (found[0][3], found[0][4]) if found else (None, 0)
             if total is None:
                 total = self.matrix_counts(run_id, threshold, running)["rows"]
             more = len(found) > limit
