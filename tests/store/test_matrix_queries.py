@@ -33,6 +33,7 @@ KEYS = [
     ("f.yaml::s::é ✓ 中[ü]", "ü"),
     ("x[]", ""),
     ("[cand]", "cand"),
+    ("ab", "abcdef"),  # shorter than its label: SQL's substr starts before the text
 ]
 
 

@@ -117,6 +117,17 @@ def test_the_disagree_filter_pages_the_rows_that_differ(
     assert [row["id"] for row in passed_agree["matrix"]["rows"]] == ["ok4", "two"]
 
 
+def test_the_runs_list_names_a_matrix_runs_targets(
+    matrix_store: dict[str, Any], matrix_server: str
+) -> None:
+    _, data = _get(f"{matrix_server}/api/runs")
+    runs = {run["run_id"]: run for run in data["runs"]}
+    assert runs[matrix_store["matrix"]]["targets"] == ["base", "cand"]
+    assert "targets" not in runs[matrix_store["single"]]
+    _, html = _get(f"{matrix_server}/")
+    assert '<code class="target">base</code><code class="target">cand</code>' in html
+
+
 def test_a_bad_disagree_or_one_on_a_single_target_run_is_a_400(
     matrix_store: dict[str, Any], matrix_server: str
 ) -> None:

@@ -108,6 +108,8 @@ class Site:
                     "summary": summary_of(self.summaries.get(info), info["duration_ms"]),
                     "tests": info["tests"],
                     "duration_ms": info["duration_ms"],
+                    # A matrix run's target labels (a run of one target has none here).
+                    **({"targets": info["targets"]} if info["targets"] else {}),
                 }
             )
         # The run before each one (for "compare with the previous run").
