@@ -317,3 +317,14 @@ def test_resume_after_an_interrupted_matrix_run_calls_only_what_was_not_done(
 
     report = json.loads((project.root / "resumed.json").read_text())
     assert len(report["tests"]) == 8 and report["targets"] == ["base", "cand"]
+
+
+def test_validate_takes_an_agent_of_the_matrix_as_answered(project: Project) -> None:
+    project.write(
+        "assertly.yaml",
+        {"agents": {"v1": _agent(project, "v1")}, "matrix": {"bot": {"a": "v1", "b": "cmd:true"}}},
+    )
+    _suite(project)
+    result = project.run("validate", "t.yaml")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "no target for agent" not in result.stdout + result.stderr
