@@ -114,10 +114,11 @@ def _one_test(output: object, secret_error: str | None = None) -> RunRecord:
 
 
 def test_every_text_column_is_neutralised_and_numbers_stay_numbers(tmp_path: Path) -> None:
-    write_report(_one_test("+SUM(1)", "-boom"), tmp_path / "r.csv")
+    write_report(_one_test("+SUM(1)\x1b[2J\u202e", "-boom"), tmp_path / "r.csv")
     (row,) = _csv_rows(tmp_path / "r.csv")
     assert row["file"] == "'-f.yaml" and row["suite"] == "'@suite" and row["id"] == "'=x"
-    assert row["output"] == "'+SUM(1)" and row["first_failure"] == "'-boom"
+    # A terminal's controls in the output are shown, not obeyed, when the file is printed.
+    assert row["output"] == "'+SUM(1)\\x1b[2J\\u202e" and row["first_failure"] == "'-boom"
     assert row["latency_ms"] == "12.5" and row["cost_usd"] == "0.002"
 
 

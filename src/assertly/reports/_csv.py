@@ -1,4 +1,4 @@
-"""The CSV export: one row per test and trial, for a spreadsheet or a data frame.
+r"""The CSV export: one row per test and trial, for a spreadsheet or a data frame.
 
 RFC 4180 (Python's `csv` module: fields quoted when they hold a comma, a quote or a line
 break, quotes doubled, CRLF between records), UTF-8 with a byte order mark so a spreadsheet
@@ -8,7 +8,8 @@ in memory.
 A spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
 return as a formula (CSV injection): such a text cell is written with a single quote in front,
 as OWASP recommends. Numbers (the numeric columns, and text that is a plain number) are left
-as they are, so they stay numbers.
+as they are, so they stay numbers. Controls a terminal obeys (ESC, C1, bidirectional overrides)
+are written as escapes (``\x1b``), so printing the file is harmless.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, BinaryIO
 from .._json import dumps
 from .._records import RunRecord, TestRecord, TrialRecord, combined_metrics
 from .._secrets import redact_text
+from .._terminal import inert_text
 
 __all__ = ["COLUMNS", "neutralised", "write_csv"]
 
@@ -114,6 +116,9 @@ def _cell(value: Any, secrets: frozenset[str]) -> Any:
     if isinstance(value, int | float):
         return value  # numeric: a spreadsheet reads it as a number
     text = redact_text(str(value), secrets) if secrets else str(value)
+    # `cat report.csv` must not obey agent output: controls, bidi overrides shown as escapes
+    # (``\x1b``), as in every text report; line breaks, tabs and CR (a CRLF answer) are kept.
+    text = "\r".join(map(inert_text, text.split("\r"))) if "\r" in text else inert_text(text)
     return neutralised(text)
 
 
