@@ -359,15 +359,18 @@ def test_the_run_step_runs_annotates_and_writes_the_comment(tmp_path: Path) -> N
     shutil.copy(reports / "report.json", baseline)
     # The agent regresses: the run fails, the failing test is annotated, the comment is the diff.
     _project(tmp_path, good=False)
-    done, outputs = _run_step(project, paths="t.tests.json", baseline="baseline.json")
+    args = f'--target "cmd:{sys.executable} agent.py" --trials 2'  # quoted, as in docs/ci.md
+    done, outputs = _run_step(project, paths="t.tests.json", baseline="baseline.json", args=args)
     assert done.returncode == 0, done.stderr  # the action's last step exits with the code
     assert outputs["exit-code"] == "1"
-    assert outputs["run-id"] == json.loads((reports / "report.json").read_text())["run_id"]
+    report = json.loads((reports / "report.json").read_text())
+    assert outputs["run-id"] == report["run_id"]
+    assert [len(test["trials"]) for test in report["tests"]] == [2, 2]
     assert re.search(
         r"^::error file=t\.tests\.json,line=\d+,title=failed%3A s%3A%3Atwo::", done.stdout, re.M
     )
     comment = Path(outputs["comment-file"]).read_text(encoding="utf-8")
-    assert comment.startswith("### assertly: failed\n")
+    assert comment.startswith("### assertly: job failed (exit code 1)\n")
     assert "regressed" in comment.lower() and "two" in comment
     assert comment in (project / "summary.md").read_text(encoding="utf-8")
     # A gate on the pass rate lets a run with failures pass.

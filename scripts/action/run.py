@@ -95,8 +95,9 @@ def main() -> int:
         sys.stderr.write(shown.stderr)
     else:
         text = f"**assertly could not run the tests** (exit code {code}): the job's log says why.\n"
-    headline = {0: "passed", 1: "failed"}.get(code, f"could not run (exit code {code})")
-    comment.write_text(f"### assertly: {headline}\n\n{text}", encoding="utf-8")
+    # The job's verdict (the gates', when given), which the report below explains.
+    verdict = {0: "job passed", 1: "job failed"}.get(code, "could not run")
+    comment.write_text(f"### assertly: {verdict} (exit code {code})\n\n{text}", encoding="utf-8")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
