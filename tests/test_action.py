@@ -337,6 +337,7 @@ def _run_step(
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(project / "summary.md"),
         **{f"INPUT_{name.upper()}": value for name, value in inputs.items()},
+        "GITHUB_WORKSPACE": str(project),
     }
     done = subprocess.run(
         [sys.executable, str(SCRIPTS / "run.py")],

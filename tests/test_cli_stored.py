@@ -44,6 +44,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "t.tests.json").write_text(json.dumps(TESTS, indent=2))
     (tmp_path / "assertly.yaml").write_text(f"agents:\n  bot: 'cmd:{sys.executable} agent.py'\n")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)  # as outside GitHub Actions
     ran = _cli("run", "t.tests.json", "--plain")
     assert ran.exit_code == 1, ran.output
     return tmp_path
@@ -141,3 +142,15 @@ def test_recheck_takes_plain(project: Path) -> None:
     assert plain.exit_code == 1
     assert "2 tests: 1 passed, 1 failed" in plain.stdout
     assert "FAILED s::bad,one: 100%" in plain.stdout
+
+
+def test_github_annotations_name_files_from_the_checkouts_root(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run started in a subfolder of the checkout (a job's working-directory).
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(project.parent))
+    shown = _cli("report", "last", "--format", "github")
+    assert f"::error file={project.name}/t.tests.json,line=" in shown.stdout
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(project / "elsewhere"))
+    shown = _cli("report", "last", "--format", "github")
+    assert "::error file=t.tests.json,line=" in shown.stdout  # outside it: as stored

@@ -9,13 +9,15 @@ property list early).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from .._records import RunRecord, TestRecord
 from .._terminal import terminal_safe
 from ._failures import eval_case_detail, test_failure_lines
 
-__all__ = ["github_annotations", "escape_data", "escape_property"]
+__all__ = ["escape_data", "escape_property", "github_annotations", "repository_path"]
 
 # A message longer than this is cut: GitHub keeps the first ~64 KB of a workflow command and
 # shows only a few lines of an annotation anyway.
@@ -45,6 +47,22 @@ def _command(level: str, message: str, **properties: str | int | None) -> str:
     return f"::{level}{' ' + given if given else ''}::{escape_data(message)}"
 
 
+def repository_path(file: str) -> str:
+    """``file`` relative to ``GITHUB_WORKSPACE`` (the checkout), as annotations name files.
+
+    A test file's path is stored as given, relative to where the run started: a run started in
+    a subfolder (``working-directory:``) or given absolute paths still annotates the right file.
+    Outside a workspace, or for a file outside it, the path is left as it is.
+    """
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if not workspace or not file:
+        return file
+    try:
+        return (Path.cwd() / file).resolve().relative_to(Path(workspace).resolve()).as_posix()
+    except (ValueError, OSError):
+        return file
+
+
 def _title(test: TestRecord) -> str:
     where = f" [{test.target}]" if test.target is not None else ""
     return f"{test.status}: {test.suite}::{test.id}{where}"
@@ -57,7 +75,7 @@ def github_annotations(run: RunRecord) -> Iterator[str]:
         yield _command(
             "error",
             "\n".join(lines) or test.status,
-            file=test.file,
+            file=repository_path(test.file),
             line=test.line,
             title=_title(test),
         )
@@ -71,7 +89,10 @@ def github_annotations(run: RunRecord) -> Iterator[str]:
         ]
         summary = f"score {suite.score:.3f} below the threshold {suite.threshold:g}"
         yield _command(
-            "error", "\n".join([summary, *details]), file=suite.file, title="eval suite failed"
+            "error",
+            "\n".join([summary, *details]),
+            file=repository_path(suite.file),
+            title="eval suite failed",
         )
     for problem in run.problems:
         yield _command("error", str(problem), title="assertly problem")
