@@ -49,6 +49,35 @@ def test_action_metadata_is_a_composite_action_with_the_issues_inputs() -> None:
     assert action["runs"]["using"] == "composite"
 
 
+SCHEMA = ROOT / "tests" / "vendor" / "github-action.schema.json"  # tests/vendor/README.md
+
+
+def _schema_errors(action: dict[str, Any]) -> list[str]:
+    import jsonschema_rs
+
+    validator = jsonschema_rs.validator_for(json.loads(SCHEMA.read_text(encoding="utf-8")))
+    return [error.message for error in validator.iter_errors(action)]
+
+
+def test_action_yml_is_valid_against_schemastores_action_schema() -> None:
+    assert _schema_errors(_action()) == []
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    ["a run step without shell", "an unknown key of an input", "an unknown runner"],
+)
+def test_the_schema_check_catches_mistakes(mistake: str) -> None:
+    action = _action()
+    if mistake == "a run step without shell":
+        del action["runs"]["steps"][0]["shell"]
+    elif mistake == "an unknown key of an input":
+        action["inputs"]["paths"]["defualt"] = "tests"
+    else:
+        action["runs"]["using"] = "composit"
+    assert _schema_errors(action) != []
+
+
 def test_every_step_is_well_formed_and_every_name_it_uses_exists() -> None:
     action = _action()
     steps = action["runs"]["steps"]
