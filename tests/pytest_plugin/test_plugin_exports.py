@@ -13,23 +13,16 @@ from plugin_support import make_project, run
 
 def test_the_plugin_writes_both_exports_without_the_secret(pytester: pytest.Pytester) -> None:
     secret = 'tok-"plugin-,\u00e4'
-    root = make_project(
-        pytester,
-        {
-            "s.tests.yaml": "agent: echo\ntest_suites:\n  s:\n    tests:\n"
-            "      - {id: t, input: {}, expect: {status: success}}\n"
-        },
-    )
-    agent = (
-        "import json, os\n"
-        "v = os.environ['API_TOKEN']\n"
-        "print(json.dumps({'status': '=' + v, 'c': [v]}))\n"
-    )
-    (root / "echo.py").write_text(agent, encoding="utf-8")
-    config = {
-        "agents": {"echo": {"command": [sys.executable, "echo.py"], "env": {"API_TOKEN": secret}}}
+    echo = {"command": [sys.executable, "echo.py"], "env": {"API_TOKEN": secret}}
+    files = {
+        "s.tests.yaml": "agent: echo\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: t, input: {}, expect: {status: success}}\n",
+        # The agent echoes its secret, after a formula's '=' (both must not reach the exports).
+        "echo.py": "import json, os\nv = os.environ['API_TOKEN']\n"
+        "print(json.dumps({'status': '=' + v, 'c': [v]}))\n",
     }
-    (root / "assertly.yaml").write_text(json.dumps(config), encoding="utf-8")
+    root = make_project(pytester, files)
+    (root / "assertly.yaml").write_text(json.dumps({"agents": {"echo": echo}}), encoding="utf-8")
     result = run(
         pytester, "s.tests.yaml", "--assertly-report=out/s.csv", "--assertly-report=out/s.jsonl"
     )
