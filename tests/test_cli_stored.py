@@ -154,3 +154,27 @@ def test_github_annotations_name_files_from_the_checkouts_root(
     monkeypatch.setenv("GITHUB_WORKSPACE", str(project / "elsewhere"))
     shown = _cli("report", "last", "--format", "github")
     assert "::error file=t.tests.json,line=" in shown.stdout  # outside it: as stored
+
+
+def test_github_annotations_cover_eval_suites_and_problems(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    from assertly._records import EvalCaseRecord, EvalRecord, RunRecord
+    from assertly.reports._github import github_annotations
+
+    suite = EvalRecord(
+        "flows/w.yaml",
+        0.25,
+        0.8,
+        False,
+        [EvalCaseRecord("w::bad", "bad", "error", 0.0, error="writer crashed\x1b[2J")],
+    )
+    met = EvalRecord("flows/ok.yaml", 1.0, 0.5, True)
+    run = RunRecord("r1", "t", 1.0, [], [suite, met], problems=["x.yaml:1:1: bad, file"])
+    lines = list(github_annotations(run))
+    assert lines[0] == (
+        "::error file=flows/w.yaml,title=eval suite failed::score 0.250 below the threshold 0.8"
+        "%0Aerror bad: writer crashed\\x1b[2J"  # the terminal's escape shown, not obeyed
+    )
+    assert lines[1] == "::error title=assertly problem::x.yaml:1:1: bad, file"
+    assert lines[2].startswith("::notice title=assertly::0 tests:")
+    assert len(lines) == 3  # the suite that met its threshold is not annotated
