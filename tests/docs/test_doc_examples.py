@@ -75,6 +75,7 @@ NOT_RUN: dict[str, str] = {
     "README.md | assertly run tests/agents --target base=my_agent -": _PROJECT,
     "docs/scale.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
     "docs/scale.md | assertly merge shard-1.json shard-2.json shard-3.j": _PROJECT,
+    "docs/ci.md | set +e": "a shell script over a user's own project (tests/agents): illustrative",
     "README.md | assertly view": _SERVER,
     # issue 31: `diff RUN:LABEL` and `--gate-target` are built beside the matrix core; run
     # this block once they are merged (drop the entry).
@@ -102,6 +103,8 @@ FOREIGN: dict[str, str] = {
     "docs/regressions.md | - name: Agent tests, gated on the baseline": "GitHub Actions steps",
     "docs/scale.md | jobs:": "a GitHub Actions workflow",
     "docs/scale.md | agents:": "a GitLab CI job (named agents)",
+    "docs/ci.md | name: Agent tests": "a GitHub Actions workflow (tests/test_action.py lints it)",
+    "docs/ci.md | agent-tests:": "a GitLab CI job",
 }
 
 # Python fragments that use a name the page leaves to the reader: what it is, run first.
