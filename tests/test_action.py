@@ -104,7 +104,7 @@ def test_every_step_is_well_formed_and_every_name_it_uses_exists() -> None:
 def _actionlint() -> str:
     found = shutil.which("actionlint") or str(Path(sys.executable).parent / "actionlint")
     if not Path(found).is_file():
-        pytest.skip("actionlint is not installed (pip install -e '.[dev]' installs it)")
+        pytest.skip("actionlint is not installed (opt-in: docs/decisions.md, 'GitHub Action')")
     return found
 
 
