@@ -42,7 +42,8 @@ __all__ = [
     "matrix_view",
 ]
 
-_JUDGED = ("passed", "failed", "error")
+_STATUSES = ("passed", "failed", "error", "skipped")
+_JUDGED = _STATUSES[:3]
 _NOT_PASSING = ("failed", "error")
 
 
@@ -51,15 +52,37 @@ class TargetSummary:
     """One target's totals over the run's tests."""
 
     label: str
-    total: int = 0
-    passed: int = 0
-    failed: int = 0
-    errored: int = 0
-    skipped: int = 0
+    # Tests by final status: passed, failed, error, skipped.
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_STATUSES, 0))
     cost_usd: float | None = None  # summed over the calls that reported one
     costed_calls: int = 0
     calls: int = 0
     latencies: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def total(self) -> int:
+        """Tests (cells of this target)."""
+        return sum(self.counts.values())
+
+    @property
+    def passed(self) -> int:
+        """Tests passed."""
+        return self.counts["passed"]
+
+    @property
+    def failed(self) -> int:
+        """Tests failed."""
+        return self.counts["failed"]
+
+    @property
+    def errored(self) -> int:
+        """Tests that ended in error."""
+        return self.counts["error"]
+
+    @property
+    def skipped(self) -> int:
+        """Tests skipped."""
+        return self.counts["skipped"]
 
     @property
     def judged(self) -> int:
@@ -91,16 +114,7 @@ class TargetSummary:
 
     def add(self, test: TestRecord) -> None:
         """Count one test (one cell of this target) with its calls' cost and latency."""
-        self.total += 1
-        status = test.status
-        if status == "passed":
-            self.passed += 1
-        elif status == "failed":
-            self.failed += 1
-        elif status == "error":
-            self.errored += 1
-        else:
-            self.skipped += 1
+        self.counts[test.status] += 1
         for trial in test.trials:
             for step in trial.steps:
                 self.calls += 1

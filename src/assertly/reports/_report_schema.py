@@ -138,19 +138,23 @@ def report_schema() -> dict[str, Any]:
             "flaky",
         ],
     )
+    # The counts of tests by status and the pass rate: of the run, and of each target.
+    counts = {
+        "total": {"type": "integer"},
+        "passed": {"type": "integer"},
+        "failed": {"type": "integer"},
+        "errored": {"type": "integer"},
+        "skipped": {"type": "integer"},
+        "pass_rate": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Passed over judged (not skipped); 0 when none was judged.",
+        },
+    }
     by_target = _object(
         {
-            "total": {"type": "integer"},
-            "passed": {"type": "integer"},
-            "failed": {"type": "integer"},
-            "errored": {"type": "integer"},
-            "skipped": {"type": "integer"},
-            "pass_rate": {
-                "type": "number",
-                "minimum": 0,
-                "maximum": 1,
-                "description": "Passed over judged (not skipped); 0 when none was judged.",
-            },
+            **counts,
             "pass_rate_ci95": {
                 "type": "array",
                 "items": {"type": "number", "minimum": 0, "maximum": 1},
@@ -172,12 +176,7 @@ def report_schema() -> dict[str, Any]:
             "costed_calls": {"type": "integer", "description": "Calls that reported a cost."},
         },
         required=[
-            "total",
-            "passed",
-            "failed",
-            "errored",
-            "skipped",
-            "pass_rate",
+            *counts,
             "pass_rate_ci95",
             "cost_usd",
             "latency_p50_ms",
@@ -218,12 +217,7 @@ def report_schema() -> dict[str, Any]:
     )
     summary = _object(
         {
-            "total": {"type": "integer"},
-            "passed": {"type": "integer"},
-            "failed": {"type": "integer"},
-            "errored": {"type": "integer"},
-            "skipped": {"type": "integer"},
-            "pass_rate": {"type": "number", "minimum": 0, "maximum": 1},
+            **counts,
             "duration_ms": {"type": "number", "minimum": 0},
             "judge_cost_usd": {
                 "type": "number",
@@ -238,7 +232,7 @@ def report_schema() -> dict[str, Any]:
                 "description": "A matrix run's totals per target label (only in a matrix run).",
             },
         },
-        required=["total", "passed", "failed", "errored", "skipped", "pass_rate", "duration_ms"],
+        required=[*counts, "duration_ms"],
     )
     evals = _object(
         {
