@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -22,6 +23,7 @@ from assertly.reports import ConsoleReporter
 from assertly.reports._analysis import NONE, SEP
 from assertly.reports._html import render_html
 from assertly.reports._json import render_json
+from assertly.reports._junit import render_junit
 from assertly.reports._markdown import render_markdown
 from assertly.reports._report_schema import report_schema
 from assertly.runner import RunOptions, RunRecord, load_run, run
@@ -202,9 +204,22 @@ def test_html_shows_the_targets_and_the_matrix_escaped(matrix: tuple[RunRecord, 
     assert "evil \\x1b[31mred\\u202e name" in page  # shown as escapes, never obeyed
 
 
+def test_junit_names_each_cell_by_its_target(matrix: tuple[RunRecord, Path]) -> None:
+    root = ElementTree.fromstring(render_junit(matrix[0]))
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert names[:4] == ["one[base]", "one[cand]", "two[base]", "two[cand]"]
+    failed = [
+        case.get("name") for case in root.iter("testcase") if case.find("failure") is not None
+    ]
+    assert failed == ["two[cand]", "three[base]"]
+
+
 def test_a_single_target_run_has_no_matrix(tmp_path: Path) -> None:
     targets = _project(tmp_path)
-    record = run(RunOptions(paths=[str(tmp_path / "t.yaml")], target=targets["base"]))
+    store = str(tmp_path / "s.sqlite")
+    record = run(
+        RunOptions(paths=[str(tmp_path / "t.yaml")], target=targets["base"], store_path=store)
+    )
     data = json.loads(render_json(record))
     assert "targets" not in data and "comparison" not in data
     assert "by_target" not in data["summary"]
@@ -212,3 +227,4 @@ def test_a_single_target_run_has_no_matrix(tmp_path: Path) -> None:
     assert "## Targets" not in render_markdown(record)
     assert 'id="targets"' not in render_html(record)
     assert "matrix" not in _console(record)
+    assert "one[" not in render_junit(record).decode()
