@@ -29,11 +29,14 @@ from assertly.reports._report_schema import report_schema
 from assertly.runner import RunOptions, RunRecord, load_run, run
 
 AGENT = r"""
-import json, sys
+import json, os, sys
 request = json.load(sys.stdin)  # a string input arrives as a JSON string
 version, text = sys.argv[1], str(request)
 if "crash" in text:
     sys.exit(3)
+if version == "v1":  # v1 reports what each call cost; v2 reports nothing
+    with open(os.environ["ASSERTLY_METADATA_FILE"], "w") as handle:
+        json.dump({"cost_usd": 0.002}, handle)
 if version == "v2" and "fail" in text:
     print("nope")
 elif version == "v2" and "new" in text:
@@ -95,12 +98,15 @@ def test_the_json_report_has_each_target_and_the_comparison(
         assert counts == [5, 3, 1, 1, 0], label
         assert summary["pass_rate"] == pytest.approx(3 / 5)
         assert summary["pass_rate_ci95"] == list(wilson_interval(3, 5))
-        assert summary["cost_usd"] is None  # a cmd: agent reports no cost
         assert summary["latency_p50_ms"] > 0  # measured for each call
         failing = [
             t["id"] for t in data["tests"] if t["target"] == label and t["status"] == "failed"
         ]
         assert failing == [failed_test]
+    # v1 reported a cost for each of its four answers (not for the crash); v2 reported none.
+    assert by_target["base"]["cost_usd"] == pytest.approx(0.008)
+    assert (by_target["base"]["costed_calls"], by_target["base"]["calls"]) == (4, 5)
+    assert by_target["cand"]["cost_usd"] is None
     [comparison] = data["comparison"]
     assert comparison["base"] == "base" and comparison["candidate"] == "cand"
     assert (comparison["paired"], comparison["regressed"], comparison["fixed"]) == (5, 1, 1)
@@ -130,7 +136,14 @@ def test_the_console_prints_the_matrix_when_it_fits(
         "    s::five    !     !",
     ]
     assert "targets disagree on 2 of 5 tests" in lines
-    assert "base: 3 of 5 judged passed, 1 failed, 1 errored (60.0%, 95% CI [23.1%, 88.2%])" in text
+    assert (
+        "base: 3 of 5 judged passed, 1 failed, 1 errored (60.0%, 95% CI [23.1%, 88.2%]), "
+        "cost $0.0080 (4 of 5 calls reported one), p50 latency "
+    ) in text
+    assert (
+        "cand: 3 of 5 judged passed, 1 failed, 1 errored (60.0%, 95% CI [23.1%, 88.2%]), "
+        f"cost {NONE}, p50 latency "
+    ) in text
     assert "cand vs base: 1 regressed, 1 fixed of 5 paired tests, McNemar p = 1" in lines
     # Failure headers name the target the test failed under.
     assert any(line.startswith("FAILED s::two [cand]  (") for line in lines)
@@ -178,7 +191,7 @@ def test_the_cli_prints_the_matrix_and_exits_1(tmp_path: Path) -> None:
 def test_markdown_shows_the_targets_and_the_matrix(matrix: tuple[RunRecord, Path]) -> None:
     text = render_markdown(matrix[0])
     assert "## Targets" in text
-    assert f"| base | 5 | 3 | 1 | 1 | 0 | 60.0% | [23.1%, 88.2%] | {NONE} |" in text
+    assert "| base | 5 | 3 | 1 | 1 | 0 | 60.0% | [23.1%, 88.2%] | $0.0080 |" in text
     assert "- cand vs base: 1 regressed, 1 fixed of 5 paired tests, McNemar p = 1" in text
     assert "### Matrix (5 tests; the targets disagree on 2)" in text
     assert "| Test | base | cand |" in text
