@@ -199,6 +199,7 @@ def test_markdown_shows_the_targets_and_the_matrix(matrix: tuple[RunRecord, Path
     assert f"| ≠ s {SEP} two | ✓ | ✗ |" in text
     assert f"| ≠ s {SEP} three | ✗ | ✓ |" in text
     assert f"| s {SEP} five | ! | ! |" in text
+    assert f"| s {SEP} evil \\x1b\\[31mred\\u202e name (four) | ✓ | ✓ |" in text
     assert f"### ❌ s {SEP} two \\[cand\\]" in text  # failed tests name their target
     assert "\x1b" not in text and "\u202e" not in text
 

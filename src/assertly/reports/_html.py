@@ -299,7 +299,7 @@ def _calls(data: ReportData) -> dict[str, Any] | None:
 
 def _matrix(matrix: MatrixData) -> dict[str, Any]:
     """A matrix run's targets, comparisons and matrix, as text to escape."""
-    from ._matrix_text import MARKS, comparison_line, format_ci
+    from ._matrix_text import MARKS, comparison_line, format_ci, row_label
 
     view = matrix.view
     targets = []
@@ -318,7 +318,7 @@ def _matrix(matrix: MatrixData) -> dict[str, Any]:
     rows = [
         {
             "suite": row.suite,
-            "name": row.name,
+            "name": row_label(row),
             "key": row.base_key,
             "disagree": row.disagree,
             "cells": [

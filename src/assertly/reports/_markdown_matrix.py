@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._analysis import MATRIX_LISTED, SEP, MatrixData, format_cost, format_ms, format_rate
 from ._markdown import _table, md_text
-from ._matrix_text import MARKS, comparison_line, format_ci
+from ._matrix_text import MARKS, comparison_line, format_ci, row_label
 
 __all__ = ["matrix_lines"]
 
@@ -59,7 +59,8 @@ def matrix_lines(matrix: MatrixData) -> list[str]:
         return [*lines, "*The targets agree on every test.*"]
     table_rows = [
         [
-            ("≠ " if row.disagree else "") + f"{md_text(row.suite)} {SEP} {md_text(row.name)}",
+            ("≠ " if row.disagree else "")
+            + f"{md_text(row.suite)} {SEP} {md_text(row_label(row))}",
             *(MARKS.get(row.statuses.get(label, ""), " ") for label in view.targets),
         ]
         for row in matrix.rows

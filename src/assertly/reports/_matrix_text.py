@@ -17,6 +17,7 @@ __all__ = [
     "comparison_line",
     "format_ci",
     "format_p",
+    "row_label",
     "row_name",
     "target_line",
 ]
@@ -75,6 +76,11 @@ def comparison_line(item: TargetComparison) -> str:
     elif item.fixed > item.regressed:
         line += f" (one-sided p = {format_p(item.p_better)} that {item.candidate} is better)"
     return line
+
+
+def row_label(row: MatrixRow) -> str:
+    """How the Markdown and HTML matrices name a test: as `label` names it, without target."""
+    return row.id if row.name == row.id else f"{row.name} ({row.id})"
 
 
 def row_name(row: MatrixRow) -> str:
