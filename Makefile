@@ -24,10 +24,10 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests bench schemas
+	$(VENV)/bin/ruff format src tests bench schemas scripts
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench schemas
+	$(VENV)/bin/ruff check src tests bench schemas scripts
 
 types: $(STAMP)
 	$(VENV)/bin/mypy

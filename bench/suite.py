@@ -11,6 +11,8 @@ inputs generated here from one seed, so every ratio compares the same work:
   with assertly's, assertion by assertion, on every response.
 * end to end: `assertly run` over a 5,000-case fixture suite (8 typed assertions each) against
   `promptfoo eval` on the same cases: wall time and peak RSS.
+* matrix: the same 5,000 cases answered by two fixtures targets in one run (`--target
+  v1=… --target v2=…`) against one target: wall times and their ratio (issue 31: <= 2.1x).
 * runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
   second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
 * diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
@@ -76,6 +78,7 @@ from performance_docs import update_docs
 from sections.diff import section_diff
 from sections.end_to_end import section_end_to_end
 from sections.engine import section_engine
+from sections.matrix import section_matrix
 from sections.runner import section_py_agent, section_runner
 from sections.scale import section_scale
 from sections.scaleout import section_scaleout
@@ -122,6 +125,7 @@ def print_agreement(agreement: dict[str, Any]) -> None:
 SECTIONS: dict[str, Callable[[Run], None]] = {
     "engine": section_engine,
     "end to end": section_end_to_end,
+    "matrix": section_matrix,
     "runner": section_runner,
     "py agent": section_py_agent,
     "start-up": section_startup,

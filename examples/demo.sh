@@ -2,7 +2,8 @@
 # The assertly demo. Part 1 judges the bundled example responses with `assertly check`; part 2
 # runs the example agent tests and workflow eval with `assertly run` from examples/, writes
 # reports to examples/reports/, re-renders the stored run with `assertly report`, validates
-# the files with `assertly validate`, and ends by comparing two runs (`--baseline`, `diff`).
+# the files with `assertly validate`, compares two runs (`--baseline`, `diff`) and two versions
+# of the example agent in one run (`--target v1=… --target v2=…`).
 # Run it with `make demo` (which puts .venv/bin on PATH first), or from the repository root:
 #   PATH=.venv/bin:$PATH bash examples/demo.sh
 # Some steps are meant to fail (exit code 1) or to be refused (exit code 2). Any other
@@ -117,9 +118,32 @@ heading "15. The same comparison as a pull-request comment (Markdown)"
 demo 1 diff last~1 last --format md -o reports/diff.md
 cat reports/diff.md
 
-heading "16. Trajectory tests over recorded OpenAI and Anthropic tool-calling replies (passes)"
+heading "16. Two versions of the agent in one run: v1 (notes-mini-1) against v2 (gpt-4o)"
+# Each test runs once per target (its key ends in [v1] or [v2]); v1, the first label, is the
+# base. v2 fixes one test (it uses the model deliberately_failing_expects_gpt4o expects) and
+# breaks one (security_search_basics pins the default model); the two failing on purpose on
+# both keep the exit code 1. A SPEC may name an agent of assertly.yaml (notes, notes_v2).
+demo 1 run notes.tests.yaml --now 2026-01-20T00:00:00Z --plain \
+    --target v1=notes --target v2=notes_v2 -o reports/matrix.json
+printf '$ python3 -c ... reports/matrix.json   # the tests where v1 and v2 disagree\n'
+python3 - <<'PY' || exit 1
+import json
+
+report = json.load(open("reports/matrix.json", encoding="utf-8"))
+status = {}
+for test in report["tests"]:
+    status.setdefault(test["id"], {})[test["target"]] = test["status"]
+print("targets:", ", ".join(next(iter(status.values()))))
+for test_id, by_target in status.items():
+    if len(set(by_target.values())) > 1:
+        print(f"  {test_id}: " + ", ".join(f"{k} {v}" for k, v in by_target.items()))
+PY
+# The same comparison as two runs' (regressions, fixes, McNemar), inside the one run:
+# demo 1 diff last:v1 last:v2   # needs diff RUN:A
+
+heading "17. Trajectory tests over recorded OpenAI and Anthropic tool-calling replies (passes)"
 demo 0 run support.tests.yaml --plain
-heading "17. Model-graded: an LLM judge (llm-rubric), offline from its recorded cache (one fails)"
+heading "18. Model-graded: an LLM judge (llm-rubric), offline from its recorded cache (one fails)"
 # The judge's replies are in judge/judge-cache.jsonl (written by judge/write_cache.py); filed
 # into the run store's judge cache, `--judge-cache replay` reads them and calls no model (a
 # missing one would be an error, never a pass). Each dataset line brings its own vars and
@@ -139,15 +163,15 @@ store.close()
 PY
 demo 1 run judge/support.tests.yaml --plain --judge-cache replay
 
-heading "18. An llm-rubric needs a judge: validate checks the config has one"
+heading "19. An llm-rubric needs a judge: validate checks the config has one"
 demo 0 validate judge/support.tests.yaml
 
-heading "19. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
+heading "20. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
 demo 0 view --export reports/view
 ls reports/view
 printf '(serve them: python3 -m http.server -d examples/reports/view, or run `assertly view` for the live viewer)\n'
 
-heading "20. Semantic similarity (similar), offline with a local model"
+heading "21. Semantic similarity (similar), offline with a local model"
 if python3 -c 'from assertly.engine.graded._embeddings import missing_extra; raise SystemExit(bool(missing_extra()))' 2>/dev/null; then
     # A paraphrase passes; a reply about something else fails (exit code 1).
     echo 'Your refund arrives within five business days.' >reports/refund_reply.txt
@@ -160,4 +184,4 @@ else
 fi
 
 printf '\nDemo finished: every command exited with the expected code.\n'
-printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, view/index.html\n'
+printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, matrix.json, view/index.html\n'

@@ -36,6 +36,11 @@ Try it:  echo '{"search_text": "security", "limit": 3}' | python3 examples/agent
 
 With ``--without-history`` it plays a new version of the agent that lost a feature (deleted
 notes are no longer reported): the demo's regression for ``assertly diff`` and ``--baseline``.
+
+With ``--model NAME`` it plays the same agent on another model (``--model gpt-4o``: version 2
+of the demo's matrix run, ``--target v1=notes --target v2=notes_v2``): the answers are the
+same, the model and the price it reports are not, so a test pinned to the default model fails
+and one expecting gpt-4o passes.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ HISTORY = HERE / "history.json"
 SENSITIVE = ("people/", "documents/")
 DEFAULT_TODAY = "2026-01-20"
 MODEL = "notes-mini-1"
+# Dollars per input and per output token of each model the agent can report (made up, fixed).
+PRICES = {MODEL: (0.15e-6, 0.6e-6), "gpt-4o": (2.5e-6, 10e-6)}
 FILTERS = ("search_text", "tags", "folder", "type", "date_from", "date_to", "days")
 
 
@@ -249,19 +256,33 @@ def search(request: dict) -> dict:
     return response
 
 
+def model() -> str:
+    """The model this run plays: ``--model NAME`` (one of PRICES), else the default."""
+    args = sys.argv[1:]
+    if "--model" not in args:
+        return MODEL
+    index = args.index("--model") + 1
+    if index >= len(args) or args[index] not in PRICES:
+        sys.exit(f"notes_agent: --model needs one of {', '.join(PRICES)}")
+    return args[index]
+
+
 def report_metadata(request_text: str, response_text: str, results: int) -> None:
     """Tell assertly which model answered and what the call cost (a made-up, fixed price list)."""
     path = os.environ.get("ASSERTLY_METADATA_FILE")
     if not path:
         return
+    name = model()
     tokens = {"input": len(request_text) // 4 + 350, "output": len(response_text) // 4}
-    cost = round(tokens["input"] * 0.15e-6 + tokens["output"] * 0.6e-6, 6)
+    per_input, per_output = PRICES[name]
+    cost = round(tokens["input"] * per_input + tokens["output"] * per_output, 6)
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"model": MODEL, "cost_usd": cost, "tokens": tokens, "results": results}, handle)
+        json.dump({"model": name, "cost_usd": cost, "tokens": tokens, "results": results}, handle)
 
 
 def main() -> int:
     """Answer one request: stdin to stdout, never a non-zero exit for a bad request."""
+    model()  # an unknown --model stops here, before reading the request
     request_text = sys.stdin.read()
     try:
         request = json.loads(request_text) if request_text.strip() else {}

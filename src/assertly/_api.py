@@ -29,7 +29,7 @@ __all__ = ["RunResult", "arun", "run"]
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 # Not options of `run`: its own arguments (`target`, `config`), and what only a terminal needs.
-_NOT_OPTIONS = frozenset({"target", "config_path", "plain"})
+_NOT_OPTIONS = frozenset({"target", "targets", "config_path", "plain"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,7 @@ def run(
     paths: Paths = (),
     *,
     target: str | None = None,
+    targets: Mapping[str, str] | None = None,
     config: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> RunResult:
@@ -92,6 +93,9 @@ def run(
         paths: Test files and directories, one or several (``assertly run PATHS``).
         target: The agent to call, as ``--target`` takes it (``cmd:…``, ``http(s)://…``,
             ``py:module:function``, ``fixtures:file.jsonl``); default: the config's agents.
+        targets: Several targets side by side, label -> spec (``--target LABEL=SPEC``
+            repeated; a spec may name an agent of the config), the first the base of
+            comparisons; every test runs against each. Not with ``target``.
         config: The config file (default: the nearest assertly.yaml or [tool.assertly]
             upward from the working directory).
         **options: Any other option of ``assertly run`` by its parameter name, e.g.
@@ -121,7 +125,7 @@ def run(
         )
     from .runner import run as run_options
 
-    request = _request(paths, target, config, options)
+    request = _request(paths, target, targets, config, options)
     return _finish(request, run_options(request.options))
 
 
@@ -129,6 +133,7 @@ async def arun(
     paths: Paths = (),
     *,
     target: str | None = None,
+    targets: Mapping[str, str] | None = None,
     config: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> RunResult:
@@ -142,6 +147,7 @@ async def arun(
     Args:
         paths: Test files and directories, one or several.
         target: The agent to call, as ``--target`` takes it.
+        targets: Several targets side by side, label -> spec (see `run`).
         config: The config file.
         **options: Any other option of ``assertly run`` by its parameter name (see `run`).
 
@@ -156,7 +162,7 @@ async def arun(
     """
     from .runner import arun as arun_options
 
-    request = _request(paths, target, config, options)
+    request = _request(paths, target, targets, config, options)
     return _finish(request, await arun_options(request.options))
 
 
@@ -171,7 +177,11 @@ def _finish(request: RunRequest, record: RunRecord) -> RunResult:
 
 
 def _request(
-    paths: Paths, target: str | None, config: Any, options: Mapping[str, Any]
+    paths: Paths,
+    target: str | None,
+    targets: Mapping[str, str] | None,
+    config: Any,
+    options: Mapping[str, Any],
 ) -> RunRequest:
     """The checked `RunRequest`, built by ``assertly run``'s own parser.
 
@@ -185,6 +195,14 @@ def _request(
     argv = _arguments(run_command, options)
     if target is not None:
         argv.extend(["--target", target])
+    if targets is not None:
+        if not isinstance(targets, Mapping):
+            raise ConfigError(
+                [Problem("targets", f"give a mapping of label to target spec, got {targets!r}")],
+                title="invalid option",
+            )
+        for label, spec in targets.items():
+            argv.extend(["--target", f"{label}={spec}"])
     if config is not None:
         argv.extend(["--config", os.fspath(config)])
     argv = [*argv, "--", *_paths(paths)]

@@ -25,7 +25,7 @@ __all__ = [
     "parse_now_option",
 ]
 
-REPORT_SUFFIXES = (".json", ".xml", ".md", ".html")
+REPORT_SUFFIXES = (".json", ".xml", ".md", ".html", ".csv", ".jsonl")
 
 _TRUE = ("true", "1", "yes")
 _BOOLEANS = (*_TRUE, "false", "0", "no")
@@ -86,7 +86,9 @@ def check_report_paths(paths: Iterable[str]) -> list[str]:
     chosen = list(paths)
     for path in chosen:
         if not path.lower().endswith(REPORT_SUFFIXES):
-            raise ValueError(f"{path!r}: the extension picks the format: .json, .xml, .md, .html")
+            raise ValueError(
+                f"{path!r}: the extension picks the format: " + ", ".join(REPORT_SUFFIXES)
+            )
     return chosen
 
 

@@ -9,14 +9,14 @@ and the package's JSON codec.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from ._check_records import AssertionRecord, CheckRecord
 from ._json import loads, to_json_bytes
+from ._verdicts import PassThreshold, Status, pass_at_k, status_of, status_of_counts
 
 __all__ = [
     "OUTPUT_LIMIT",
@@ -35,9 +35,6 @@ __all__ = [
     "status_of_counts",
     "test_status",
 ]
-
-Status = Literal["passed", "failed", "error", "skipped"]
-PassThreshold = Literal["any", "all", "majority"]
 
 
 @dataclass(slots=True)
@@ -257,19 +254,6 @@ class TrialRecord:
         return record
 
 
-def pass_at_k(n: int, c: int, k: int) -> float | None:
-    """Unbiased estimator of pass@k from n trials with c passes.
-
-    pass@k = 1 - C(n - c, k) / C(n, k)  (Chen et al., 2021, "Evaluating Large Language Models
-    Trained on Code", eq. 1). Undefined when n < k: returns None rather than a biased guess.
-    """
-    if k <= 0 or n < k:
-        return None
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
 def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
     """A test's status from its trials.
 
@@ -279,35 +263,6 @@ def test_status(trials: list[TrialRecord], threshold: PassThreshold) -> Status:
     ``error`` (it could not be judged).
     """
     return status_of([trial.status for trial in trials], threshold)
-
-
-def status_of(statuses: Sequence[str], threshold: PassThreshold) -> Status:
-    """`test_status` from the trials' statuses alone."""
-    return status_of_counts(
-        statuses.count("passed"),
-        statuses.count("failed"),
-        statuses.count("error"),
-        statuses.count("skipped"),
-        threshold,
-    )
-
-
-def status_of_counts(
-    passed: int, failed: int, errored: int, skipped: int, threshold: PassThreshold
-) -> Status:
-    """`test_status` from how many trials ended in each status."""
-    run = passed + failed + errored
-    if not run:
-        return "skipped" if skipped else "error"
-    if threshold == "any":
-        verdict = passed > 0
-    elif threshold == "majority":
-        verdict = passed * 2 > run
-    else:
-        verdict = passed == run
-    if verdict:
-        return "passed"
-    return "failed" if failed else "error"
 
 
 @dataclass(slots=True)
@@ -533,6 +488,10 @@ class RunRecord:
     # A matrix run's target labels, in order (the first is the base of comparisons); empty
     # for a run of one target.
     targets: list[str] = field(default_factory=list)
+    # What the run is called (``--name``), and where it was made: {host, git: {commit, branch,
+    # dirty}} (`runner._provenance`); None for a run stored before runs kept them.
+    name: str | None = None
+    provenance: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it
@@ -597,6 +556,7 @@ class RunRecord:
         return {
             "run_id": self.run_id,
             "started_at": self.started_at,
+            **({"name": self.name} if self.name else {}),
             **({"targets": self.targets} if self.targets else {}),
             "summary": self.summary(),
             "tests": [test.to_dict() for test in self.tests],

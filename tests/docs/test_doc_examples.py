@@ -72,9 +72,14 @@ NOT_RUN: dict[str, str] = {
     "docs/performance.md | assertly run scale.tests.json --plain --store scal": _BENCH,
     "README.md | assertly run tests/agents --baseline blessed --min": _PROJECT,
     "README.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
+    "README.md | assertly run tests/agents --target base=my_agent -": _PROJECT,
     "docs/scale.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
     "docs/scale.md | assertly merge shard-1.json shard-2.json shard-3.j": _PROJECT,
+    "docs/ci.md | set +e": "a shell script over a user's own project (tests/agents): illustrative",
     "README.md | assertly view": _SERVER,
+    # issue 31: `diff RUN:LABEL` and `--gate-target` are built beside the matrix core; run
+    # this block once they are merged (drop the entry).
+    "docs/matrix.md | assertly diff last:v1 last:v2": "diff RUN:LABEL and --gate-target",
     "docs/viewer.md | assertly view": _SERVER,
     # Python that is not a program.
     "docs/pytest.md | assertly.assert_response(response, expectation, *,": "a signature",
@@ -98,6 +103,8 @@ FOREIGN: dict[str, str] = {
     "docs/regressions.md | - name: Agent tests, gated on the baseline": "GitHub Actions steps",
     "docs/scale.md | jobs:": "a GitHub Actions workflow",
     "docs/scale.md | agents:": "a GitLab CI job (named agents)",
+    "docs/ci.md | name: Agent tests": "a GitHub Actions workflow (tests/test_action.py lints it)",
+    "docs/ci.md | agent-tests:": "a GitLab CI job",
 }
 
 # Python fragments that use a name the page leaves to the reader: what it is, run first.
@@ -219,6 +226,7 @@ _TEST_FILE_KEYS = {"test_suites", "tests", "agent", "blocks", "eval"}
 _CONFIG_KEYS = {
     "agents", "judge", "store", "hooks", "facts", "secrets_from_tests", "sensitive_prefixes",
     "plugins", "concurrency", "timeout_s", "trials", "rate_limit", "defaults", "shape",
+    "matrix",
 }  # fmt: skip
 
 

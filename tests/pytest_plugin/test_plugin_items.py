@@ -6,7 +6,9 @@ fact, selected with -k and -m, with trials, and leaving plain YAML files alone.
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 
 import pytest
 from plugin_support import FLOW, SEARCH_TESTS, line_of, make_project, run, write
@@ -548,3 +550,24 @@ def test_dataset_lines_are_items_showing_their_line(pytester: pytest.Pytester) -
             '2 | {"id": "bad", "output": "nothing to see"}',
         ]
     )
+
+
+def test_a_config_matrix_gives_one_item_per_test_and_target(pytester: pytest.Pytester) -> None:
+    tests = SEARCH_TESTS.replace("files: [journal/a.md, work/b.md]", "files: [journal/a.md]")
+    root = make_project(pytester, {"search.tests.yaml": tests})
+    (root / "down.py").write_text('print(\'{"status": "error", "results": []}\')\n')
+    config = (root / "assertly.yaml").read_text()
+    down = f"cmd:{sys.executable} {root / 'down.py'}"
+    config += f"matrix:\n  bot:\n    good: bot\n    down: {json.dumps(down)}\n"
+    (root / "assertly.yaml").write_text(config)
+    result = run(pytester, "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "search.tests.yaml::core::finds_notes[[]good[]] PASSED*",
+            "search.tests.yaml::core::finds_notes[[]down[]] FAILED*",
+        ]
+    )
+    result.assert_outcomes(passed=3, failed=3)
+    # -k selects one target's items, as it selects a parametrized test's.
+    only = run(pytester, "-k", "good")
+    only.assert_outcomes(passed=3)

@@ -12,6 +12,7 @@ import sqlite3
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -246,6 +247,38 @@ class Project:
             return [opened._record(record, key) for key, record in rows]
         finally:
             opened.close()
+
+
+# Version 1 echoes its input; version 2 "forgets" inputs with "order" in them, and is slow on
+# "slow". Each call appends "<version> <input>" to calls.log.
+VERSIONED_AGENT = r"""
+import json, sys, time
+version = sys.argv[1]
+value = json.load(sys.stdin)
+with open("calls.log", "a") as log:
+    log.write(f"{version} {value}\n")
+if "slow" in str(value):
+    time.sleep(0.4)
+if version == "v2" and "order" in str(value):
+    print(json.dumps({"status": "success", "text": "which order?"}))
+else:
+    print(json.dumps({"status": "success", "text": f"about {value}"}))
+"""
+
+
+def versioned_agent(project: Project, version: str) -> str:
+    """The target spec of `VERSIONED_AGENT` at ``version`` (v1, v2, or any other name)."""
+    path = project.root / "versioned.py"
+    if not path.exists():
+        path.write_text(VERSIONED_AGENT, encoding="utf-8")
+    return f"cmd:{sys.executable} {path} {version}"
+
+
+def agent_calls(project: Project) -> Counter[str]:
+    """Each ``"<version> <input>"`` the versioned agent was called with, counted."""
+    log = project.root / "calls.log"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return Counter(lines)
 
 
 # --- a real HTTP server ----------------------------------------------------------------------

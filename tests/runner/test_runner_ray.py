@@ -18,12 +18,13 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import HttpAgent, Project
+from runner_support import HttpAgent, Project, agent_calls, versioned_agent
 
 from store_support import stored_records_text
 
@@ -185,6 +186,29 @@ def test_same_verdicts_reports_and_exit_code_as_a_local_run(
     diff = project.run("diff", "last~1", "last", "--fail-on", "changes")
     assert diff.exit_code == 0, diff.stdout + diff.stderr
     assert "0 regressed, 0 fixed" in diff.stdout
+
+
+def test_a_matrix_run_spreads_its_cells_over_the_cluster(project: Project, cluster: None) -> None:
+    tests = [
+        {"id": f"t{n}", "input": f"order {n}", "expect": {"contains": f"{n}"}} for n in range(3)
+    ]
+    project.tests_file("t.yaml", {"s": tests})
+    targets = ["--target", f"base={versioned_agent(project, 'v1')}"]
+    targets += ["--target", f"cand={versioned_agent(project, 'v2')}"]
+    remote = project.run("run", "t.yaml", "--trials", "2", "--backend", "ray", *targets)
+    assert remote.exit_code == 1, remote.stdout + remote.stderr  # v2 forgets every order
+    assert remote.report is not None and remote.report["targets"] == ["base", "cand"]
+    cells = {(t["id"], t["target"]): t["status"] for t in remote.report["tests"]}
+    assert cells == {
+        (f"t{n}", label): status
+        for n in range(3)
+        for label, status in (("base", "passed"), ("cand", "failed"))
+    }
+    # Every cell's trials ran on the workers, each target called tests x trials times.
+    calls = agent_calls(project)
+    assert calls == Counter(
+        {f"{version} order {n}": 2 for n in range(3) for version in ("v1", "v2")}
+    )
 
 
 def test_a_worker_that_dies_is_retried_once_then_the_trial_is_an_error(

@@ -130,3 +130,42 @@ def test_screenshot(page: Any, server: str, tmp_path: Path) -> None:
     assert data.startswith(b"\x89PNG") and len(data) > 20_000
     if os.environ.get("ASSERTLY_UPDATE_SCREENSHOTS"):
         SCREENSHOT.write_bytes(data)
+
+
+def test_a_matrix_cell_link_opens_its_test(
+    page: Any, matrix_store: dict[str, Any], matrix_server: str
+) -> None:
+    page.goto(f"{matrix_server}/runs/{matrix_store['matrix']}")
+    matrix = page.locator("table.matrix")
+    assert matrix.locator("tbody tr").count() == 8
+    assert matrix.locator("thead code").all_inner_texts() == ["base", "cand"]  # as written
+    row = matrix.locator("tbody tr", has_text="two")
+    assert row.locator("td.cell").all_inner_texts() == ["✓", "✗"]
+    assert page.locator("details.test[open]").count() == 0
+    row.locator("a[data-target=cand]").click()
+    opened = page.locator("details.test[open]")
+    expect(opened).to_have_count(1)
+    assert opened.get_attribute("data-key") == "mx.tests.yaml::mx::two[cand]"
+    assert "nope" in opened.locator(".output").inner_text()  # the cand agent's answer
+    assert page.url.endswith("#" + (opened.get_attribute("id") or "?"))
+    # The filter: only the rows where the targets disagree, the checkbox submits the form.
+    page.check("input[name=disagree]")
+    page.wait_for_url("**?disagree=1")
+    assert page.locator("table.matrix tbody tr").count() == 2
+    assert page.locator("details.test").count() == 4
+
+
+def test_an_exported_matrix_filters_in_the_page(
+    page: Any, matrix_store: dict[str, Any], tmp_path: Path
+) -> None:
+    from assertly.store import RunQueries
+    from assertly.viewer import Site, export_site
+
+    export_site(Site(RunQueries(matrix_store["store"]), background=False), tmp_path, [], "runs")
+    page.goto((tmp_path / f"run-{matrix_store['matrix']}.html").as_uri() + "?disagree=1")
+    rows = page.locator("table.matrix tbody tr:not(.hidden)")
+    expect(rows).to_have_count(2)
+    assert page.locator("details.test:not(.hidden)").count() == 4
+    assert page.locator("input[name=disagree]").is_checked()
+    rows.first.locator("a[data-target=base]").click()
+    expect(page.locator("details.test[open]")).to_have_count(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,52 @@ def test_the_password_stays_out_of_messages(postgres_database: str) -> None:
         RunQueries(postgres_database)  # nothing has run here yet
     assert "nothing has run here yet" in str(raised.value)
     assert "assertly-test" not in str(raised.value)
+
+
+MATRIX_FILTERS = [
+    Filters(),
+    Filters(disagree=True),
+    Filters(statuses=("failed",)),
+    Filters(statuses=("failed",), disagree=True),
+    Filters(statuses=("passed",), suite="mx"),
+    Filters(q="nope"),
+    Filters(q="again", disagree=True),
+    Filters(tag="none"),
+]
+
+
+def _matrix(queries: RunQueries, run_id: str, filters: Filters, offset: int) -> Any:
+    page = queries.matrix_page(run_id, "all", ["base", "cand"], filters, offset, 2)
+    rows = [
+        (row.key, row.disagree, {label: test.status for label, test in row.cells.items()})
+        for row in page.rows
+    ]
+    return rows, [test.key for test in page.tests], page.to_dict()
+
+
+def test_a_matrix_run_reads_the_same_over_postgres(tmp_path: Path, postgres_database: str) -> None:
+    """The runner stores one matrix run in each kind of store; every matrix query agrees."""
+    from matrix_support import DISAGREE, matrix_project, run_matrix
+
+    project = matrix_project(tmp_path / "mx")
+    local_id = run_matrix(project, str(tmp_path / "runs.sqlite"))
+    shared_id = run_matrix(project, postgres_database)
+    local, shared = RunQueries(tmp_path / "runs.sqlite"), RunQueries(postgres_database)
+    assert shared.run_info(shared_id)["targets"] == ["base", "cand"]
+    counts = shared.matrix_counts(shared_id, "all", False)
+    assert counts == local.matrix_counts(local_id, "all", False)
+    assert counts["disagree"] == len(DISAGREE)
+    for filters in MATRIX_FILTERS:
+        for offset in (0, 2, 20):
+            assert _matrix(shared, shared_id, filters, offset) == _matrix(
+                local, local_id, filters, offset
+            ), (dataclasses.asdict(filters), offset)
+    rows, _, page = _matrix(shared, shared_id, Filters(disagree=True), 0)
+    assert [key.rsplit("::", 1)[1] for key, _, _ in rows] == DISAGREE
+    assert page["matched"] == len(DISAGREE)
+    # And through the API of the viewer over PostgreSQL.
+    from assertly.viewer import Site
+
+    data = json.loads(Site(shared, background=False).run_json(shared_id, {"disagree": "1"}))
+    assert [row["id"] for row in data["matrix"]["rows"]] == DISAGREE
+    assert data["summary"]["by_target"]["cand"]["failed"] == 3

@@ -19,7 +19,7 @@ __all__ = ["merge_command"]
     "outputs",
     multiple=True,
     metavar="FILE",
-    help="Report file of the merged run: .json .xml .md .html (repeatable).",
+    help="Report file of the merged run: .json .xml .md .html .csv .jsonl (repeatable).",
 )
 def merge_command(parts: tuple[str, ...], store_path: str | None, outputs: tuple[str, ...]) -> None:
     """Join shard runs (`run --shard I/N`) into one run with one summary.

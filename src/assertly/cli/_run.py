@@ -107,7 +107,14 @@ def run_request(params: dict[str, Any]) -> RunRequest:
         target, targets = parse_targets(params.pop("target"))
     except ValueError as error:
         raise ConfigError([Problem("--target", str(error))]) from None
+    from ..runner._provenance import run_name
+
+    try:
+        name = run_name(params.pop("name"))
+    except ValueError as error:
+        raise ConfigError([Problem("--name", str(error))]) from None
     options = RunOptions(
+        name=name,
         target=target,
         targets=targets,
         paths=list(params.pop("paths")),
@@ -201,6 +208,11 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     help="The config (default: the nearest assertly.yaml or [tool.assertly] upward).",
 )
 @click.option("--plain", is_flag=True, help="No progress bar, even on a terminal.")
+@click.option(
+    "--name",
+    metavar="TEXT",
+    help="What the run is called in `assertly view` and reports (default: $ASSERTLY_RUN_NAME).",
+)
 @click.option(
     "--shard",
     metavar="I/N",

@@ -171,7 +171,7 @@ def outputs_option(*, required: bool) -> Callable[[Callable[..., Any]], Callable
         multiple=True,
         required=required,
         metavar="FILE",
-        help="Report file: .json .xml .md .html (repeatable).",
+        help="Report file: .json .xml .md .html .csv .jsonl (repeatable).",
     )
 
 

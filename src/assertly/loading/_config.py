@@ -220,8 +220,8 @@ def check_against_config(
         where = f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
         for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
             check(names, f"{where}: {kind}")
-        if test.agent not in config.agents:
-            agents.setdefault(test.agent)
+        if test.agent not in config.agents and test.agent not in config.matrix:
+            agents.setdefault(test.agent)  # (a matrix names every target of its agents)
         fact = test.skip_if
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)

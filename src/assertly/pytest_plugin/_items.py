@@ -178,10 +178,16 @@ class AssertlyFile(pytest.File):
             | {case.line for suite in loaded.evals for case in suite.cases if case.line}
         )
         suites: dict[str, list[TestCase]] = {}
+        # A matrix of the config: one item per test and target, named `id[label]` as pytest
+        # names a parametrized test's items.
+        matrix = state.matrix()
         for test in loaded.tests:
-            suites.setdefault(test.suite, []).append(test)
+            suites.setdefault(test.suite, []).extend(matrix.cells(test) if matrix else [test])
         for dataset in loaded.datasets:  # pytest-sized datasets: every line is an item
-            suites.setdefault(dataset.suite, []).extend(dataset.cases())
+            for case in dataset.cases():
+                suites.setdefault(dataset.suite, []).extend(
+                    matrix.cells(case) if matrix else [case]
+                )
         for name, tests in suites.items():
             yield AssertlySection.from_parent(self, name=name, tests=tests, starts=starts)
         for suite in loaded.evals:
@@ -206,15 +212,17 @@ class AssertlySection(pytest.Collector):
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per test (or dataset line), or per eval case."""
-        names: set[str] = set()
+        first_line: dict[str, str] = {}  # a dataset id -> the key of the first line with it
         for test in self.tests:
             if test.case_key is not None:  # a dataset line; two lines may share an id
-                name = test.id if test.id not in names else f"{test.id}@{test.line}"
-                names.add(name)
+                first = first_line.setdefault(test.id, test.case_key)
+                name = test.id if first == test.case_key else f"{test.id}@{test.line}"
+                name = name if test.target is None else f"{name}[{test.target}]"
                 yield AssertlyDatasetItem.from_parent(self, name=name, test=test)
                 continue
+            name = test.id if test.target is None else f"{test.id}[{test.target}]"
             yield AssertlyTestItem.from_parent(
-                self, name=test.id, test=test, end=_next_start(self.starts, test.line)
+                self, name=name, test=test, end=_next_start(self.starts, test.line)
             )
         if self.suite is not None:
             for case in self.suite.cases:

@@ -54,7 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="Write an assertly report at the end (repeatable): .json, .xml, .md or .html.",
+        help="Write an assertly report at the end (repeatable): .json, .xml, .md, .html, .csv or "
+        ".jsonl.",
     )
     group.addoption(
         "--assertly-config",

@@ -30,6 +30,7 @@ from ._options import (
 if TYPE_CHECKING:
     from ..loading import ConfigModel, EvalSuite, LoadResult
     from ..runner import EvalRecord, Runner, TrialRecord
+    from ..runner._matrix import Matrix
     from ..store import RunStore
 
 __all__ = [
@@ -188,9 +189,18 @@ class State:
             facts=self.facts,
             config_path=self.config_path,
         )
-        store.start_run(
-            self.run_id, now_iso(), {**options_dict(options, threshold, []), "source": "pytest"}
-        )
+        data = {**options_dict(options, threshold, []), "source": "pytest"}
+        with contextlib.suppress(Exception):  # a config problem is reported at collection
+            matrix = self.matrix()
+            data["target_labels"] = list(matrix.labels) if matrix is not None else []
+        store.start_run(self.run_id, now_iso(), data)
+
+    def matrix(self) -> Matrix | None:
+        """The config's ``matrix:`` (None with ``--assertly-target``, which replaces it)."""
+        from ..runner import RunOptions
+        from ..runner._matrix import build_matrix
+
+        return build_matrix(RunOptions(target=self.target), self.project())
 
     def load(self, path: Path) -> LoadResult:
         """Load one test or workflow file with the project's settings."""

@@ -74,6 +74,8 @@ def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[b
     yield b"{\n"
     yield _member("run_id", run.run_id, 1) + b",\n"
     yield _member("started_at", run.started_at, 1) + b",\n"
+    if run.name:  # --name
+        yield _member("name", run.name, 1) + b",\n"
     summary = run.summary()
     if run.targets:  # a matrix run: each target's totals and each against the first
         from ..compare._matrix import matrix_view

@@ -17,14 +17,14 @@ from ._junit import render_junit
 
 __all__ = ["FORMATS", "replace_file", "write_report"]
 
-FORMATS = (".json", ".xml", ".md", ".html")
+FORMATS = (".json", ".xml", ".md", ".html", ".csv", ".jsonl")
 # Agent output may hold lone surrogates (valid JSON escapes that no encoding can write): they
 # are written as \udXXX text.
 _SURROGATES = "backslashreplace"
 
 
 def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = None) -> None:
-    """Write ``run`` to ``path``: ``.json``, ``.xml`` (JUnit), ``.md`` or ``.html``.
+    """Write ``run`` to ``path``: ``.json .xml`` (JUnit) ``.md .html .csv .jsonl``.
 
     The report is written to a temporary file beside ``path``, flushed to disk, then renamed
     over it: a crash or a full disk leaves the previous report whole, never a truncated one.
@@ -38,6 +38,13 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
     if suffix == ".json":  # streamed: a run of any size
         _replace(target, lambda handle: write_json(run, handle, redact))
         return
+    if suffix in (".csv", ".jsonl"):  # exports, streamed too
+        from ._csv import write_csv
+        from ._jsonl import write_jsonl
+
+        export = write_csv if suffix == ".csv" else write_jsonl
+        _replace(target, lambda handle: export(run, handle, redact))
+        return
     if suffix == ".xml":
         text = render_junit(run).decode()
     elif suffix == ".md":
@@ -49,7 +56,9 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
 
         text = render_html(run)
     else:
-        raise ValueError(f"unknown report format {suffix!r}: use .json, .xml, .md or .html")
+        raise ValueError(
+            f"unknown report format {suffix!r}: use .json, .xml, .md, .html, .csv or .jsonl"
+        )
     if redact:
         # Secrets in a run from the store are gone already; this run may not come from one.
         secrets = set(redact)

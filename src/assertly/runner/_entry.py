@@ -32,6 +32,7 @@ from ._check_process import wanted as check_process_wanted
 from ._matrix import build_matrix
 from ._options import RunOptions, options_dict, parse_shard, restore_options
 from ._plan import refuse_changed_config, refuse_other_filters, shard_plan, verdict_config
+from ._provenance import provenance
 from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm
@@ -262,6 +263,8 @@ def _run_options(
     data["verdict_config"] = verdicts
     # A matrix run's labels, in order (the first is the base); reports and diff read them.
     data["target_labels"] = list(tests.matrix.labels) if tests.matrix is not None else []
+    if not options.resume:  # where the run was made (a resumed run keeps its own)
+        data["provenance"] = provenance(config.directory)
     if tests.whole is not None and not options.resume:  # a resumed run keeps its plan
         data["plan"] = _plan_of(runner, tests.whole, options, verdicts)
     return data

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ class _Part:
     store: str | None = None  # a stored run: what opens its store again (a path or a URL)
     report: dict[str, Any] | None = None  # a JSON report
     plan: Any = None  # what the shard is a part of (`assertly._digests`), as the part says
+    targets: list[str] = field(default_factory=list)  # a matrix run's labels, the base first
 
     def tests(self) -> Iterator[tuple[dict[str, Any], dict[int, dict[str, Any]]]]:
         """Each test's metadata with its trial records, in run order."""
@@ -90,6 +91,8 @@ def _report_meta(test: dict[str, Any]) -> dict[str, Any]:
         pass_threshold=test.get("pass_threshold"),
         input=test.get("input"),
     )
+    if test.get("target") is not None:
+        meta["target"] = test["target"]
     return meta
 
 
@@ -118,6 +121,13 @@ def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]
         "reason": trial.get("reason"),
         "score": test.get("score"),
     }
+
+
+def _labels(part: _Part) -> list[str]:
+    """A part's matrix labels: its plan's (checked by its digest), else what it says."""
+    if isinstance(part.plan, dict) and isinstance(part.plan.get("targets"), list):
+        return [str(label) for label in part.plan["targets"]]
+    return part.targets
 
 
 def _open_part(name: str, store_path: str | None) -> _Part:
@@ -158,6 +168,7 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
         evals=evals,
         store=location,
         plan=options.get("plan"),
+        targets=list(options.get("target_labels") or []),
     )
 
 
@@ -197,6 +208,7 @@ def _report_part(name: str, path: Path) -> _Part:
         ],
         report=data,
         plan=data.get("plan"),
+        targets=[str(label) for label in data.get("targets") or []],
     )
 
 
@@ -417,6 +429,8 @@ def _merge_into(store: RunStore, parts: list[_Part]) -> RunRecord:
         "pass_threshold": threshold,
         "merged_from": [{"source": part.name, "run_id": part.run_id} for part in parts],
         "problems": [],
+        # The shards of one split ran one matrix (its cells are in the test set they share).
+        "target_labels": _labels(parts[0]),
     }
     try:
         store.start_run(run_id, started, options)

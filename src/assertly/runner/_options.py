@@ -44,6 +44,7 @@ class RunOptions:
     backend: str = "local"  # "local", or "ray": calls and judging on a Ray cluster
     ray_address: str | None = None  # None: a local Ray cluster; "auto" or "ray://host:port"
     judge_cache: str | None = None  # rw (default), ro, off or replay
+    name: str | None = None  # --name (or ASSERTLY_RUN_NAME): what the run is called in lists
 
 
 # More parts than any CI fans out to; the number is stored with the run (issue 29: integers

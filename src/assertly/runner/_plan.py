@@ -167,6 +167,8 @@ def shard_plan(
         "sum": total,
         "evals": whole.eval_files,
     }
+    if whole.matrix is not None:  # a matrix run's labels, in order: the merged run's columns
+        plan["targets"] = list(whole.matrix.labels)
     plan["digest"] = plan_digest(plan)
     return plan
 

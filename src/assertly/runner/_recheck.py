@@ -58,6 +58,7 @@ def _recheck_in(store: RunStore, run_id: str, now: datetime | None) -> RunRecord
         threshold = options.pass_threshold or config.pass_threshold
         data = options_dict(options, threshold, problems)
         data["recheck_of"] = source_id
+        data["target_labels"] = list(tests.matrix.labels) if tests.matrix is not None else []
         runner = Runner(options, config, store, store.redact)
         # Judged under the config as it is now: a resume or a merge of this run checks that.
         data["verdict_config"] = verdict_config(config, options)

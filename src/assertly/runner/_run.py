@@ -540,7 +540,8 @@ class Runner:
         self.run_id = run_id
         agents = set(agents)
         # Before the first call: what `validate` refuses in the agents this run uses.
-        for message in agent_warnings(self.config, agents, self.options.target):
+        replaced = self.options.target or self.options.targets or None  # --target replaces all
+        for message in agent_warnings(self.config, agents, replaced):
             self.warn(message, say=True)
         self.listener("start", total if total is not None else len(tests))  # type: ignore[arg-type]
         await self._start_targets(agents)

@@ -14,11 +14,14 @@ from ._queries import (
     PENDING,
     STATUSES,
     Filters,
+    MatrixPage,
+    MatrixRow,
     QueryError,
     RunQueries,
     TestPage,
     check_params,
     page_bounds,
+    targets_disagree,
 )
 from ._read_model import StoredTests, build_run
 from ._sqlite import SQLiteStore
@@ -30,6 +33,8 @@ __all__ = [
     "PENDING",
     "STATUSES",
     "Filters",
+    "MatrixPage",
+    "MatrixRow",
     "PostgresStore",
     "QueryError",
     "RunQueries",
@@ -42,4 +47,5 @@ __all__ = [
     "new_run_id",
     "open_store",
     "page_bounds",
+    "targets_disagree",
 ]

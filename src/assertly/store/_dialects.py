@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["POSTGRES", "SQLITE", "VERDICT_WHEN", "Dialect"]
+__all__ = ["DISAGREE", "POSTGRES", "SQLITE", "VERDICT_WHEN", "Dialect"]
+
+# Whether the cells of one matrix row (a test under each target; its verdicts ``verdict``)
+# disagree: two verdicts differ, a cell with no trial yet (``pending``) left out. The SQL of
+# `targets_disagree` (the Python rule), proved equal by tests/store/test_matrix_queries.py.
+DISAGREE = "COUNT(DISTINCT CASE WHEN verdict <> 'pending' THEN verdict END) > 1"
+# A cell's row: its key without the ``[label]`` of its target (`TestRecord.base_key`).
+_BASE = (
+    "CASE WHEN target IS NULL OR substr(test_key, length(test_key) - length(target) - 1) "
+    "<> '[' || target || ']' THEN test_key "
+    "ELSE substr(test_key, 1, length(test_key) - length(target) - 2) END"
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +32,10 @@ class Dialect:
         suite: A test's suite; tag: whether the test has the tag ``?``; contains: whether a
             text column holds ``?`` (ASCII letters in either case).
         record: A trial's record (``x``) as text, for `contains` (SQLite compresses records).
+        target: A test's target label (a matrix run's; NULL in a run of one target).
+        cells: Each test of a run (``test_key``, ``position``, ``target``, ``verdict``, and
+            ``hit``: 1 when it meets the conditions put in for ``{where}``, else 0).
+            Parameters: as `verdicts`'s, the conditions' between the threshold and the run id.
     """
 
     tie: str
@@ -30,6 +45,8 @@ class Dialect:
     tag: str
     contains: str
     record: str
+    target: str
+    cells: str
 
     def counts_sql(self) -> str:
         """Tests by verdict over the whole run."""
@@ -52,6 +69,59 @@ class Dialect:
             "ORDER BY t.position LIMIT ? OFFSET ?"
         )
 
+    def matrix_rows_sql(self) -> str:
+        """Each cell of a matrix run with its row (``base``), verdict and ``hit``."""
+        return f"SELECT {_BASE} AS base, position, verdict, hit FROM ({self.cells}) c"
+
+    def matrix_page_sql(self, where: str, marks: str, disagree: bool) -> str:
+        """A page of a matrix run's rows, in run order, as the filters keep them.
+
+        A row is kept when one of its cells meets the conditions ``where`` and has a verdict
+        among ``marks`` (any, when empty) and, with ``disagree``, when its verdicts differ.
+
+        Each row: ``base``, its first and last position, how many rows the run has and how
+        many the filters keep. Parameters: the statuses of ``marks``, those of `cells`
+        (``where``'s among them), then limit and offset. With neither statuses nor
+        ``disagree``, no verdict is computed (a third of the time): the parameters are then
+        ``where``'s, the run id, limit and offset.
+        """
+        if marks or disagree:
+            status = f" AND verdict IN ({marks})" if marks else ""
+            keep = f"SUM(CASE WHEN hit = 1{status} THEN 1 ELSE 0 END) > 0"
+            if disagree:
+                keep += f" AND {DISAGREE}"
+            rows = self.matrix_rows_sql().replace("{where}", where)
+        else:
+            keep = "SUM(hit) > 0"
+            rows = (
+                f"SELECT {_BASE} AS base, position, hit FROM (SELECT t.test_key AS test_key, "
+                f"t.position AS position, {self.target} AS target, "
+                f"CASE WHEN 1 = 1 {where} THEN 1 ELSE 0 END AS hit "
+                "FROM tests t WHERE t.run_id = ?) c"
+            )
+        return (
+            "SELECT base, first, last, total, matched FROM ("
+            "SELECT base, first, last, keep, COUNT(*) OVER () AS total, "
+            "SUM(keep) OVER () AS matched FROM ("
+            f"SELECT base, MIN(position) AS first, MAX(position) AS last, "
+            f"CASE WHEN {keep} THEN 1 ELSE 0 END AS keep "
+            f"FROM ({rows}) m GROUP BY base) k) g "
+            "WHERE keep = 1 ORDER BY first LIMIT ? OFFSET ?"
+        )
+
+    def matrix_counts_sql(self) -> tuple[str, str]:
+        """Cells by target and verdict; and how many rows the run has, how many disagree.
+
+        Parameters of each: as `cells`'s, with no conditions.
+        """
+        cells = self.cells.replace("{where}", "")
+        rows = self.matrix_rows_sql().replace("{where}", "")
+        return (
+            f"SELECT target, verdict, COUNT(*) FROM ({cells}) c GROUP BY target, verdict",
+            f"SELECT COUNT(*), COALESCE(SUM(d), 0) FROM (SELECT base, "
+            f"CASE WHEN {DISAGREE} THEN 1 ELSE 0 END AS d FROM ({rows}) m GROUP BY base) g",
+        )
+
     def where(self, suite: str, tag: str, q: str) -> tuple[str, list[str]]:
         """SQL conditions on ``tests t`` (each starting with AND) and their parameters.
 
@@ -60,22 +130,32 @@ class Dialect:
         return _where_of(self, suite, tag, q)
 
 
+_SQLITE_VERDICT = (
+    "CASE WHEN ? AND COUNT(r.trial) = 0 THEN 'pending' "
+    "ELSE assertly_status("
+    "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
+    "COALESCE(SUM(r.status = 'error'), 0), COALESCE(SUM(r.status = 'skipped'), 0), "
+    "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) END AS verdict"
+)
+_TRIALS_JOIN = (
+    "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
+    "WHERE t.run_id = ?"
+)
 SQLITE = Dialect(
     tie="rowid",
-    verdicts=(
-        "SELECT t.test_key AS test_key, CASE WHEN ? AND COUNT(r.trial) = 0 THEN 'pending' "
-        "ELSE assertly_status("
-        "COALESCE(SUM(r.status = 'passed'), 0), COALESCE(SUM(r.status = 'failed'), 0), "
-        "COALESCE(SUM(r.status = 'error'), 0), COALESCE(SUM(r.status = 'skipped'), 0), "
-        "COALESCE(json_extract(t.meta, '$.pass_threshold'), ?)) END AS verdict "
-        "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
-        "WHERE t.run_id = ?"
-    ),
+    verdicts=f"SELECT t.test_key AS test_key, {_SQLITE_VERDICT} {_TRIALS_JOIN}",
     nested=False,
     suite="json_extract(t.meta, '$.suite')",
     tag="EXISTS (SELECT 1 FROM json_each(t.meta, '$.tags') WHERE value = ?)",
     contains="instr(lower({column}), ?) > 0",
     record="assertly_text(x.record)",
+    target="json_extract(t.meta, '$.target')",
+    cells=(
+        "SELECT t.test_key AS test_key, t.position AS position, "
+        f"json_extract(t.meta, '$.target') AS target, {_SQLITE_VERDICT}, "
+        "CASE WHEN 1 = 1 {where} THEN 1 ELSE 0 END AS hit "
+        f"{_TRIALS_JOIN} GROUP BY t.position"
+    ),
 )
 # The verdict rule (`status_of_counts`, the one source) as the WHEN branches of an SQL CASE
 # over a test's trial counts p, f, e, s (passed, failed, error, skipped) and its pass
@@ -88,20 +168,23 @@ VERDICT_WHEN = (
     "OR (thr NOT IN ('any', 'majority') AND p = p + f + e) THEN 'passed' "
     "WHEN f > 0 THEN 'failed' ELSE 'error'"
 )
+_PG_COUNTS = (
+    "COUNT(r.trial) AS n, "
+    "SUM(CASE WHEN r.status = 'passed' THEN 1 ELSE 0 END) AS p, "
+    "SUM(CASE WHEN r.status = 'failed' THEN 1 ELSE 0 END) AS f, "
+    "SUM(CASE WHEN r.status = 'error' THEN 1 ELSE 0 END) AS e, "
+    "SUM(CASE WHEN r.status = 'skipped' THEN 1 ELSE 0 END) AS s, "
+    "COALESCE(t.pass_threshold, ?) AS thr"
+)
+_PG_VERDICT = f"CASE WHEN ? AND n = 0 THEN 'pending' {VERDICT_WHEN} END AS verdict"
+_PG_TARGET = "(t.meta::json ->> 'target')"
 POSTGRES = Dialect(
     tie="seq",
     # The verdict as `status_of_counts` gives it, from the test's counts (c).
     verdicts=(
-        f"SELECT test_key, position, CASE WHEN ? AND n = 0 THEN 'pending' {VERDICT_WHEN} "
-        "END AS verdict FROM ("
-        "SELECT t.test_key AS test_key, t.position AS position, COUNT(r.trial) AS n, "
-        "SUM(CASE WHEN r.status = 'passed' THEN 1 ELSE 0 END) AS p, "
-        "SUM(CASE WHEN r.status = 'failed' THEN 1 ELSE 0 END) AS f, "
-        "SUM(CASE WHEN r.status = 'error' THEN 1 ELSE 0 END) AS e, "
-        "SUM(CASE WHEN r.status = 'skipped' THEN 1 ELSE 0 END) AS s, "
-        "COALESCE(t.pass_threshold, ?) AS thr "
-        "FROM tests t LEFT JOIN trials r ON r.run_id = t.run_id AND r.test_key = t.test_key "
-        "WHERE t.run_id = ? {where} GROUP BY t.position, t.test_key, t.pass_threshold) c"
+        f"SELECT test_key, position, {_PG_VERDICT} FROM ("
+        f"SELECT t.test_key AS test_key, t.position AS position, {_PG_COUNTS} "
+        f"{_TRIALS_JOIN} {{where}} GROUP BY t.position, t.test_key, t.pass_threshold) c"
     ),
     nested=True,
     # json, not jsonb: jsonb refuses the \u0000 an agent may answer.
@@ -110,6 +193,14 @@ POSTGRES = Dialect(
     "WHERE g.v = ?)",
     contains="strpos(lower({column}), ?) > 0",
     record="x.record",
+    target=_PG_TARGET,
+    # Grouped by the primary key, so the test's other columns may be read (hit, target).
+    cells=(
+        f"SELECT test_key, position, target, hit, {_PG_VERDICT} FROM ("
+        f"SELECT t.test_key AS test_key, t.position AS position, {_PG_TARGET} AS target, "
+        f"{_PG_COUNTS}, CASE WHEN 1 = 1 {{where}} THEN 1 ELSE 0 END AS hit "
+        f"{_TRIALS_JOIN} GROUP BY t.run_id, t.test_key) c"
+    ),
 )
 
 

@@ -10,6 +10,11 @@ page of a million-test run never reads the whole run. On PostgreSQL the same que
 store's columns (pass threshold) and a ``CASE`` for the verdict; the SQL differences are the
 `Dialect`'s (`_dialects`, each store kind's ``dialect``).
 
+A matrix run (several targets) is shown by rows, one per test across its targets: a page of it
+is a page of rows (`matrix_page`), each with its cells, and its filters keep a row when one of
+its cells meets them (and, with ``disagree``, when its cells' verdicts differ,
+`targets_disagree`). Rows group a run's cells in SQL, so each such page reads the whole run.
+
 The run's totals (``summary``) do read every test; on a big run that takes seconds, so the
 viewer gets them from its `SummaryCache`, which counts them once per finished run.
 """
@@ -19,19 +24,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from .._exceptions import StoreError
 from .._records import PassThreshold, TestRecord
 from ._base import RunStore, open_store
+from ._dialects import Dialect
 from ._read_model import _test_record, eval_records
 
 __all__ = [
     "DEFAULT_LIMIT",
     "FILTER_STATUSES",
     "MAX_LIMIT",
+    "MatrixPage",
+    "MatrixRow",
     "PENDING",
     "STATUSES",
     "Filters",
@@ -40,6 +48,7 @@ __all__ = [
     "TestPage",
     "check_params",
     "page_bounds",
+    "targets_disagree",
 ]
 
 STATUSES = ("passed", "failed", "error", "skipped")
@@ -58,13 +67,15 @@ class QueryError(ValueError):
 class Filters:
     """What a run page shows.
 
-    Tests with one of ``statuses``, in ``suite``, tagged ``tag``, containing ``q``.
+    Tests with one of ``statuses``, in ``suite``, tagged ``tag``, containing ``q``; in a
+    matrix run, with ``disagree``, only the tests whose verdict differs across targets.
     """
 
     statuses: tuple[str, ...] = ()
     suite: str = ""
     tag: str = ""
     q: str = ""
+    disagree: bool = False
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> Filters:
@@ -79,17 +90,21 @@ class Filters:
                 )
             if item not in statuses:
                 statuses.append(item)
+        disagree = query.get("disagree", "").strip().lower()
+        if disagree not in _YES + _NO:
+            raise QueryError(f"disagree={disagree[:30]!r}: write disagree=1 (or leave it out)")
         return cls(
             tuple(statuses),
             query.get("suite", "").strip(),
             query.get("tag", "").strip(),
             query.get("q", "").strip(),
+            disagree in _YES,
         )
 
     @property
     def active(self) -> bool:
         """Whether anything is filtered out."""
-        return bool(self.statuses or self.suite or self.tag or self.q)
+        return bool(self.statuses or self.suite or self.tag or self.q or self.disagree)
 
     def params(self) -> dict[str, str]:
         """The URL parameters that give these filters (empty ones left out)."""
@@ -98,8 +113,21 @@ class Filters:
             "suite": self.suite,
             "tag": self.tag,
             "q": self.q,
+            "disagree": "1" if self.disagree else "",
         }
         return {name: value for name, value in found.items() if value}
+
+
+_YES = ("1", "true", "yes", "on")
+_NO = ("", "0", "false", "no", "off")
+
+
+def targets_disagree(verdicts: list[str]) -> bool:
+    """Whether a test's verdicts across targets differ (one not yet judged left out).
+
+    The rule of the filter ``disagree``; its SQL is `DISAGREE` (``_dialects``).
+    """
+    return len({verdict for verdict in verdicts if verdict != PENDING}) > 1
 
 
 def check_params(query: Mapping[str, str], allowed: tuple[str, ...]) -> None:
@@ -167,6 +195,37 @@ class TestPage:
             "matched": self.matched,
             "next_offset": self.next_offset,
         }
+
+
+@dataclass(slots=True)
+class MatrixRow:
+    """One test of a matrix run across its targets.
+
+    Attributes:
+        key: The test's key without a target (`TestRecord.base_key`).
+        cells: Its record under each target that ran it, by label.
+        disagree: Whether its verdicts differ across targets (`targets_disagree`).
+    """
+
+    key: str
+    cells: dict[str, TestRecord]
+    disagree: bool
+
+
+@dataclass(slots=True)
+class MatrixPage(TestPage):
+    """One page of a matrix run, by rows (a row: a test across its targets).
+
+    ``offset``, ``limit``, ``total`` and ``matched`` count rows; ``tests`` holds every cell
+    of the page's rows, in run order.
+    """
+
+    targets: list[str] = field(default_factory=list)
+    rows: list[MatrixRow] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``page`` object of ``GET /api/runs/{run_id}``; it counts rows."""
+        return {**super(MatrixPage, self).to_dict(), "unit": "rows"}
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9._~-]{1,200}")
@@ -252,8 +311,11 @@ class RunQueries:
             info = store.run_info(run_id)
             options = info.get("options") or {}
             evals = eval_records(store.evals(run_id))
+            labels = options.get("target_labels") or []
             return {
                 "run_id": run_id,
+                # A matrix run's target labels, in order (empty: a run of one target).
+                "targets": [str(label) for label in labels] if isinstance(labels, list) else [],
                 "started_at": info["started_at"],
                 "finished_at": info["finished_at"],
                 "duration_ms": info["duration_ms"] or 0.0,
@@ -351,6 +413,108 @@ class RunQueries:
             )
 
         return cast(TestPage, self._query(work))
+
+    def matrix_counts(self, run_id: str, threshold: str, running: bool) -> dict[str, Any]:
+        """A matrix run's totals, read from every test.
+
+        ``by_target`` (label: verdict: count, as `status_counts`), ``rows`` (tests across
+        targets) and ``disagree`` (rows whose verdicts differ).
+        """
+
+        def work(_store: RunStore, db: Any) -> dict[str, Any]:
+            cells_sql, rows_sql = self.sql.matrix_counts_sql()
+            args = (running, threshold, run_id)
+            by_target: dict[str, dict[str, int]] = {}
+            for label, status, count in db.execute(cells_sql, args):
+                counts = by_target.setdefault(
+                    str(label), dict.fromkeys(FILTER_STATUSES if running else STATUSES, 0)
+                )
+                counts[status] += int(count)
+            rows, disagree = db.execute(rows_sql, args).fetchone()
+            return {"by_target": by_target, "rows": int(rows), "disagree": int(disagree)}
+
+        return cast(dict[str, Any], self._query(work))
+
+    def matrix_page(
+        self,
+        run_id: str,
+        threshold: str,
+        targets: list[str],
+        filters: Filters,
+        offset: int,
+        limit: int,
+        *,
+        running: bool = False,
+    ) -> MatrixPage:
+        """A page of a matrix run's rows (tests across ``targets``), in run order.
+
+        A row is kept when one of its cells meets the filters' status, suite, tag and text
+        (all of them), and, with ``filters.disagree``, when its cells' verdicts differ.
+        """
+
+        def work(store: RunStore, db: Any) -> MatrixPage:
+            where, params = self.sql.where(filters.suite, filters.tag, filters.q)
+            marks = ", ".join("?" for _ in filters.statuses)
+            sql = self.sql.matrix_page_sql(where, marks, filters.disagree)
+            head: list[Any] = [*params, run_id]
+            if filters.statuses or filters.disagree:  # the cells' verdicts are needed
+                head = [*filters.statuses, running, threshold, *head]
+            found = db.execute(sql, [*head, limit + 1, offset]).fetchall()
+            if not found and offset:  # past the end: the counts still say what there is
+                sizes = db.execute(sql, [*head, 1, 0]).fetchall()
+                total, matched = (sizes[0][3], sizes[0][4]) if sizes else (None, 0)
+            else:
+                total, matched = (found[0][3], found[0][4]) if found else (None, 0)
+            if total is None:
+                total = self.matrix_counts(run_id, threshold, running)["rows"]
+            more = len(found) > limit
+            found = found[:limit]
+            keys = _cell_keys(self.sql, db, run_id, [(row[0], row[1], row[2]) for row in found])
+            tests, unjudged = _records(store, db, run_id, keys, threshold)
+            pending = unjudged if running else set()
+            by_row: dict[str, dict[str, TestRecord]] = {row[0]: {} for row in found}
+            for test in tests:
+                by_row[test.base_key][test.target or ""] = test
+            rows = []
+            for base, *_ in found:
+                cells = by_row[base]
+                verdicts = [PENDING if t.key in pending else t.status for t in cells.values()]
+                rows.append(MatrixRow(base, cells, targets_disagree(verdicts)))
+            return MatrixPage(
+                tests=tests,
+                pending=pending,
+                offset=offset,
+                limit=limit,
+                total=int(total),
+                matched=int(matched or 0),
+                next_offset=offset + limit if more else None,
+                targets=list(targets),
+                rows=rows,
+            )
+
+        return cast(MatrixPage, self._query(work))
+
+
+def _cell_keys(sql: Dialect, db: Any, run_id: str, rows: list[tuple[str, int, int]]) -> list[str]:
+    """The keys of the cells of ``rows`` (base key, first and last position), in run order.
+
+    A row's cells are consecutive in run order, so the page's span holds them (with those of
+    rows filtered out in between, left out here).
+    """
+    if not rows:
+        return []
+    wanted = {base for base, _, _ in rows}
+    found = db.execute(
+        f"SELECT t.test_key, {sql.target} FROM tests t WHERE t.run_id = ? "
+        "AND t.position BETWEEN ? AND ? ORDER BY t.position",
+        (run_id, min(row[1] for row in rows), max(row[2] for row in rows)),
+    )
+    return [key for key, target in found if _base_of(key, target) in wanted]
+
+
+def _base_of(key: str, target: str | None) -> str:
+    """A cell's row, as the SQL of `Dialect.matrix_rows_sql` gives it."""
+    return key if target is None else key.removesuffix(f"[{target}]")
 
 
 def _records(

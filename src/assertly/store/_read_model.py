@@ -191,6 +191,8 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         plan=options.get("plan"),
         judge=store.judge_spend(run_id),
         targets=list(options.get("target_labels") or []),
+        name=options.get("name"),
+        provenance=options.get("provenance"),
     )
 
 

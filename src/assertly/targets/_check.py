@@ -49,6 +49,16 @@ def check_agents(config: Any, only: Iterable[str] | None = None) -> tuple[list[P
             problems.append(
                 Problem(at, f"agents.{name}: ${{{variable}}} is not set in the environment")
             )
+    for agent, targets in getattr(config, "matrix", {}).items():
+        if wanted is not None and agent not in wanted:
+            continue
+        for label, spec in targets.items():
+            if isinstance(spec, str) and spec in config.agents:
+                continue  # an agent of agents:, checked above
+            reason = _spec_problem(spec)
+            if reason is not None:
+                at = where(("matrix", agent, label))
+                problems.append(Problem(at, f"matrix.{agent}.{label}: {reason}"))
     if wanted is not None:
         return problems, warnings
     judge = getattr(config, "judge", None)

@@ -1,8 +1,9 @@
 """``assertly view --export DIR``: the viewer's pages and JSON as static files.
 
 For CI artifacts: any static file server (or a browser opening the files) shows the runs list,
-each run (its tests in pages of `STATIC_PAGE`, filtered in the page by ``viewer.js`` from the
-URL's parameters), and each run compared with the one before it. The JSON sits beside them:
+each run (its tests in pages of `STATIC_PAGE`, a matrix run's rows with its matrix; filtered in
+the page by ``viewer.js`` from the URL's parameters), and each run compared with the one
+before it. The JSON sits beside them:
 ``api/runs.json``, ``api/runs/RUN.json`` (every test), ``api/diff/BASE..CANDIDATE.json``.
 """
 
@@ -51,7 +52,8 @@ def export_site(
     for run in listed:
         run_id = run["run_id"]
         stem = file_name(run_id)
-        for offset in _offsets(run["tests"]):
+        # A matrix run's pages count its rows (tests across targets), each with its cells.
+        for offset in _offsets(site.run_size(run_id)):
             query = {"offset": str(offset), "limit": str(STATIC_PAGE)}
             page = offset // STATIC_PAGE + 1
             suffix = "" if page == 1 else f"-p{page}"

@@ -7,6 +7,7 @@ markup. The pages carry no inline script or style (the CSP forbids both); one sm
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -32,9 +33,9 @@ from ..reports._analysis import (
     value_text,
     where,
 )
-from ..store import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, TestPage
+from ..store import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, MatrixPage, TestPage
 
-__all__ = ["CSP", "Links", "render"]
+__all__ = ["CSP", "Links", "cell_anchor", "matrix_context", "render"]
 
 # Sent as a header by the server and repeated in each page (exported pages have no server).
 CSP = (
@@ -219,6 +220,66 @@ def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
         "multi_trial": len(test.trials) > 1,
         "search": " ".join([test.key, test.name, test.id, test.file]).lower(),
         "pending": pending,
+        # A matrix run's cell: the id its matrix cell links to, and its row.
+        "anchor": None if test.target is None else cell_anchor(test.key),
+        "row": None if test.target is None else cell_anchor(test.base_key),
+    }
+
+
+def cell_anchor(key: str) -> str:
+    """The HTML id of a test (a matrix cell) or a row, from its key.
+
+    Letters and digits only, whatever the key holds; the same on every page that shows it.
+    """
+    return "t-" + hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+# What a matrix cell shows of a verdict (the console's and Markdown's symbols).
+SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "\u2013", PENDING: "…"}
+
+
+def matrix_context(
+    page: MatrixPage, by_target: dict[str, Any] | None, matrix: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What ``run.html.j2`` shows of a matrix run: per-target totals and the page's rows.
+
+    Args:
+        page: The page of rows.
+        by_target: Each target's totals (None while a big run is counted).
+        matrix: The run's matrix totals (``disagree``: rows whose verdicts differ).
+    """
+    rows = []
+    for row in page.rows:
+        first = next(iter(row.cells.values()))
+        cells = []
+        for target in page.targets:
+            test = row.cells.get(target)
+            if test is None:
+                cells.append({"target": target, "status": "missing", "symbol": "·", "href": None})
+                continue
+            status = PENDING if test.key in page.pending else test.status
+            href = "#" + cell_anchor(test.key)
+            cells.append(
+                {"target": target, "status": status, "symbol": SYMBOLS[status], "href": href}
+            )
+        rows.append(
+            {
+                "key": row.key,
+                "anchor": cell_anchor(row.key),
+                "suite": first.suite,
+                "label": label(first),
+                "where": where(first),
+                "disagree": row.disagree,
+                "cells": cells,
+            }
+        )
+    return {
+        "targets": page.targets,
+        "by_target": None
+        if by_target is None
+        else [{"target": target, "s": by_target[target]} for target in page.targets],
+        "disagree": None if matrix is None else matrix["disagree"],
+        "rows": rows,
     }
 
 
@@ -251,6 +312,7 @@ def run_context(
         "previous": previous,
         "live": info["finished_at"] is None or summary is None,
         "suites": sorted({test.suite for test in page.tests}),
+        "matrix": None,
     }
 
 

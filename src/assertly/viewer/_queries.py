@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._exceptions import StoreError
-from ..store import PENDING, RunQueries
+from ..store import PENDING, STATUSES, RunQueries
 
-__all__ = ["COUNT_NOW", "SummaryCache", "summary_of"]
+__all__ = ["COUNT_NOW", "SummaryCache", "by_target_of", "summary_of"]
 
 # A run with at most this many tests has its totals counted while a page waits (~0.1 s); a
 # bigger one is counted in the background and its page shows the totals when they are ready.
@@ -41,6 +41,7 @@ class SummaryCache:
     fresh_s: float = 2.0
     background: bool = True
     _done: dict[str, tuple[dict[str, int], bool, float]] = field(default_factory=dict)
+    _matrix: dict[str, dict[str, Any]] = field(default_factory=dict)
     _counting: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _queue: queue.SimpleQueue[dict[str, Any]] = field(default_factory=queue.SimpleQueue)
@@ -71,6 +72,16 @@ class SummaryCache:
                 return found[0] if found else None
         return self._count(info)
 
+    def matrix(self, info: dict[str, Any]) -> dict[str, Any] | None:
+        """A matrix run's totals (`RunQueries.matrix_counts`), counted with `get`'s.
+
+        None in a run of one target, and while a big run is being counted.
+        """
+        if not info["targets"] or self.get(info) is None:
+            return None
+        with self._lock:
+            return self._matrix.get(info["run_id"])
+
     def _work(self) -> None:
         while True:
             info = self._queue.get()
@@ -83,7 +94,12 @@ class SummaryCache:
         try:
             running = info["finished_at"] is None
             counts = self.queries.status_counts(run_id, info["threshold"], running)
+            matrix = None
+            if info["targets"]:
+                matrix = self.queries.matrix_counts(run_id, info["threshold"], running)
             with self._lock:
+                if matrix is not None:
+                    self._matrix[run_id] = matrix
                 self._done[run_id] = (counts, info["finished_at"] is not None, time.monotonic())
             return counts
         finally:
@@ -113,3 +129,28 @@ def summary_of(counts: dict[str, int] | None, duration_ms: float) -> dict[str, A
     if PENDING in counts:
         summary[PENDING] = counts[PENDING]
     return summary
+
+
+def by_target_of(matrix: dict[str, Any] | None, targets: list[str]) -> dict[str, Any] | None:
+    """``summary.by_target`` of a matrix run: each target's totals, in the run's order.
+
+    Each as `summary_of`'s (without the run's duration), with the Wilson 95% interval of its
+    pass rate (``pass_rate_ci95``, [low, high]; None while none of its tests is judged).
+    """
+    from ..compare import wilson_interval
+
+    if matrix is None:
+        return None
+    found: dict[str, Any] = {}
+    for label in targets:
+        counts = matrix["by_target"].get(label) or dict.fromkeys(STATUSES, 0)
+        summary = summary_of(counts, 0.0)
+        assert summary is not None
+        del summary["duration_ms"]
+        judged = summary["passed"] + summary["failed"] + summary["errored"]
+        # Nothing judged yet: no interval (rather than the uninformative [0, 1]).
+        found[label] = {
+            **summary,
+            "pass_rate_ci95": list(wilson_interval(summary["passed"], judged)) if judged else None,
+        }
+    return found

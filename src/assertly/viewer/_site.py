@@ -15,16 +15,49 @@ from typing import Any
 from .._json import report_json_bytes
 from .._records import TestRecord
 from .._terminal import inert_json
-from ..store import PENDING, Filters, QueryError, RunQueries, check_params, page_bounds
-from ._pages import Links, render, run_context, sparkline
-from ._queries import SummaryCache, summary_of
+from ..store import (
+    PENDING,
+    Filters,
+    MatrixPage,
+    MatrixRow,
+    QueryError,
+    RunQueries,
+    check_params,
+    page_bounds,
+)
+from ._pages import Links, matrix_context, render, run_context, sparkline
+from ._queries import SummaryCache, by_target_of, summary_of
 
 __all__ = ["Site"]
 
 RUNS_PAGE = 50  # runs per page of the list
 PAGING = ("offset", "limit")
-RUN_PARAMS = ("status", "suite", "tag", "q", *PAGING)
+RUN_PARAMS = ("status", "suite", "tag", "q", "disagree", *PAGING)
 DIFF_PARAMS = ("base", "candidate")
+
+
+def _row_dict(row: MatrixRow, page: MatrixPage) -> dict[str, Any]:
+    """A row of the ``matrix`` of ``GET /api/runs/{run_id}``: a test across the targets."""
+    first = next(iter(row.cells.values()))
+    return {
+        "key": row.key,
+        "id": first.id,
+        "name": first.name,
+        "suite": first.suite,
+        "disagree": row.disagree,
+        # Each target's cell (None where the run has none: a shard, a run cut short).
+        "cells": {
+            label: None
+            if label not in row.cells
+            else {
+                "key": row.cells[label].key,
+                "status": PENDING
+                if row.cells[label].key in page.pending
+                else row.cells[label].status,
+            }
+            for label in page.targets
+        },
+    }
 
 
 def _test_dict(test: TestRecord, pending: set[str]) -> dict[str, Any]:
@@ -75,6 +108,8 @@ class Site:
                     "summary": summary_of(self.summaries.get(info), info["duration_ms"]),
                     "tests": info["tests"],
                     "duration_ms": info["duration_ms"],
+                    # A matrix run's target labels (a run of one target has none here).
+                    **({"targets": info["targets"]} if info["targets"] else {}),
                 }
             )
         # The run before each one (for "compare with the previous run").
@@ -102,6 +137,24 @@ class Site:
         filters = Filters.parse(dict(query))
         offset, limit = page_bounds(dict(query))
         running = info["finished_at"] is None
+        if info["targets"]:
+            rows = self.queries.matrix_page(
+                run_id, info["threshold"], info["targets"], filters, offset, limit, running=running
+            )
+            counts = self.summaries.get(info)
+            matrix = self.summaries.matrix(info)
+            return {
+                "info": info,
+                "page": rows,
+                "filters": filters,
+                "counts": counts,
+                "matrix": matrix,
+            }
+        if filters.disagree:
+            raise QueryError(
+                f"disagree: run {run_id} has one target, so nothing to compare; "
+                "it filters a run of several targets (run --target A=SPEC --target B=SPEC)"
+            )
         page = self.queries.page(
             run_id, info["threshold"], filters, offset, limit, total=info["tests"], running=running
         )
@@ -112,17 +165,28 @@ class Site:
             and not (filters.suite or filters.tag or filters.q)
         ):
             page.matched = sum(counts.get(status, 0) for status in filters.statuses)
-        return {"info": info, "page": page, "filters": filters, "counts": counts}
+        return {"info": info, "page": page, "filters": filters, "counts": counts, "matrix": None}
+
+    def run_size(self, run_id: str) -> int:
+        """What a run's pages count: its rows in a matrix run, else its tests."""
+        info = self.queries.run_info(run_id)
+        matrix = self.summaries.matrix(info) if info["targets"] else None
+        if matrix is not None:
+            return int(matrix["rows"])
+        if info["targets"]:  # counted in the background: ask the store now
+            return int(self.queries.matrix_counts(run_id, info["threshold"], False)["rows"])
+        return int(info["tests"])
 
     def run_json(self, name: str, query: Mapping[str, str]) -> bytes:
         """``GET /api/runs/{run_id}``: the JSON report's shape, one page of its tests."""
         found = self._run(name, query)
         info, page = found["info"], found["page"]
-        data = {
+        summary = summary_of(found["counts"], info["duration_ms"])
+        data: dict[str, Any] = {
             "run_id": info["run_id"],
             "started_at": info["started_at"],
             "finished_at": info["finished_at"],
-            "summary": summary_of(found["counts"], info["duration_ms"]),
+            "summary": summary,
             "tests": [_test_dict(test, page.pending) for test in page.tests],
             "evals": [suite.to_dict() for suite in info["evals"]],
             "problems": info["problems"],
@@ -130,6 +194,16 @@ class Site:
             "page": page.to_dict(),
             "filters": found["filters"].params(),
         }
+        if isinstance(page, MatrixPage):
+            matrix = found["matrix"]
+            data = {"run_id": data.pop("run_id"), "targets": info["targets"], **data}
+            if summary is not None:
+                summary["by_target"] = by_target_of(matrix, info["targets"])
+            data["matrix"] = {
+                "targets": page.targets,
+                "disagree": None if matrix is None else matrix["disagree"],
+                "rows": [_row_dict(row, page) for row in page.rows],
+            }
         return inert_json(report_json_bytes(data))
 
     def progress_json(self, name: str, query: Mapping[str, str]) -> bytes:
@@ -209,6 +283,11 @@ class Site:
             links,
             previous,
         )
+        if isinstance(found["page"], MatrixPage):
+            matrix = found["matrix"]
+            context["matrix"] = matrix_context(
+                found["page"], by_target_of(matrix, info["targets"]), matrix
+            )
         return render("run.html.j2", links, **context)
 
     def compare_page(self, query: Mapping[str, str], links: Links, api: str) -> str:
