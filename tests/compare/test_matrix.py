@@ -113,16 +113,20 @@ def test_comparisons_pair_tests_judged_under_both_targets() -> None:
         1,
         0,
     )
-    # Disagree: judged statuses differ (failed against error counts; a skip does not).
+    # Disagree: final statuses differ (failed against error, skipped against passed count).
     assert [row.id for row in view.disagreements] == ["reg1", "reg2", "fix", "bad", "skip"]
     skip = view.rows[-1]
     assert skip.statuses == {"base": "passed", "cand": "skipped", "other": "failed"}
 
 
-def test_a_skip_beside_one_verdict_is_no_disagreement() -> None:
-    view = matrix_view(run_of([cell("a", "x", "passed"), cell("a", "y", "skipped")], ["x", "y"]))
+def test_a_skip_beside_a_pass_is_a_disagreement_as_in_the_viewer() -> None:
+    cells = [cell("a", "x", "passed"), cell("a", "y", "skipped")]
+    cells += [cell("b", "x", "skipped"), cell("b", "y", "skipped")]
+    cells += [cell("c", "x", "failed")]  # not run under y (a shard): nothing to disagree with
+    view = matrix_view(run_of(cells, ["x", "y"]))
     assert view is not None
-    assert view.disagreements == []
+    assert [row.id for row in view.disagreements] == ["a"]
+    assert view.comparison()[0]["paired"] == 0  # a skip pairs with nothing
 
 
 def test_rows_keep_run_order_and_labels_missing_from_the_run_are_added() -> None:

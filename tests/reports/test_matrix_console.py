@@ -11,7 +11,7 @@ from assertly._records import RunRecord, TrialRecord
 from assertly._records import TestRecord as Cell
 from assertly.compare._matrix import matrix_view
 from assertly.reports import ConsoleReporter
-from assertly.reports._analysis import MATRIX_LISTED
+from assertly.reports._analysis import MATRIX_LISTED, NONE
 from assertly.reports._console_matrix import LISTED_DISAGREEMENTS, MATRIX_ROWS, matrix_lines
 from assertly.reports._markdown import render_markdown
 
@@ -44,11 +44,15 @@ def test_up_to_the_row_limit_the_matrix_is_printed() -> None:
 def test_beyond_the_row_limit_the_disagreements_are_listed() -> None:
     rows = [(f"t{n}", "passed", "passed") for n in range(MATRIX_ROWS)]
     rows.append(("odd", "passed", "error"))
-    rows.append(("skip", "passed", "skipped"))  # a skip beside one verdict: no disagreement
+    rows.append(("skip", "passed", "skipped"))  # a different verdict: a disagreement
     lines = lines_of(run_of(rows))
     assert not any(line.startswith("    s::t0") for line in lines)
-    assert lines[:2] == [f"targets disagree on 1 of {MATRIX_ROWS + 2} tests:", "  s::odd  a ✓  b !"]
-    assert lines[2].startswith("a: 42 of 42 judged passed")
+    assert lines[:3] == [
+        f"targets disagree on 2 of {MATRIX_ROWS + 2} tests:",
+        "  s::odd  a ✓  b !",
+        f"  s::skip  a ✓  b {NONE}",
+    ]
+    assert lines[3].startswith("a: 42 of 42 judged passed")
 
 
 def test_many_disagreements_are_cut_with_a_count() -> None:
@@ -72,7 +76,7 @@ def test_a_stream_without_unicode_gets_ascii_marks() -> None:
         run_of([("one", "passed", "failed"), ("two", "error", "skipped")]), encoding="ascii"
     )
     assert lines[0] == "matrix (v passed, x failed, ! error, - skipped; * targets disagree)"
-    assert lines[2:4] == ["  * s::one  v  x", "    s::two  !  -"]
+    assert lines[2:4] == ["  * s::one  v  x", "  * s::two  !  -"]
 
 
 def test_long_and_wide_names_are_cut_to_fit() -> None:

@@ -17,9 +17,11 @@ Definitions (docs/decisions.md, "Matrix reports"):
 * *paired*: a test judged under both targets of a comparison;
 * *regressed*: paired, passed under the base, failed or error under the candidate; *fixed*:
   the reverse (failed and error are both "not passing", as in `compare_runs`);
-* *disagree*: among the targets that judged the test, the statuses are not all the same
-  (skipped cells and targets a test did not run under are left out: they say nothing about
-  the target; failed against error is a disagreement, although neither counts as a fix).
+* *disagree*: the test's final statuses under the targets it ran under are not all the same
+  (`store.targets_disagree`, the rule of the viewer's "targets disagree" filter, so every view
+  counts the same tests): failed against error and skipped against passed are disagreements
+  (different verdicts), although neither counts as a regression or a fix; a target the test
+  did not run under (a shard, a filtered run) is left out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._records import RunRecord, Status, TestRecord
+from ..store import targets_disagree
 from ._stats import mcnemar_exact, wilson_interval
 
 __all__ = [
@@ -222,8 +225,8 @@ class MatrixRow:
 
     @property
     def disagree(self) -> bool:
-        """The targets that judged the test (skips left out) gave different statuses."""
-        return len({status for status in self.statuses.values() if status in _JUDGED}) > 1
+        """The targets gave the test different final statuses (`targets_disagree`)."""
+        return targets_disagree(list(self.statuses.values()))
 
 
 @dataclass(slots=True)
