@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -24,9 +24,13 @@ from .._records import (
     report_output,
 )
 
+if TYPE_CHECKING:  # imported when a run has targets: a run of one pays nothing for them
+    from ..compare._matrix import MatrixBuilder, MatrixRow, MatrixView
+
 __all__ = [
     "AssertionRow",
     "Failure",
+    "MatrixData",
     "OutputView",
     "ReportData",
     "SuiteRow",
@@ -59,6 +63,9 @@ LISTED_PASSED = 200
 DETAILED_NOT_PASSED = 200
 # Distinct outputs shown per test (trials that answered alike share one).
 SHOWN_OUTPUTS = 3
+# Rows of a matrix run's table (tests by targets); beyond, the table shows only the tests
+# where the targets disagree (at most as many), and says how many it leaves out.
+MATRIX_LISTED = 200
 
 
 # -- analysis -------------------------------------------------------------------------
@@ -293,8 +300,12 @@ def eval_case_failures(case: EvalCaseRecord) -> list[Failure]:
 
 
 def label(test: TestRecord) -> str:
-    """How a test is named in reports: its name, with the id when they differ."""
-    return test.id if not test.name or test.name == test.id else f"{test.name} ({test.id})"
+    """How a test is named in reports: its name, with the id when they differ.
+
+    In a matrix run, with the target it ran against: ``two [cand]``.
+    """
+    name = test.id if not test.name or test.name == test.id else f"{test.name} ({test.id})"
+    return name if test.target is None else f"{name} [{test.target}]"
 
 
 def where(test: TestRecord) -> str:
@@ -336,6 +347,29 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 @dataclass(slots=True)
+class MatrixData:
+    """A matrix run's targets as the Markdown and HTML reports show them."""
+
+    view: MatrixView
+    rows: list[MatrixRow]  # the rows the table shows
+    only_disagreements: bool  # the run had more than MATRIX_LISTED tests
+    disagreements: int
+
+    @classmethod
+    def of(cls, view: MatrixView) -> MatrixData:
+        """The table's rows: every test up to `MATRIX_LISTED`, else the disagreements."""
+        disagreeing = view.disagreements
+        if len(view.rows) <= MATRIX_LISTED:
+            return cls(view, view.rows, False, len(disagreeing))
+        return cls(view, disagreeing[:MATRIX_LISTED], True, len(disagreeing))
+
+    @property
+    def left_out(self) -> int:
+        """Tests the table does not show."""
+        return len(self.view.rows) - len(self.rows)
+
+
+@dataclass(slots=True)
 class ReportData:
     """What both human-readable reports show, computed once from a run."""
 
@@ -356,6 +390,7 @@ class ReportData:
     cost_usd: float | None = None  # over the calls that reported a cost
     costed_calls: int = 0
     models: dict[str, int] = field(default_factory=dict)  # calls per reported model
+    matrix: MatrixData | None = None  # a matrix run's targets side by side
 
     def latency(self, q: float) -> float | None:
         """A percentile of step latency (q in 0..1)."""
@@ -382,7 +417,14 @@ class ReportData:
         ran = 0
         ran_ms = 0.0
         multi_trial = False
+        matrix: MatrixBuilder | None = None
+        if run.targets:
+            from ..compare._matrix import MatrixBuilder
+
+            matrix = MatrixBuilder(run.targets)
         for test in run.tests:
+            if matrix is not None:
+                matrix.add(test)
             key = (test.file, test.suite)
             suites.setdefault(key, SuiteRow(test.file, test.suite)).add(test.status)
             by_status.get(test.status, []).append(test)
@@ -439,6 +481,7 @@ class ReportData:
             cost_usd=cost if costed else None,
             costed_calls=costed,
             models=dict(sorted(models.items(), key=lambda item: (-item[1], item[0]))),
+            matrix=MatrixData.of(matrix.view()) if matrix is not None else None,
         )
 
     @property

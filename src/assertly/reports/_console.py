@@ -113,6 +113,17 @@ class ConsoleReporter:
         else:
             self.stream.write(terminal_safe(text) + "\n")
 
+    def _matrix(self, run: RunRecord) -> None:
+        from ..compare._matrix import matrix_view
+        from ._console_matrix import matrix_lines, terminal_width
+
+        view = matrix_view(run)
+        if view is None:
+            return
+        encoding = getattr(self.stream, "encoding", None)
+        for line in matrix_lines(view, terminal_width(self.console), encoding):
+            self._print(line, markup=False)
+
     def summary(self, run: RunRecord) -> None:
         """Failing tests with their failing assertions, evals, then totals."""
         print_ = self._print
@@ -120,7 +131,9 @@ class ConsoleReporter:
         for test in run.not_passed():
             style = "red" if test.status == "failed" else "magenta"
             where = f"{test.file}:{test.line}" if test.line else test.file
-            header = f"{test.status.upper()} {test.suite}::{test.id}  ({where})"
+            # In a matrix run the same test may fail under one target only: name it.
+            target = f" [{test.target}]" if test.target is not None else ""
+            header = f"{test.status.upper()} {test.suite}::{test.id}{target}  ({where})"
             if colour:
                 from rich.markup import escape
 
@@ -143,6 +156,8 @@ class ConsoleReporter:
             print_(f"PROBLEM {problem}", markup=False)
         for warning in run.warnings:
             print_(f"warning: {warning}", markup=False)
+        if run.targets:  # a matrix run: its targets side by side
+            self._matrix(run)
         s = run.summary()  # tests only: eval suites are judged by their thresholds
         parts = []
         if run.tests or not run.evals:

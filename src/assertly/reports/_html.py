@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -22,6 +22,7 @@ from .._terminal import inert_text
 from ._analysis import (
     DETAILED_NOT_PASSED,
     LISTED_PASSED,
+    MATRIX_LISTED,
     NONE,
     ReportData,
     SuiteRow,
@@ -41,6 +42,9 @@ from ._analysis import (
     where,
 )
 from ._diff import comparison_view
+
+if TYPE_CHECKING:
+    from ._analysis import MatrixData
 
 __all__ = ["CSP", "render_html"]
 
@@ -293,6 +297,52 @@ def _calls(data: ReportData) -> dict[str, Any] | None:
     }
 
 
+def _matrix(matrix: MatrixData) -> dict[str, Any]:
+    """A matrix run's targets, comparisons and matrix, as text to escape."""
+    from ._matrix_text import MARKS, comparison_line, format_ci, row_label
+
+    view = matrix.view
+    targets = []
+    for name in view.targets:
+        summary = view.summaries[name]
+        targets.append(
+            {
+                "label": name,
+                "summary": summary,
+                "rate": format_rate(summary.pass_rate if summary.judged else None),
+                "ci": format_ci(*summary.pass_rate_ci95).removeprefix("95% CI "),
+                "cost": format_cost(summary.cost_usd),
+                "p50": format_ms(summary.latency_p50_ms),
+            }
+        )
+    rows = [
+        {
+            "suite": row.suite,
+            "name": row_label(row),
+            "key": row.base_key,
+            "disagree": row.disagree,
+            "cells": [
+                (target, status, MARKS[status])
+                if (status := row.statuses.get(target)) is not None
+                else (target, "absent", "")
+                for target in view.targets
+            ],
+        }
+        for row in matrix.rows
+    ]
+    return {
+        "labels": view.targets,
+        "targets": targets,
+        "comparisons": [(comparison_line(item), item.regressed) for item in view.comparisons],
+        "rows": rows,
+        "tests": len(view.rows),
+        "disagreements": matrix.disagreements,
+        "only_disagreements": matrix.only_disagreements,
+        "listed": MATRIX_LISTED,
+        "legend": list(MARKS.items()),
+    }
+
+
 def render_html(run: RunRecord) -> str:
     """The run as one self-contained HTML page."""
     data = ReportData.from_run(run)
@@ -341,5 +391,6 @@ def render_html(run: RunRecord) -> str:
         "histogram": _histogram(data.latencies),
         "open_failures": OPEN_FAILURES,
         "comparison": comparison_view(run.comparison) if run.comparison is not None else None,
+        "matrix": _matrix(data.matrix) if data.matrix is not None else None,
     }
     return _environment().get_template("report.html.j2").render(context)

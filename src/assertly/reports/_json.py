@@ -76,9 +76,18 @@ def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[b
     yield _member("started_at", run.started_at, 1) + b",\n"
     if run.name:  # --name
         yield _member("name", run.name, 1) + b",\n"
-    if run.targets:  # a matrix run's labels, the base first
-        yield _member("targets", run.targets, 1) + b",\n"
-    yield _member("summary", run.summary(), 1) + b",\n"
+    summary = run.summary()
+    if run.targets:  # a matrix run: each target's totals and each against the first
+        from ..compare._matrix import matrix_view
+
+        view = matrix_view(run)
+        assert view is not None
+        yield _member("targets", view.targets, 1) + b",\n"
+        summary["by_target"] = view.by_target()
+        yield _member("summary", summary, 1) + b",\n"
+        yield _member("comparison", view.comparison(), 1) + b",\n"
+    else:
+        yield _member("summary", summary, 1) + b",\n"
     yield _INDENT + b'"tests": '
     tests = (test.to_dict() for test in run.tests)
     yield from _array(_digested("test", tests, digest, secrets), 1)
@@ -96,7 +105,12 @@ def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[b
 
 
 def write_json(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
-    """Write ``run -o report.json`` to ``handle``: run_id, summary, tests, evals, problems."""
+    """Write ``run -o report.json`` to ``handle``: run_id, summary, tests, evals, problems.
+
+    A matrix run's report also has ``targets`` (the labels, the base first),
+    ``summary.by_target`` and ``comparison`` (each target against the first): see
+    `assertly.compare._matrix`.
+    """
     secrets = frozenset(secret for secret in redact or () if secret)
     for chunk in _chunks(run, secrets):
         # A secret lives inside one string, so inside one chunk.

@@ -51,10 +51,12 @@ def render_junit(run: RunRecord) -> bytes:
         element = ET.SubElement(root, "testsuite", name=_clean(suite), file=_clean(file))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for test in tests:
+            # A matrix run's cells of one test differ by target: ``two[cand]``, as its key.
+            name = test.id if test.target is None else f"{test.id}[{test.target}]"
             case = ET.SubElement(
                 element,
                 "testcase",
-                name=_clean(test.id),
+                name=_clean(name),
                 classname=_clean(f"{file}.{suite}"),
                 time=f"{test.duration_ms / 1000:.3f}",
             )

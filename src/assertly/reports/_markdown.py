@@ -163,8 +163,9 @@ def _diff(
 
 
 def _table(header: list[str], rows: Iterable[list[str]], align: str = "") -> list[str]:
-    """A GFM table; ``align`` holds one of ``l``/``r`` per column (default left)."""
-    marks = [("---:" if a == "r" else "---") for a in align.ljust(len(header), "l")[: len(header)]]
+    """A GFM table; ``align`` holds one of ``l``/``r``/``c`` per column (default left)."""
+    shapes = {"r": "---:", "c": ":---:"}
+    marks = [shapes.get(a, "---") for a in align.ljust(len(header), "l")[: len(header)]]
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
     out.extend("| " + " | ".join(row) + " |" for row in rows)
     return out
@@ -265,6 +266,14 @@ def _comparison(run: RunRecord) -> list[str]:
     from ._diff import render_diff_markdown  # it imports this module's escapes
 
     return ["", "## Compared with the baseline", "", render_diff_markdown(run.comparison).rstrip()]
+
+
+def _matrix(data: ReportData) -> list[str]:
+    if data.matrix is None:
+        return []
+    from ._markdown_matrix import matrix_lines  # it imports this module's escapes
+
+    return matrix_lines(data.matrix)
 
 
 def _suites(data: ReportData) -> list[str]:
@@ -536,6 +545,7 @@ def render_markdown(run: RunRecord) -> str:
         *_summary(data),
         *_problems(run),
         *_comparison(run),
+        *_matrix(data),
         *_suites(data),
         *_failed(data),
         *_errored(data),

@@ -113,6 +113,11 @@ def report_schema() -> dict[str, Any]:
             "line": {"type": ["integer", "null"]},
             "tags": {"type": "array", "items": {"type": "string"}},
             "pass_threshold": {"enum": ["any", "all", "majority"]},
+            "target": {
+                "type": "string",
+                "description": "A matrix run's target label this entry ran against (only in "
+                "a matrix run; the key then ends in [label]).",
+            },
             "definition": {
                 "type": ["string", "null"],
                 "description": "Digest of what defined the test (input, expectations, "
@@ -133,14 +138,86 @@ def report_schema() -> dict[str, Any]:
             "flaky",
         ],
     )
+    # The counts of tests by status and the pass rate: of the run, and of each target.
+    counts = {
+        "total": {"type": "integer"},
+        "passed": {"type": "integer"},
+        "failed": {"type": "integer"},
+        "errored": {"type": "integer"},
+        "skipped": {"type": "integer"},
+        "pass_rate": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Passed over judged (not skipped); 0 when none was judged.",
+        },
+    }
+    by_target = _object(
+        {
+            **counts,
+            "pass_rate_ci95": {
+                "type": "array",
+                "items": {"type": "number", "minimum": 0, "maximum": 1},
+                "minItems": 2,
+                "maxItems": 2,
+                "description": "Wilson score 95% interval of the pass rate ([0, 1] when "
+                "none was judged).",
+            },
+            "cost_usd": {
+                **_NUMBER_OR_NULL,
+                "description": "Sum of the cost the target reported for its calls (null when "
+                "no call reported one); the judge's spend is not included.",
+            },
+            "latency_p50_ms": {
+                **_NUMBER_OR_NULL,
+                "description": "Median latency of the target's calls (null when none measured).",
+            },
+            "calls": {"type": "integer"},
+            "costed_calls": {"type": "integer", "description": "Calls that reported a cost."},
+        },
+        required=[
+            *counts,
+            "pass_rate_ci95",
+            "cost_usd",
+            "latency_p50_ms",
+        ],
+    )
+    comparison = _object(
+        {
+            "base": {"type": "string"},
+            "candidate": {"type": "string"},
+            "paired": {
+                "type": "integer",
+                "description": "Tests judged (not skipped) under both targets.",
+            },
+            "regressed": {
+                "type": "integer",
+                "description": "Paired tests passed under the base, failed or error under "
+                "the candidate.",
+            },
+            "fixed": {"type": "integer", "description": "The reverse of regressed."},
+            "both_passed": {"type": "integer"},
+            "both_not_passed": {"type": "integer"},
+            "mcnemar_p": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "Two-sided exact McNemar p-value over the paired tests.",
+            },
+            "p_worse": {
+                "type": "number",
+                "description": "One-sided exact McNemar p-value that the candidate is worse.",
+            },
+            "p_better": {
+                "type": "number",
+                "description": "One-sided exact McNemar p-value that the candidate is better.",
+            },
+        },
+        required=["base", "candidate", "regressed", "fixed", "mcnemar_p"],
+    )
     summary = _object(
         {
-            "total": {"type": "integer"},
-            "passed": {"type": "integer"},
-            "failed": {"type": "integer"},
-            "errored": {"type": "integer"},
-            "skipped": {"type": "integer"},
-            "pass_rate": {"type": "number", "minimum": 0, "maximum": 1},
+            **counts,
             "duration_ms": {"type": "number", "minimum": 0},
             "judge_cost_usd": {
                 "type": "number",
@@ -149,8 +226,13 @@ def report_schema() -> dict[str, Any]:
             "judge_tokens": {"type": "integer"},
             "judge_calls": {"type": "integer", "description": "Judge requests sent."},
             "judge_cached": {"type": "integer", "description": "Replies from the judge cache."},
+            "by_target": {
+                "type": "object",
+                "additionalProperties": by_target,
+                "description": "A matrix run's totals per target label (only in a matrix run).",
+            },
         },
-        required=["total", "passed", "failed", "errored", "skipped", "pass_rate", "duration_ms"],
+        required=[*counts, "duration_ms"],
     )
     evals = _object(
         {
@@ -169,7 +251,19 @@ def report_schema() -> dict[str, Any]:
             {
                 "run_id": {"type": "string"},
                 "started_at": {"type": "string"},
+                "targets": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "A matrix run's target labels, the base of comparisons "
+                    "first (only in a matrix run).",
+                },
                 "summary": summary,
+                "comparison": {
+                    "type": "array",
+                    "items": comparison,
+                    "description": "A matrix run's targets after the first, each against "
+                    "the first (only in a matrix run).",
+                },
                 "tests": {"type": "array", "items": test},
                 "evals": {"type": "array", "items": evals},
                 "problems": {"type": "array", "items": {"type": "string"}},
