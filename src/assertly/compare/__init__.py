@@ -15,7 +15,7 @@ from ._gates import (
     gate_run,
     open_baseline,
 )
-from ._sides import EvalOutcome, RunSide, TestOutcome, open_side
+from ._sides import EvalOutcome, RunSide, TestOutcome, open_side, pairing_problem, split_target
 from ._stats import (
     EXACT_LIMIT,
     Alternative,
@@ -50,7 +50,9 @@ __all__ = [
     "mcnemar_exact",
     "open_baseline",
     "open_side",
+    "pairing_problem",
     "paired_regression_p_value",
     "regression_p_value",
+    "split_target",
     "wilson_interval",
 ]

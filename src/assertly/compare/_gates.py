@@ -137,7 +137,7 @@ def baseline_verdict(
         return BaselineVerdict(True, "nothing fails with --fail-on never")
     reasons: list[str] = []
     notes: list[str] = []
-    against = f"run {diff.base.run_id}"
+    against = f"run {diff.base.name}"
     regressed = diff.counts["regressed"]
     # The --fail-on rule itself is said by the summary (the decision line); the rules below
     # each get their own line.
@@ -230,7 +230,7 @@ def baseline_verdict(
     if diff.candidate_rate[1] == 0 and not diff.candidate.evals:
         rules.append(
             (
-                f"run {diff.candidate.run_id} judged no test and no eval suite (no test ran, "
+                f"run {diff.candidate.name} judged no test and no eval suite (no test ran, "
                 "or every test was skipped): nothing was compared with the baseline",
                 allow.empty,
                 "--allow-empty",
