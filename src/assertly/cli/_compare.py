@@ -214,9 +214,9 @@ def print_gates(decision: GateDecision | None) -> int | None:
         return None
     from ..reports._diff import render_diff_text
 
-    if decision.diff is not None:
+    for diff in decision.diffs or ([decision.diff] if decision.diff is not None else []):
         click.echo("")
-        click.echo(render_diff_text(decision.diff))
+        click.echo(render_diff_text(diff))
     for line in decision.reasons:
         click.echo(line)
     click.echo(decision.line)
