@@ -30,6 +30,7 @@ with open(f"calls-{name}.log", "a") as log:
 print("no" if text in failing else f"ok {text}")
 """
 IDS = ("same", "regress", "fixed")
+ONLY_BASE = ("--gate-target", "base")
 
 
 class Project:
@@ -167,12 +168,7 @@ def test_min_pass_rate_gates_each_target(project: Project) -> None:
     assert "[base] pass rate 66.7% ≥ 60.0%" in both_fail.stdout
     # Gating base only: cand's failures are named but do not decide.
     only_base = project.run(
-        "--min-pass-rate",
-        "0.6",
-        "--gate-target",
-        "base",
-        base=("v1", "fixed"),
-        cand=("v2", "regress,same"),
+        "--min-pass-rate", "0.6", *ONLY_BASE, base=("v1", "fixed"), cand=("v2", "regress,same")
     )
     assert only_base.exit_code == 0, only_base.output
     assert "gate: [cand] 2 tests failing, not gated" in only_base.stdout
@@ -278,34 +274,18 @@ def test_a_matrix_baseline_without_a_target_of_the_run_is_refused(project: Proje
 
 def test_fail_fast_stops_every_target_gate(project: Project) -> None:
     """cand's first failure stops the run: base's unreached tests must not pass its gate."""
-    result = project.run(
-        "--fail-fast",
-        "--min-pass-rate",
-        "0.5",
-        "--gate-target",
-        "base",
-        base=("v1", ""),
-        cand=("v2", "same"),
-    )
+    stop = {"base": ("v1", ""), "cand": ("v2", "same")}
+    result = project.run("--fail-fast", "--min-pass-rate", "0.5", *ONLY_BASE, **stop)
     assert result.exit_code == 1, result.output
     assert "gate: [base] --fail-fast stopped the run at a failure" in result.stdout
     assert len(project.calls("v1")) < len(IDS)  # it did stop
     baseline = project.run(base=("v1", ""), cand=("v2", ""))
     assert baseline.exit_code == 0
     stopped = project.run(
-        "--fail-fast",
-        "--baseline",
-        "last",
-        "--allow-skipped",
-        "--gate-target",
-        "base",
-        base=("v1", ""),
-        cand=("v2", "same"),
+        "--fail-fast", "--baseline", "last", "--allow-skipped", *ONLY_BASE, **stop
     )
     assert stopped.exit_code == 1, stopped.output
     assert "[base] run stopped by --fail-fast" in stopped.stdout
-    plain_gate = project.run(
-        "--fail-fast", "--gate-target", "base", base=("v1", ""), cand=("v2", "same")
-    )
+    plain_gate = project.run("--fail-fast", *ONLY_BASE, **stop)
     assert plain_gate.exit_code == 1
     assert "[base] 0 tests failing, run stopped by --fail-fast" in plain_gate.stdout

@@ -247,29 +247,20 @@ def gate_run(
         StoreError: The finished run cannot be read back from the store.
         ConfigError: See `check_gate_targets`.
     """
+    gates: dict[str, Any] = {
+        "min_pass_rate": min_pass_rate,
+        "baseline": baseline,
+        "max_regressions": max_regressions,
+        "allow": allow,
+        "fail_fast": fail_fast,
+    }
     if record.targets:
-        decision = gate_targets_of(
-            record,
-            open_side(record.run_id, store_path),
-            gate_targets=gate_targets,
-            min_pass_rate=min_pass_rate,
-            baseline=baseline,
-            max_regressions=max_regressions,
-            allow=allow,
-            fail_fast=fail_fast,
-        )
+        whole = open_side(record.run_id, store_path)
+        decision = gate_targets_of(record, whole, gate_targets=gate_targets, **gates)
     else:
         check_gate_targets(gate_targets, [], baseline)
         candidate = open_side(record.run_id, store_path) if baseline is not None else None
-        decision = apply_gates(
-            record,
-            min_pass_rate=min_pass_rate,
-            baseline=baseline,
-            candidate=candidate,
-            max_regressions=max_regressions,
-            allow=allow,
-            fail_fast=fail_fast,
-        )
+        decision = apply_gates(record, candidate=candidate, **gates)
     if decision.diff is not None:
         record.comparison = decision.diff
     return decision
