@@ -265,13 +265,14 @@ def _planned_labels(options: RunOptions) -> tuple[str, ...] | None:
     "--min-pass-rate",
     type=FiniteFloat(0, 1),
     metavar="R",
-    help="Gate: exit 0 when the pass rate is at least R (0-1), even with failures.",
+    help="Gate: exit 0 when the pass rate is at least R (0-1), even with failures (of a "
+    "matrix run: each target's).",
 )
 @click.option(
     "--baseline",
     metavar="RUN",
-    help="Gate: compare with this run (id, last, last~N, blessed, or a JSON report); "
-    "exit 1 on a regression.",
+    help="Gate: compare with this run (id, last, last~N, blessed, or a JSON report; :LABEL "
+    "for one target of a matrix run); exit 1 on a regression. A matrix run: each target.",
 )
 @click.option(
     "--max-regressions",
