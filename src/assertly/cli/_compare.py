@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._exceptions import ConfigError, Problem
 from ._support import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -19,7 +20,7 @@ from ._support import (
 )
 
 if TYPE_CHECKING:
-    from ..compare import GateDecision
+    from ..compare import GateDecision, RunSide
 
 __all__ = [
     "allow_options",
@@ -122,17 +123,21 @@ def diff_command(
     """Compare two runs: what regressed, what was fixed, and whether it is more than chance.
 
     BASE and CANDIDATE are run ids, last, last~N (N runs before the last), blessed, or paths
-    to JSON reports. The exit code follows the same rules as ``run --baseline`` (one line
-    on stderr for each broken rule, then the decision).
+    to JSON reports; each may end in :LABEL for one target of a matrix run (``diff last:base
+    last:cand`` compares two targets of the last run). The exit code follows the same rules
+    as ``run --baseline`` (one line on stderr for each broken rule, then the decision).
     """
-    from ..compare import baseline_verdict, compare_runs, open_side
+    from ..compare import baseline_verdict, compare_runs, open_side, split_target
     from ..reports._diff import render_diff_markdown, render_diff_text, write_diff_json
 
     with usage_errors():
         store = store_path
-        if store is None and not (base.endswith(".json") and candidate.endswith(".json")):
+        reports = all(split_target(name)[0].endswith(".json") for name in (base, candidate))
+        if store is None and not reports:
             store = default_store()
-        diff = compare_runs(open_side(base, store), open_side(candidate, store), alpha=alpha)
+        diff = compare_runs(
+            *_paired(open_side(base, store), open_side(candidate, store)), alpha=alpha
+        )
     if output_format == "json":
         if output:
             from ..reports._write import replace_file
@@ -167,6 +172,20 @@ def diff_command(
     sys.exit(EXIT_PASSED)
 
 
+def _paired(base: RunSide, candidate: RunSide) -> tuple[RunSide, RunSide]:
+    """The two sides, when their tests can pair.
+
+    Raises:
+        ConfigError: A whole matrix run against a run of one target (or one target of a run).
+    """
+    from ..compare import pairing_problem
+
+    problem = pairing_problem(base, candidate)
+    if problem is not None:
+        raise ConfigError([Problem("", problem)], title="cannot compare")
+    return base, candidate
+
+
 @click.command("bless")
 @click.argument("run_id")
 @store_option
@@ -195,9 +214,9 @@ def print_gates(decision: GateDecision | None) -> int | None:
         return None
     from ..reports._diff import render_diff_text
 
-    if decision.diff is not None:
+    for diff in decision.diffs or ([decision.diff] if decision.diff is not None else []):
         click.echo("")
-        click.echo(render_diff_text(decision.diff))
+        click.echo(render_diff_text(diff))
     for line in decision.reasons:
         click.echo(line)
     click.echo(decision.line)

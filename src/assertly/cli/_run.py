@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._exceptions import ConfigError, Problem
+from .._exceptions import AssertlyError, ConfigError, Problem
 from .._frontend import parse_targets
 from .._terminal import terminal_safe
 from ._compare import allow_options, allowances, print_gates
@@ -53,6 +53,8 @@ class RunRequest:
         baseline: The ``--baseline`` run, opened before the run; or None.
         max_regressions: ``--max-regressions``.
         allow: The ``--allow-…`` options.
+        gate_targets: ``--gate-target``: of a matrix run, the targets that decide the exit
+            code (empty: every target).
     """
 
     options: RunOptions
@@ -61,14 +63,17 @@ class RunRequest:
     baseline: RunSide | None
     max_regressions: int
     allow: Allowances
+    gate_targets: tuple[str, ...] = ()
 
     def gates(self, record: RunRecord) -> GateDecision | None:
         """The gates' decision on the finished run; None when no gate was asked for.
 
         Raises:
             StoreError: The finished run cannot be read back from the store.
+            ConfigError: A ``--gate-target`` or a matrix ``--baseline`` the run's targets
+                cannot use (when its labels were not known before it ran).
         """
-        if self.min_pass_rate is None and self.baseline is None:
+        if self.min_pass_rate is None and self.baseline is None and not self.gate_targets:
             return None
         from ..compare import gate_run
 
@@ -80,6 +85,7 @@ class RunRequest:
             max_regressions=self.max_regressions,
             allow=self.allow,
             fail_fast=self.options.fail_fast,
+            gate_targets=self.gate_targets,
         )
 
 
@@ -103,6 +109,7 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     outputs = check_outputs(params.pop("outputs"))
     min_pass_rate, baseline = params.pop("min_pass_rate"), params.pop("baseline")
     max_regressions = params.pop("max_regressions")
+    gate_targets = tuple(params.pop("gate_targets"))
     try:
         target, targets = parse_targets(params.pop("target"))
     except ValueError as error:
@@ -133,7 +140,39 @@ def run_request(params: dict[str, Any]) -> RunRequest:
         from ..compare import open_baseline
 
         base_side = open_baseline(baseline, _store_of(options), resume=options.resume)
-    return RunRequest(options, outputs, min_pass_rate, base_side, max_regressions, allow)
+    labels = _planned_labels(options)
+    if labels is not None and (gate_targets or base_side is not None):
+        from ..compare import check_gate_targets
+
+        check_gate_targets(gate_targets, labels, base_side)  # before a run it would not gate
+    return RunRequest(
+        options, outputs, min_pass_rate, base_side, max_regressions, allow, gate_targets
+    )
+
+
+def _planned_labels(options: RunOptions) -> tuple[str, ...] | None:
+    """The target labels the run will have (empty: one target); None when not known yet.
+
+    From ``--target LABEL=SPEC``, else the config's ``matrix:`` (unless a bare ``--target``
+    replaces it). A resumed run's come from the stored run, and a config that does not load
+    is the run's to report: both are checked on the finished run instead.
+    """
+    if options.resume:
+        return None
+    if options.targets:
+        return tuple(options.targets)
+    if options.target is not None:
+        return ()
+    from pathlib import Path
+
+    from ..loading import find_config, load_config
+
+    try:
+        config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
+        matrix = load_config(config_file).matrix
+    except AssertlyError:
+        return None
+    return tuple(next(iter(matrix.values()), {})) if matrix else ()
 
 
 @click.command("run")
@@ -238,13 +277,14 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     "--min-pass-rate",
     type=FiniteFloat(0, 1),
     metavar="R",
-    help="Gate: exit 0 when the pass rate is at least R (0-1), even with failures.",
+    help="Gate: exit 0 when the pass rate is at least R (0-1), even with failures (of a "
+    "matrix run: each target's).",
 )
 @click.option(
     "--baseline",
     metavar="RUN",
-    help="Gate: compare with this run (id, last, last~N, blessed, or a JSON report); "
-    "exit 1 on a regression.",
+    help="Gate: compare with this run (id, last, last~N, blessed, or a JSON report; :LABEL "
+    "for one target of a matrix run); exit 1 on a regression. A matrix run: each target.",
 )
 @click.option(
     "--max-regressions",
@@ -252,6 +292,14 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     default=0,
     show_default=True,
     help="Regressions the --baseline gate allows.",
+)
+@click.option(
+    "--gate-target",
+    "gate_targets",
+    multiple=True,
+    metavar="LABEL",
+    help="Of a matrix run: only this target decides the exit code (repeatable); its tests "
+    "must pass, or meet --min-pass-rate / --baseline, which gate each target on its own.",
 )
 @allow_options
 def run_command(plain: bool, **params: Any) -> None:

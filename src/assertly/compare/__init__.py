@@ -6,16 +6,9 @@ regression p-values) are pure Python and need nothing else.
 """
 
 from ._diff import CHANGES, FAIL_ON, EvalChange, RunDiff, TestChange, compare_runs
-from ._gates import (
-    Allowances,
-    BaselineVerdict,
-    GateDecision,
-    apply_gates,
-    baseline_verdict,
-    gate_run,
-    open_baseline,
-)
-from ._sides import EvalOutcome, RunSide, TestOutcome, open_side
+from ._gates import Allowances, BaselineVerdict, GateDecision, apply_gates, baseline_verdict
+from ._run_gates import check_gate_targets, gate_run, gate_targets_of, open_baseline
+from ._sides import EvalOutcome, RunSide, TestOutcome, open_side, pairing_problem, split_target
 from ._stats import (
     EXACT_LIMIT,
     Alternative,
@@ -43,14 +36,18 @@ __all__ = [
     "TestOutcome",
     "apply_gates",
     "baseline_verdict",
+    "check_gate_targets",
     "compare_runs",
     "fisher_exact",
     "gate_run",
+    "gate_targets_of",
     "holm",
     "mcnemar_exact",
     "open_baseline",
     "open_side",
+    "pairing_problem",
     "paired_regression_p_value",
     "regression_p_value",
+    "split_target",
     "wilson_interval",
 ]

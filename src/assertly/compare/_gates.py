@@ -23,7 +23,8 @@ with its own line, unless an option accepts it deliberately:
 chooses what a regression is: any, a significant one, any change, or nothing at all).
 
 With either gate, every eval suite must still meet its threshold and every file must load.
-The last line names the gate that decided.
+The last line names the gate that decided. A matrix run is gated target by target, each
+target's lines prefixed with ``[LABEL]`` (`_run_gates`).
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._exceptions import ConfigError, Problem
 from ._diff import RunDiff, TestChange, compare_runs
-from ._sides import RunSide, open_side
+from ._sides import RunSide
 
 __all__ = [
     "Allowances",
@@ -41,8 +41,6 @@ __all__ = [
     "GateDecision",
     "apply_gates",
     "baseline_verdict",
-    "gate_run",
-    "open_baseline",
 ]
 
 # Tests named in a gate's line (the count is always exact; the diff above lists them all).
@@ -96,6 +94,8 @@ class GateDecision:
     line: str
     diff: RunDiff | None = None
     reasons: list[str] = field(default_factory=list)
+    # Of a matrix run, one comparison a gated target (``diff`` is one of them).
+    diffs: list[RunDiff] = field(default_factory=list)
 
 
 def _plural(number: int, noun: str) -> str:
@@ -137,7 +137,7 @@ def baseline_verdict(
         return BaselineVerdict(True, "nothing fails with --fail-on never")
     reasons: list[str] = []
     notes: list[str] = []
-    against = f"run {diff.base.run_id}"
+    against = f"run {diff.base.name}"
     regressed = diff.counts["regressed"]
     # The --fail-on rule itself is said by the summary (the decision line); the rules below
     # each get their own line.
@@ -230,7 +230,7 @@ def baseline_verdict(
     if diff.candidate_rate[1] == 0 and not diff.candidate.evals:
         rules.append(
             (
-                f"run {diff.candidate.run_id} judged no test and no eval suite (no test ran, "
+                f"run {diff.candidate.name} judged no test and no eval suite (no test ran, "
                 "or every test was skipped): nothing was compared with the baseline",
                 allow.empty,
                 "--allow-empty",
@@ -246,6 +246,125 @@ def baseline_verdict(
     return BaselineVerdict(not broken and not reasons, summary, reasons, notes)
 
 
+@dataclass(slots=True)
+class _Verdict:
+    """What the gates decided about one scope: the whole run, or one target of a matrix run."""
+
+    passing: bool = True
+    reasons: list[str] = field(default_factory=list)  # for the decision line
+    lines: list[str] = field(default_factory=list)  # one line a broken (or accepted) rule
+    diff: RunDiff | None = None
+
+
+def _pass_rate_gate(
+    verdict: _Verdict,
+    passed: int,
+    judged: int,
+    min_pass_rate: float,
+    *,
+    allow: Allowances,
+    stopped: bool,
+    prefix: str,
+) -> None:
+    """``--min-pass-rate`` on ``passed`` of ``judged`` tests (of the run, or of one target)."""
+    rate = passed / judged if judged else 0.0
+    met = rate + 1e-12 >= min_pass_rate
+    if judged == 0:
+        # A pass rate over no judged test is no evidence: 0 of 0 must not meet R = 0.
+        met = allow.empty
+        verdict.lines.append(
+            f"{prefix}no test was judged (none ran, or every test was skipped): the pass rate "
+            "is not defined"
+            + (
+                " (accepted: --allow-empty)"
+                if allow.empty
+                else "; --allow-empty accepts an empty run"
+            )
+        )
+        verdict.reasons.append(
+            f"{prefix}no test judged {'(accepted)' if met else '<'} {min_pass_rate * 100:.1f}% "
+            "(--min-pass-rate)"
+        )
+    elif stopped:
+        # A run stopped at its first failure: the tests it never ran are counted as
+        # skipped, so the pass rate over those it ran is no evidence (rt30b: 1 passed,
+        # 1 failed, 3 not run met 50%; the whole run passed 20%). In a matrix run the
+        # failure of one target stops every target's tests.
+        met = False
+        verdict.lines.append(
+            f"{prefix}--fail-fast stopped the run at a failure: the pass rate of the tests it "
+            "ran says nothing of those it did not"
+        )
+        verdict.reasons.append(
+            f"{prefix}run stopped by --fail-fast < {min_pass_rate * 100:.1f}% (--min-pass-rate)"
+        )
+    else:
+        verdict.reasons.append(
+            f"{prefix}pass rate {rate * 100:.1f}% {'≥' if met else '<'} "
+            f"{min_pass_rate * 100:.1f}% (--min-pass-rate)"
+        )
+    verdict.passing = verdict.passing and met
+
+
+def _baseline_gate(
+    verdict: _Verdict,
+    baseline: RunSide,
+    candidate: RunSide,
+    *,
+    max_regressions: int,
+    alpha: float,
+    allow: Allowances,
+    stopped: bool,
+    prefix: str,
+) -> None:
+    """``--baseline``: the candidate (the run, or one target of it) against the baseline."""
+    diff = compare_runs(baseline, candidate, alpha=alpha)
+    said = baseline_verdict(diff, max_regressions=max_regressions, allow=allow)
+    verdict.diff = diff
+    verdict.passing = verdict.passing and said.passed
+    verdict.lines.extend(prefix + line for line in said.reasons + said.notes)
+    verdict.reasons.append(prefix + said.summary)
+    if stopped:
+        # The tests it did not reach are stored as skipped: --allow-skipped (meant for
+        # skip_if) would accept them, regressions unseen (rt30b).
+        verdict.passing = False
+        verdict.lines.append(
+            f"{prefix}--fail-fast stopped the run at a failure: the tests it did not reach "
+            "were not compared with the baseline"
+        )
+        verdict.reasons.append(f"{prefix}run stopped by --fail-fast")
+
+
+def _decision(
+    record: Any, verdicts: list[_Verdict], notes: list[str] | None = None
+) -> GateDecision:
+    """The exit code and lines of the gates' verdicts, with the run's evals and problems."""
+    passing = all(verdict.passing for verdict in verdicts)
+    reasons = [reason for verdict in verdicts for reason in verdict.reasons]
+    lines = [line for verdict in verdicts for line in verdict.lines] + (notes or [])
+    diffs = [verdict.diff for verdict in verdicts if verdict.diff is not None]
+    # With a baseline, `baseline_verdict` has already said so (the same rule as ``diff``).
+    failing_evals = [suite.file for suite in record.evals if not suite.passed]
+    if failing_evals and not diffs:
+        passing = False
+        reasons.append(f"eval below its threshold: {', '.join(failing_evals)}")
+    if record.problems:
+        passing = False
+        reasons.append(f"{len(record.problems)} file problem(s)")
+    code = 0 if passing else 1
+    shown = next(
+        (verdict.diff for verdict in verdicts if verdict.diff is not None and not verdict.passing),
+        diffs[0] if diffs else None,
+    )
+    return GateDecision(
+        code,
+        f"gate: {'; '.join(reasons)} → exit {code}",
+        shown,
+        [f"gate: {line}" for line in lines],
+        diffs,
+    )
+
+
 def apply_gates(
     record: Any,
     *,
@@ -257,7 +376,7 @@ def apply_gates(
     allow: Allowances = Allowances(),
     fail_fast: bool = False,
 ) -> GateDecision:
-    """Decide a finished run's exit code from its gates.
+    """Decide a finished run's exit code from its gates (a run of one target; see `gate_run`).
 
     Args:
         record: The finished run (`RunRecord`).
@@ -269,156 +388,26 @@ def apply_gates(
         allow: What the gates accept deliberately (see `Allowances`).
         fail_fast: The run was asked to stop at its first failure (``--fail-fast``).
     """
-    reasons: list[str] = []
-    lines: list[str] = []
-    passing = True
     summary = record.summary()
+    passed = int(summary["passed"])
+    judged = passed + int(summary["failed"]) + int(summary["errored"])
+    stopped = fail_fast and judged > passed
+    verdict = _Verdict()
     if min_pass_rate is not None:
-        rate = float(summary["pass_rate"])
-        judged = int(summary["passed"]) + int(summary["failed"]) + int(summary["errored"])
-        met = rate + 1e-12 >= min_pass_rate
-        if judged == 0:
-            # A pass rate over no judged test is no evidence: 0 of 0 must not meet R = 0.
-            met = allow.empty
-            lines.append(
-                "no test was judged (none ran, or every test was skipped): the pass rate is "
-                "not defined"
-                + (
-                    " (accepted: --allow-empty)"
-                    if allow.empty
-                    else "; --allow-empty accepts an empty run"
-                )
-            )
-            reasons.append(
-                f"no test judged {'(accepted)' if met else '<'} {min_pass_rate * 100:.1f}% "
-                "(--min-pass-rate)"
-            )
-        elif fail_fast and judged > int(summary["passed"]):
-            # A run stopped at its first failure: the tests it never ran are counted as
-            # skipped, so the pass rate over those it ran is no evidence (rt30b: 1 passed,
-            # 1 failed, 3 not run met 50%; the whole run passed 20%).
-            met = False
-            lines.append(
-                "--fail-fast stopped the run at a failure: the pass rate of the tests it ran "
-                "says nothing of those it did not"
-            )
-            reasons.append(
-                f"run stopped by --fail-fast < {min_pass_rate * 100:.1f}% (--min-pass-rate)"
-            )
-        else:
-            reasons.append(
-                f"pass rate {rate * 100:.1f}% {'≥' if met else '<'} {min_pass_rate * 100:.1f}% "
-                "(--min-pass-rate)"
-            )
-        passing = passing and met
-    diff = None
-    if baseline is not None and candidate is not None:
-        diff = compare_runs(baseline, candidate, alpha=alpha)
-        verdict = baseline_verdict(diff, max_regressions=max_regressions, allow=allow)
-        passing = passing and verdict.passed
-        lines.extend(verdict.reasons + verdict.notes)
-        reasons.append(verdict.summary)
-        if fail_fast and int(summary["failed"]) + int(summary["errored"]) > 0:
-            # The tests it did not reach are stored as skipped: --allow-skipped (meant for
-            # skip_if) would accept them, regressions unseen (rt30b).
-            passing = False
-            lines.append(
-                "--fail-fast stopped the run at a failure: the tests it did not reach were not "
-                "compared with the baseline"
-            )
-            reasons.append("run stopped by --fail-fast")
-    if not reasons:
-        return GateDecision(0 if record.ok else 1, "")
-    # With a baseline, `baseline_verdict` has already said so (the same rule as ``diff``).
-    failing_evals = [suite.file for suite in record.evals if not suite.passed]
-    if failing_evals and diff is None:
-        passing = False
-        reasons.append(f"eval below its threshold: {', '.join(failing_evals)}")
-    if record.problems:
-        passing = False
-        reasons.append(f"{len(record.problems)} file problem(s)")
-    code = 0 if passing else 1
-    return GateDecision(
-        code,
-        f"gate: {'; '.join(reasons)} → exit {code}",
-        diff,
-        [f"gate: {line}" for line in lines],
-    )
-
-
-def open_baseline(baseline: str, store_path: str, *, resume: str | None = None) -> RunSide:
-    """The run ``run --baseline`` compares with, opened before the run starts.
-
-    Opened first so that ``last`` names the run before this one, not this one.
-
-    Args:
-        baseline: The run as users name it (id, last, last~N, blessed, or a JSON report).
-        store_path: The run store the run is written to.
-        resume: The run ``--resume`` names, if any: it cannot be its own baseline.
-
-    Raises:
-        ConfigError: ``baseline`` is the run being resumed.
-        StoreError: The baseline cannot be found or read.
-    """
-    side = open_side(baseline, store_path)
-    if resume and _resumed_run(store_path, resume) == side.run_id:
-        raise ConfigError(
-            [
-                Problem(
-                    "--baseline",
-                    f"{baseline!r} is run {side.run_id}, the run being resumed: "
-                    "name the run to compare with (e.g. last~1 or blessed)",
-                )
-            ]
+        _pass_rate_gate(
+            verdict, passed, judged, min_pass_rate, allow=allow, stopped=stopped, prefix=""
         )
-    return side
-
-
-def _resumed_run(store_path: str, resume: str) -> str:
-    """The id of the run ``--resume`` names."""
-    from ..store import open_store
-
-    with open_store(store_path, must_exist=True, read_only=True) as store:
-        return str(store.resolve_run_id(resume))
-
-
-def gate_run(
-    record: Any,
-    store_path: str,
-    *,
-    min_pass_rate: float | None,
-    baseline: RunSide | None,
-    max_regressions: int = 0,
-    allow: Allowances = Allowances(),
-    fail_fast: bool = False,
-) -> GateDecision:
-    """Apply ``run``'s gates to a finished, stored run (`apply_gates`).
-
-    With a baseline, the comparison is kept on the record (``record.comparison``), where the
-    HTML report shows it.
-
-    Args:
-        record: The finished run (`RunRecord`), stored in ``store_path``.
-        store_path: The run store the run was written to.
-        min_pass_rate: The lowest pass rate that passes, in [0, 1]; None for no such gate.
-        baseline: The run to compare with (`open_baseline`); None for no such gate.
-        max_regressions: Regressions the baseline gate allows.
-        allow: What the gates accept deliberately (see `Allowances`).
-        fail_fast: The run was asked to stop at its first failure (``--fail-fast``).
-
-    Raises:
-        StoreError: The finished run cannot be read back from the store.
-    """
-    candidate = open_side(record.run_id, store_path) if baseline is not None else None
-    decision = apply_gates(
-        record,
-        min_pass_rate=min_pass_rate,
-        baseline=baseline,
-        candidate=candidate,
-        max_regressions=max_regressions,
-        allow=allow,
-        fail_fast=fail_fast,
-    )
-    if decision.diff is not None:
-        record.comparison = decision.diff
-    return decision
+    if baseline is not None and candidate is not None:
+        _baseline_gate(
+            verdict,
+            baseline,
+            candidate,
+            max_regressions=max_regressions,
+            alpha=alpha,
+            allow=allow,
+            stopped=stopped,
+            prefix="",
+        )
+    if not verdict.reasons:
+        return GateDecision(0 if record.ok else 1, "")
+    return _decision(record, [verdict])

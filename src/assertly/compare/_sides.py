@@ -3,13 +3,21 @@
 A stored run is streamed from SQLite in key order (the primary key's index), one row per
 test with its trial statuses counted in SQL, so two million-test runs merge in flat memory.
 A JSON report is read whole (reports are files people keep; the store is for scale).
+
+A side may be one target of a matrix run (``RUN:LABEL``, `RunSide.restricted`): the run's
+cells of that label, each keyed by its test's key without the ``[LABEL]`` suffix, and the
+tests the matrix does not vary (those of an agent the config's ``matrix:`` leaves alone, run
+once for every target). Two targets of one run, or a target and a run of one target, then
+pair test by test like two runs. Such a side is read whole and sorted: dropping the suffix
+can change the key order (``a[x]`` sorts after ``a-b[x]``, ``a`` before ``a-b``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,7 +27,10 @@ from .._records import TrialRecord
 from .._test_meta import TestMeta
 from ..store._files import is_sqlite_file, read_report
 
-__all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side"]
+__all__ = ["EvalOutcome", "RunSide", "TestOutcome", "open_side", "pairing_problem", "split_target"]
+
+# A target label (loading's TARGET_LABEL_PATTERN): what may follow the last ':' of RUN:LABEL.
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 @dataclass(slots=True)
@@ -35,6 +46,7 @@ class TestOutcome:
     ran: int  # trials that ran (not skipped)
     score: float | None
     definition: str | None
+    target: str | None = None  # in a matrix run, the label of the target it ran against
 
     @property
     def pass_rate(self) -> float | None:
@@ -53,37 +65,94 @@ class EvalOutcome:
 
 @dataclass
 class RunSide:
-    """A run to compare: its identity, its evals, and its tests in key order (`tests`)."""
+    """A run to compare: its identity, its evals, and its tests in key order (`tests`).
+
+    Attributes:
+        labels: A matrix run's target labels, in order (empty for a run of one target).
+        target: The one label this side is restricted to (`restricted`), or None for the
+            whole run.
+    """
 
     run_id: str
     started_at: str
     source: str  # the store's path or the report's, for messages
     evals: list[EvalOutcome] = field(default_factory=list)
     threshold: str = "all"
+    labels: list[str] = field(default_factory=list)
+    target: str | None = None
     _store_path: str | None = None  # what opens the store again (a path or a URL)
     _tests: list[TestOutcome] | None = None  # a report's tests, sorted
 
+    @property
+    def name(self) -> str:
+        """The side as users name it: the run id, then ``:LABEL`` for one target of it."""
+        return self.run_id if self.target is None else f"{self.run_id}:{self.target}"
+
+    @property
+    def is_matrix(self) -> bool:
+        """A whole matrix run (its keys end in ``[LABEL]``), not one target of it."""
+        return bool(self.labels) and self.target is None
+
+    def restricted(self, label: str) -> RunSide:
+        """This run's side of one target of its matrix (see the module's docstring).
+
+        Raises:
+            StoreError: The run is not a matrix run, or has no target ``label``.
+        """
+        if not self.labels:
+            raise StoreError(
+                f"run {self.run_id} ran one target (not a matrix run): it has no target "
+                f"{label!r}; name it without ':{label}'"
+            )
+        if label not in self.labels:
+            raise StoreError(
+                f"run {self.run_id} has no target {label!r}; its targets: "
+                f"{', '.join(self.labels)} (name one as {self.run_id}:{self.labels[0]})"
+            )
+        if self.target is not None:
+            raise StoreError(f"{self.name} is already one target of run {self.run_id}")
+        return replace(self, target=label)
+
     def tests(self, *, scores: bool = True) -> Iterator[TestOutcome]:
-        """Every test, sorted by key (streamed from a store).
+        """Every test, sorted by key (streamed from a store; one target's: read, then sorted).
 
         Args:
             scores: Read each test's mean score (a stored run reads every trial record for
                 it; without, a test's score is None).
         """
+        if self.target is not None:
+            yield from sorted(self._target_tests(scores), key=lambda outcome: outcome.key)
+            return
+        yield from self._all_tests(scores)
+
+    def _all_tests(self, scores: bool) -> Iterator[TestOutcome]:
         if self._tests is not None:
             yield from self._tests
             return
         assert self._store_path is not None
         yield from _stored_tests(self._store_path, self.run_id, self.threshold, scores=scores)
 
+    def _target_tests(self, scores: bool) -> Iterable[TestOutcome]:
+        """The cells of ``target`` (keys without the suffix) and the tests no target varies."""
+        suffix = f"[{self.target}]"
+        for outcome in self._all_tests(scores):
+            if outcome.target is None:
+                yield outcome
+            elif outcome.target == self.target:
+                yield replace(outcome, key=outcome.key.removesuffix(suffix))
+
     def failures_of(self, key: str) -> list[AssertionRecord]:
         """The failing assertions of one test (its first trial that did not pass)."""
+        keys = [key] if self.target is None else [f"{key}[{self.target}]", key]
         if self._store_path is None:
-            return self._report_failures.get(key, [])
+            return next(
+                (self._report_failures[one] for one in keys if one in self._report_failures), []
+            )
         from ..store import open_store
 
         with open_store(self._store_path, must_exist=True, read_only=True) as store:
-            record = store.first_not_passed(self.run_id, key)
+            found = (store.first_not_passed(self.run_id, one) for one in keys)
+            record = next((one for one in found if one is not None), None)
         if record is None:
             return []
         trial = TrialRecord.from_dict(record)
@@ -92,16 +161,72 @@ class RunSide:
     _report_failures: dict[str, list[AssertionRecord]] = field(default_factory=dict)
 
 
+def split_target(name: str) -> tuple[str, str | None]:
+    """``RUN:LABEL`` as ``(RUN, LABEL)``; any other name as ``(name, None)``.
+
+    The rule (docs/decisions.md, "Diff inside a matrix run"): the name is split at its last
+    ':' when what follows is a valid target label and what precedes is not empty, so run
+    ids, ``last``, ``last~N``, ``blessed`` and report paths (``./r.json:cand``) all take a
+    label. `open_side` keeps the whole name when it is an existing file or a run of the store.
+    """
+    head, sep, tail = name.rpartition(":")
+    if sep and head and _LABEL.match(tail):
+        return head, tail
+    return name, None
+
+
+def pairing_problem(base: RunSide, candidate: RunSide) -> str | None:
+    """Why two sides cannot pair test by test (a whole matrix run against anything else).
+
+    A matrix run's keys end in ``[LABEL]``: against a run of one target, or against one
+    target of a run, no test pairs (every test would be removed and added). Two whole
+    matrix runs pair cell by cell.
+    """
+    if base.is_matrix == candidate.is_matrix:
+        return None
+    matrix, other = (base, candidate) if base.is_matrix else (candidate, base)
+    which = "one target of a run" if other.target is not None else "a run of one target"
+    return (
+        f"run {matrix.run_id} is a matrix run (targets {', '.join(matrix.labels)}) and "
+        f"{other.name} is {which}: no test pairs; name the target to compare, e.g. "
+        f"{matrix.run_id}:{matrix.labels[-1] if matrix is candidate else matrix.labels[0]}"
+    )
+
+
 def open_side(name: str, store_path: str | Path | None) -> RunSide:
     """A run named as users name it: a JSON report's path, or a run of the store.
 
     Args:
-        name: ``last``, ``last~N``, ``blessed``, a run id, or a path to a ``.json`` report.
+        name: ``last``, ``last~N``, ``blessed``, a run id, or a path to a ``.json`` report;
+            any of them followed by ``:LABEL`` for one target of a matrix run
+            (`split_target`).
         store_path: The run store, for names that are not report files.
 
     Raises:
-        StoreError: The report or the run cannot be read.
+        StoreError: The report or the run cannot be read, or has no target ``LABEL``.
     """
+    whole, label = split_target(name)
+    if label is not None and not _names_whole(name, store_path):
+        return _open_whole(whole, store_path).restricted(label)
+    return _open_whole(name, store_path)
+
+
+def _names_whole(name: str, store_path: str | Path | None) -> bool:
+    """Whether ``name``, though it ends in ``:LABEL``, is a file or a run id as it is."""
+    if "://" not in name and Path(name).is_file():
+        return True
+    if store_path is None:
+        return False
+    from ..store import open_store
+
+    try:
+        with open_store(store_path, must_exist=True, read_only=True) as store:
+            return store.resolve_run_id(name) == name
+    except StoreError:
+        return False
+
+
+def _open_whole(name: str, store_path: str | Path | None) -> RunSide:
     path = Path(name)
     if name.endswith(".json") or (
         "://" not in name and path.is_file() and not is_sqlite_file(path)
@@ -126,6 +251,7 @@ def open_side(name: str, store_path: str | Path | None) -> RunSide:
         source=shown,
         evals=evals,
         threshold=str(options.get("pass_threshold") or "all"),
+        labels=[str(label) for label in options.get("target_labels") or ()],
         _store_path=location,
     )
 
@@ -151,6 +277,7 @@ def _stored_tests(
                 passed + failed + errored,
                 score,
                 meta.definition,
+                meta.target,
             )
 
 
@@ -186,7 +313,7 @@ def _check_report(path: Path, data: dict[str, Any]) -> None:
         where = f"tests[{index}]"
         if not isinstance(test, dict):
             raise bad(where, "is not an object")
-        for name in ("key", "id", "suite", "file", "definition"):
+        for name in ("key", "id", "suite", "file", "definition", "target"):
             if test.get(name) is not None and not isinstance(test[name], str):
                 raise bad(f"{where}.{name}", f"{test[name]!r} is not a string")
         key = test.get("key") or f"{test.get('file')}::{test.get('suite')}::{test.get('id')}"
@@ -242,6 +369,7 @@ def _report_side(path: Path) -> RunSide:
                 ran=len(ran),
                 score=test.get("score"),
                 definition=test.get("definition"),
+                target=test.get("target"),
             )
         )
         for trial in ran:
@@ -251,6 +379,7 @@ def _report_side(path: Path) -> RunSide:
                     [AssertionRecord.from_json(item) for item in found or ()], trial.get("error")
                 )
                 break
+    labels = _report_labels(path, data, tests)  # in run order, before the sort
     tests.sort(key=lambda outcome: outcome.key)
     evals = [
         EvalOutcome(
@@ -263,6 +392,35 @@ def _report_side(path: Path) -> RunSide:
         started_at=str(data.get("started_at") or ""),
         source=str(path),
         evals=evals,
+        labels=labels,
         _tests=tests,
         _report_failures=failures,
     )
+
+
+def _report_labels(path: Path, data: dict[str, Any], tests: list[TestOutcome]) -> list[str]:
+    """A report's ``targets`` (a matrix run's labels), checked.
+
+    A report without ``targets`` whose tests carry a ``target`` (written by hand, or by a
+    tool that kept only the tests) has the labels of its tests, in order of appearance.
+
+    Raises:
+        StoreError: ``targets`` is not a list of target labels, or misses a test's label.
+    """
+    labels = data.get("targets")
+    if labels is None:
+        return list(dict.fromkeys(test.target for test in tests if test.target is not None))
+    if not isinstance(labels, list) or not all(
+        isinstance(label, str) and _LABEL.match(label) for label in labels
+    ):
+        raise StoreError(
+            f"{path} is not a valid assertly JSON report: targets: {labels!r} is "
+            "not a list of target labels"
+        )
+    stray = next((test.target for test in tests if test.target not in (None, *labels)), None)
+    if stray is not None:
+        raise StoreError(
+            f"{path} is not a valid assertly JSON report: tests of target "
+            f"{stray!r}, which is not among its targets ({', '.join(labels) or 'none'})"
+        )
+    return labels

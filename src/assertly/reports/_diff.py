@@ -75,8 +75,8 @@ def _rates_line(diff: RunDiff) -> str:
 def render_diff_text(diff: RunDiff) -> str:
     """The comparison for a terminal: regressions first, each with its failing assertion."""
     lines = [
-        f"base      {terminal_safe(diff.base.run_id)}  {terminal_safe(diff.base.started_at)}",
-        f"candidate {terminal_safe(diff.candidate.run_id)}  "
+        f"base      {terminal_safe(diff.base.name)}  {terminal_safe(diff.base.started_at)}",
+        f"candidate {terminal_safe(diff.candidate.name)}  "
         f"{terminal_safe(diff.candidate.started_at)}",
         "",
     ]
@@ -124,7 +124,7 @@ def render_diff_markdown(diff: RunDiff) -> str:
     lines = [
         f"### {icon} assertly: {counts['regressed']} regressed, {counts['fixed']} fixed",
         "",
-        f"Base {md_code(diff.base.run_id)} → candidate {md_code(diff.candidate.run_id)}: "
+        f"Base {md_code(diff.base.name)} → candidate {md_code(diff.candidate.name)}: "
         f"{md_text(_headline(diff))}.",
         "",
         f"{md_text(_rates_line(diff))}.",
@@ -217,7 +217,7 @@ def comparison_view(diff: RunDiff) -> dict[str, Any]:
             }
         )
     return {
-        "base_id": diff.base.run_id,
+        "base_id": diff.base.name,
         "base_started": diff.base.started_at,
         "counts": diff.counts,
         "headline": _headline(diff),
@@ -229,7 +229,9 @@ def comparison_view(diff: RunDiff) -> dict[str, Any]:
 
 def _json_chunks(diff: RunDiff) -> Iterator[bytes]:
     def side(run: Any) -> dict[str, Any]:
-        return {"run_id": run.run_id, "started_at": run.started_at, "source": run.source}
+        named = {"run_id": run.run_id, "started_at": run.started_at, "source": run.source}
+        # One target of a matrix run (`RUN:LABEL`) says which; a whole run's shape is unchanged.
+        return named if run.target is None else {**named, "target": run.target}
 
     yield b'{"base":' + to_json_bytes(side(diff.base))
     yield b',"candidate":' + to_json_bytes(side(diff.candidate))
