@@ -79,7 +79,6 @@ NOT_RUN: dict[str, str] = {
     "README.md | assertly view": _SERVER,
     # issue 31: `diff RUN:LABEL` and `--gate-target` are built beside the matrix core; run
     # this block once they are merged (drop the entry).
-    "docs/matrix.md | assertly diff last:v1 last:v2": "diff RUN:LABEL and --gate-target",
     "docs/viewer.md | assertly view": _SERVER,
     # Python that is not a program.
     "docs/pytest.md | assertly.assert_response(response, expectation, *,": "a signature",
@@ -139,6 +138,11 @@ PREPARE: dict[str, list[str]] = {
     "docs/running.md | assertly report last -o report.html": [
         "cd examples",
         "assertly run notes.tests.yaml --now 2026-01-20T00:00:00Z",
+    ],
+    "docs/matrix.md | assertly diff last:v1 last:v2": [
+        "cd examples",
+        "assertly run notes.tests.yaml --now 2026-01-20T00:00:00Z --target v1=notes "
+        "--target v2=notes_v2",
     ],
 }
 
