@@ -33,6 +33,17 @@ def test_split_target(name: str, expected: tuple[str, str | None]) -> None:
     assert split_target(name) == expected
 
 
+def test_a_label_after_the_colon_is_what_a_run_accepts_as_a_label() -> None:
+    """The split reads labels as loading and ``--target LABEL=SPEC`` check them, no wider."""
+    from assertly import _frontend
+    from assertly.compare import _sides
+    from assertly.loading._models import TARGET_LABEL_PATTERN
+
+    assert _sides._LABEL.pattern == TARGET_LABEL_PATTERN == _frontend._LABEL.pattern
+    assert split_target("last:" + "a" * 64) == ("last", "a" * 64)
+    assert split_target("last:" + "a" * 65) == ("last:" + "a" * 65, None)
+
+
 def _report(path: Path, tests: list[dict[str, Any]], **top: Any) -> Path:
     data = {"run_id": "r1", "started_at": "2026-01-01T00:00:00Z", **top, "tests": tests}
     path.write_text(json.dumps(data), encoding="utf-8")
