@@ -132,8 +132,9 @@ class PathScrubber:
         self._pattern = (
             re.compile(
                 "(?P<root>" + "|".join(re.escape(form) for form in longest) + ")"
-                # Followed by a separator, or at the end of a name (never /tmp/ab for /tmp/a).
-                r"(?P<slash>/|%2F|(?![\w.~%-]))"
+                # Followed by a separator, or at the end of a name: never /tmp/ab nor /tmp/a.b
+                # for /tmp/a (a sentence's full stop after it is not part of the name).
+                r"(?P<slash>/|%2F|(?![\w~%-]|\.[\w.~%-]))"
             )
             if longest
             else None
@@ -161,16 +162,13 @@ class PathScrubber:
             found[directory] = "~"
         places: list[Path] = [Path.cwd()]
         if not site.queries.kind.by_url:
-            store = Path(site.queries.store_path).absolute()
-            project = store.parent.parent if store.parent.name == ".assertly" else store.parent
-            places.append(project)
+            places.append(_project_of(Path(site.queries.store_path).absolute()))
         for run_id in run_ids:
             options = site.queries.run_options(run_id)
             named = [*(options.get("files") or []), *(options.get("paths") or [])]
-            named += [options.get("config_path"), options.get("store_path")]
-            for name in named:
+            for name in [*named, options.get("config_path"), options.get("store_path")]:
                 if isinstance(name, str) and os.path.isabs(name):
-                    places.append(Path(name).parent)
+                    places.append(_project_of(Path(name)))
         for place in places:
             for directory in _spellings(place):
                 # Never "/" (every path would go) nor a directory above home.
@@ -179,6 +177,11 @@ class PathScrubber:
                 ):
                     found[directory] = ""
         return cls(found)
+
+
+def _project_of(path: Path) -> Path:
+    """What a path is made relative to: its project (above ``.assertly``), else its directory."""
+    return path.parent.parent if path.parent.name == ".assertly" else path.parent
 
 
 def _spellings(path: Path) -> set[str]:
