@@ -36,6 +36,9 @@ class Dialect:
         cells: Each test of a run (``test_key``, ``position``, ``target``, ``verdict``, and
             ``hit``: 1 when it meets the conditions put in for ``{where}``, else 0).
             Parameters: as `verdicts`'s, the conditions' between the threshold and the run id.
+        run_keys: A run's ``files`` (JSON text; NULL for a run stored before runs kept
+            them) and its target labels (JSON text, ``[]`` for a run of one target), from
+            ``runs.options``: what "the previous run of the same files and targets" compares.
     """
 
     tie: str
@@ -47,6 +50,7 @@ class Dialect:
     record: str
     target: str
     cells: str
+    run_keys: str
 
     def counts_sql(self) -> str:
         """Tests by verdict over the whole run."""
@@ -156,6 +160,8 @@ SQLITE = Dialect(
         "CASE WHEN 1 = 1 {where} THEN 1 ELSE 0 END AS hit "
         f"{_TRIALS_JOIN} GROUP BY t.position"
     ),
+    run_keys="json_extract(options, '$.files'), "
+    "COALESCE(json_extract(options, '$.target_labels'), '[]')",
 )
 # The verdict rule (`status_of_counts`, the one source) as the WHEN branches of an SQL CASE
 # over a test's trial counts p, f, e, s (passed, failed, error, skipped) and its pass
@@ -201,6 +207,8 @@ POSTGRES = Dialect(
         f"{_PG_COUNTS}, CASE WHEN 1 = 1 {{where}} THEN 1 ELSE 0 END AS hit "
         f"{_TRIALS_JOIN} GROUP BY t.run_id, t.test_key) c"
     ),
+    run_keys="(options::json -> 'files')::text, "
+    "COALESCE((options::json -> 'target_labels')::text, '[]')",
 )
 
 

@@ -290,19 +290,62 @@ class RunQueries:
         return cast(tuple[list[dict[str, Any]], int], self._query(work))
 
     def previous(self, run_id: str) -> str | None:
-        """The run started just before ``run_id`` (the order of ``last~N``), if any."""
+        """The run ``run_id`` is compared with ("vs previous"), if any.
 
-        def work(_store: RunStore, db: Any) -> str | None:
-            tie = self.sql.tie
-            row = db.execute(
-                f"SELECT run_id FROM runs WHERE (started_at, {tie}) < "
-                f"(SELECT started_at, {tie} FROM runs WHERE run_id = ?) "
-                f"ORDER BY started_at DESC, {tie} DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
-            return None if row is None else str(row[0])
+        The newest run started before it with the same ``files`` and the same target labels
+        (both as stored with each run). A run stored before runs kept their files: the run
+        started just before it (the order of ``last~N``).
+        """
+        return self.previous_of([run_id]).get(run_id)
 
-        return cast("str | None", self._query(work))
+    def previous_of(self, run_ids: list[str]) -> dict[str, str | None]:
+        """`previous` of each run (an unknown one: None), in one pass over the older runs."""
+
+        def work(_store: RunStore, db: Any) -> dict[str, str | None]:
+            found: dict[str, str | None] = dict.fromkeys(run_ids)
+            if not run_ids:
+                return found
+            tie, keys = self.sql.tie, self.sql.run_keys
+            marks = ", ".join("?" for _ in run_ids)
+            left = {
+                run_id: ((started, order), files, labels)
+                for run_id, started, order, files, labels in db.execute(
+                    f"SELECT run_id, started_at, {tie}, {keys} FROM runs WHERE run_id IN ({marks})",
+                    list(run_ids),
+                )
+            }
+            newest = max((when for when, _, _ in left.values()), default=None)
+            if newest is None:
+                return found
+            older = db.execute(
+                f"SELECT run_id, started_at, {tie}, {keys} FROM runs "
+                f"WHERE (started_at, {tie}) < (?, ?) ORDER BY started_at DESC, {tie} DESC",
+                newest,
+            )
+            for run_id, started, order, files, labels in older:
+                for wanted, (when, wanted_files, wanted_labels) in list(left.items()):
+                    if (started, order) >= when:
+                        continue
+                    if wanted_files is None or (files, labels) == (wanted_files, wanted_labels):
+                        found[wanted] = str(run_id)
+                        del left[wanted]
+                if not left:
+                    break
+            return found
+
+        return cast(dict[str, "str | None"], self._query(work))
+
+    def run_options(self, run_id: str) -> dict[str, Any]:
+        """The options stored with the run (an export looks for its absolute paths)."""
+        found = self._query(lambda store, _db: store.run_info(run_id).get("options"))
+        return found if isinstance(found, dict) else {}
+
+    def blessed(self) -> str | None:
+        """The run ``assertly bless`` marked as the baseline; None when none is."""
+        try:
+            return self.resolve("blessed")
+        except StoreError:
+            return None
 
     def run_info(self, run_id: str) -> dict[str, Any]:
         """started_at, finished_at, duration_ms, threshold, problems, warnings, evals, tests."""
@@ -324,6 +367,11 @@ class RunQueries:
                 "warnings": list(options.get("warnings") or []),
                 "evals": evals,
                 "tests": self._sizes.get(run_id) or store.count_tests(run_id),
+                # What the run is called and made of, where it was made (as stored; None for
+                # a run stored before runs kept them).
+                "name": options.get("name"),
+                "files": options.get("files"),
+                "provenance": options.get("provenance"),
             }
 
         info = cast(dict[str, Any], self._query(work))

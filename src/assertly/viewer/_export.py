@@ -5,18 +5,31 @@ each run (its tests in pages of `STATIC_PAGE`, a matrix run's rows with its matr
 the page by ``viewer.js`` from the URL's parameters), and each run compared with the one
 before it. The JSON sits beside them:
 ``api/runs.json``, ``api/runs/RUN.json`` (every test), ``api/diff/BASE..CANDIDATE.json``.
+
+An export leaves the machine (a CI artifact), so it holds no absolute path of it: every text
+written has the project's directory (the one holding the store's ``.assertly``, else the
+store's own), the current directory and the directories of the runs' absolute files and
+config made relative, and the home directory written ``~`` (`PathScrubber`) — test keys,
+files, the store's name, messages and outputs alike.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
+
+import markupsafe
+import orjson
 
 from ._pages import STATIC_PAGE, Links, file_name
 from ._site import Site
 
-__all__ = ["export_site"]
+__all__ = ["PathScrubber", "export_site"]
 
 _LINKS = Links(static=True)
 EXPORTED_RUNS = 500  # the newest runs an export holds (naming runs picks others)
@@ -32,21 +45,26 @@ def export_site(
     """
     root = Path(directory)
     written: list[Path] = []
-
-    def write(relative: str, data: bytes | str) -> None:
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data.encode() if isinstance(data, str) else data)
-        written.append(path)
-
-    for name in ("viewer.css", "viewer.js"):
-        data = resources.files("assertly.viewer").joinpath("static", name).read_bytes()
-        write(f"static/{name}", data)
     only = None
     if run_names:
         only = frozenset(site.queries.resolve(name) for name in run_names)
     everything = {"limit": str(EXPORTED_RUNS)}
     listed = site.runs_data(everything, only)["runs"]
+    scrub = PathScrubber.of(site, [run["run_id"] for run in listed])
+
+    def write(relative: str, data: bytes | str, *, ours: bool = False) -> None:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not ours:  # the package's own files hold no path of this machine
+            data = scrub(
+                data.decode("utf-8", "surrogateescape") if isinstance(data, bytes) else data
+            )
+        path.write_bytes(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
+        written.append(path)
+
+    for name in ("viewer.css", "viewer.js"):
+        data = resources.files("assertly.viewer").joinpath("static", name).read_bytes()
+        write(f"static/{name}", data, ours=True)
     write("index.html", site.runs_page(everything, _LINKS, store_label, only))
     write("api/runs.json", site.runs_json(everything, only))
     for run in listed:
@@ -82,3 +100,93 @@ def _whole_run_json(site: Site, run_id: str, tests: int) -> bytes:
     del tests
     with open_store(site.queries.store_path, must_exist=True, read_only=True) as store:
         return render_json(build_run(store, run_id))
+
+
+class PathScrubber:
+    """Makes the absolute paths of this machine in a text relative (an export's every file).
+
+    Args:
+        roots: Each directory to take out, with what it becomes: ``""`` (paths under it
+            become relative to it; the directory alone becomes ``.``) or ``"~"`` (home).
+    """
+
+    def __init__(self, roots: dict[str, str]) -> None:
+        self.forms: dict[str, tuple[str, str]] = {}  # a spelling of a root: (root, slash)
+        for directory in roots:
+            # As the text may hold it: raw, in a JSON string, escaped in HTML, lowercased
+            # (a page's search text), in a URL; followed by its separator as spelled there.
+            json_form = orjson.dumps(directory).decode()[1:-1]
+            html_form = str(markupsafe.escape(directory))
+            for form, slash in (
+                (directory, "/"),
+                (json_form, "/"),
+                (html_form, "/"),
+                (directory.lower(), "/"),
+                (html_form.lower(), "/"),
+                (quote(directory, safe=""), "%2F"),
+                (quote(directory), "/"),
+            ):
+                self.forms.setdefault(form, (directory, slash))
+        self.roots = roots
+        longest = sorted(self.forms, key=len, reverse=True)
+        self._pattern = (
+            re.compile(
+                "(?P<root>" + "|".join(re.escape(form) for form in longest) + ")"
+                # Followed by a separator, or at the end of a name: never /tmp/ab nor /tmp/a.b
+                # for /tmp/a (a sentence's full stop after it is not part of the name).
+                r"(?P<slash>/|%2F|(?![\w~%-]|\.[\w.~%-]))"
+            )
+            if longest
+            else None
+        )
+
+    def __call__(self, text: str) -> str:
+        """``text`` with every root taken out."""
+        if self._pattern is None:
+            return text
+        return self._pattern.sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        directory, _ = self.forms[match["root"]]
+        becomes = self.roots[directory]
+        if match["slash"]:
+            return f"{becomes}{match['slash']}" if becomes else ""
+        return becomes or "."
+
+    @classmethod
+    def of(cls, site: Site, run_ids: list[str]) -> PathScrubber:
+        """The roots of an export of ``run_ids``: see the module's docstring."""
+        found: dict[str, str] = {}
+        home = _spellings(Path.home())
+        for directory in home:
+            found[directory] = "~"
+        places: list[Path] = [Path.cwd()]
+        if not site.queries.kind.by_url:
+            places.append(_project_of(Path(site.queries.store_path).absolute()))
+        for run_id in run_ids:
+            options = site.queries.run_options(run_id)
+            named = [*(options.get("files") or []), *(options.get("paths") or [])]
+            for name in [*named, options.get("config_path"), options.get("store_path")]:
+                if isinstance(name, str) and os.path.isabs(name):
+                    places.append(_project_of(Path(name)))
+        for place in places:
+            for directory in _spellings(place):
+                # Never "/" (every path would go) nor a directory above home.
+                if len(Path(directory).parts) > 1 and not any(
+                    Path(h).is_relative_to(directory) and h != directory for h in home
+                ):
+                    found[directory] = ""
+        return cls(found)
+
+
+def _project_of(path: Path) -> Path:
+    """What a path is made relative to: its project (above ``.assertly``), else its directory."""
+    return path.parent.parent if path.parent.name == ".assertly" else path.parent
+
+
+def _spellings(path: Path) -> set[str]:
+    """``path`` as given and resolved (symbolic links: /tmp is /private/tmp on macOS)."""
+    found = {str(path.absolute())}
+    with contextlib.suppress(OSError):
+        found.add(str(path.resolve()))
+    return {name.rstrip("/") or "/" for name in found}

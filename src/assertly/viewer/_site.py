@@ -14,6 +14,7 @@ from typing import Any
 
 from .._json import report_json_bytes
 from .._records import TestRecord
+from .._secrets import mask_url
 from .._terminal import inert_json
 from ..store import (
     PENDING,
@@ -28,9 +29,10 @@ from ..store import (
 from ._pages import Links, matrix_context, render, run_context, sparkline
 from ._queries import SummaryCache, by_target_of, summary_of
 
-__all__ = ["Site"]
+__all__ = ["Site", "run_identity"]
 
 RUNS_PAGE = 50  # runs per page of the list
+SHORT_COMMIT = 7  # a commit as GitHub and `git log --oneline` show it
 PAGING = ("offset", "limit")
 RUN_PARAMS = ("status", "suite", "tag", "q", "disagree", *PAGING)
 DIFF_PARAMS = ("base", "candidate")
@@ -57,6 +59,36 @@ def _row_dict(row: MatrixRow, page: MatrixPage) -> dict[str, Any]:
             }
             for label in page.targets
         },
+    }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def run_identity(info: dict[str, Any]) -> dict[str, Any]:
+    """What tells a run apart (`RunQueries.run_info`'s, checked: the store is untrusted).
+
+    ``name`` (None: unnamed), ``files`` (None: stored before runs kept them), ``targets``
+    (the labels; empty for a run of one target), ``commit`` and ``commit_short``,
+    ``branch``, ``dirty`` (None outside a git work tree) and ``host``.
+    """
+    files = info.get("files")
+    made = info.get("provenance")
+    made = made if isinstance(made, dict) else {}
+    git = made.get("git")
+    git = git if isinstance(git, dict) else {}
+    commit = _text(git.get("commit"))
+    dirty = git.get("dirty")
+    return {
+        "name": _text(info.get("name")),
+        "files": [str(f) for f in files] if isinstance(files, list) else None,
+        "targets": list(info.get("targets") or []),
+        "commit": commit,
+        "commit_short": commit[:SHORT_COMMIT] if commit else None,
+        "branch": _text(git.get("branch")),
+        "dirty": dirty if isinstance(dirty, bool) else None,
+        "host": _text(made.get("host")),
     }
 
 
@@ -98,26 +130,28 @@ class Site:
             rows = [row for row in rows if row["run_id"] in only]
             total = len(rows)
         runs = []
-        for row in rows[:limit]:
+        page = rows[:limit]
+        previous = self.queries.previous_of([row["run_id"] for row in page])
+        blessed = self.queries.blessed()
+        for row in page:
             info = self.queries.run_info(row["run_id"])
+            before = previous.get(row["run_id"])
             runs.append(
                 {
                     "run_id": row["run_id"],
+                    **run_identity(info),
+                    "blessed": row["run_id"] == blessed,
                     "started_at": row["started_at"],
                     "finished_at": row["finished_at"],
                     "summary": summary_of(self.summaries.get(info), info["duration_ms"]),
                     "tests": info["tests"],
                     "duration_ms": info["duration_ms"],
-                    # A matrix run's target labels (a run of one target has none here).
-                    **({"targets": info["targets"]} if info["targets"] else {}),
+                    # The run "vs previous" compares with: the one before of the same files
+                    # and targets (`RunQueries.previous`); in an export of some runs, one of
+                    # them (the export has no page of the others).
+                    "previous": None if only is not None and before not in only else before,
                 }
             )
-        # The run before each one (for "compare with the previous run").
-        for index, run in enumerate(runs):
-            if index + 1 < len(rows):
-                run["previous"] = rows[index + 1]["run_id"]
-            else:
-                run["previous"] = None
         return {
             "runs": runs,
             "offset": offset,
@@ -249,7 +283,7 @@ class Site:
             links,
             runs=data["runs"],
             total=data["total"],
-            store=store_label,
+            store=mask_url(store_label),
             spark=sparkline(rates[::-1]),
             live=any(run["summary"] is None or not run["finished_at"] for run in data["runs"]),
             prev_link=links.runs(max(0, offset - limit)) if offset else None,
@@ -283,6 +317,10 @@ class Site:
             links,
             previous,
         )
+        context["who"] = {
+            **run_identity(info),
+            "blessed": info["run_id"] == self.queries.blessed(),
+        }
         if isinstance(found["page"], MatrixPage):
             matrix = found["matrix"]
             context["matrix"] = matrix_context(
