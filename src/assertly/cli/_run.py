@@ -241,8 +241,14 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     show_default=True,
     help="Regressions the --baseline gate allows.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="After the run, run again the tests of each test file, dataset, config or agent "
+    "file saved, until Ctrl-C (pip install 'assertly[watch]').",
+)
 @allow_options
-def run_command(plain: bool, **params: Any) -> None:
+def run_command(plain: bool, watch: bool, **params: Any) -> None:
     """Run agent test files and workflow eval sections."""
     from ..reports import ConsoleReporter
     from ..runner import run as run_tests
@@ -251,6 +257,10 @@ def run_command(plain: bool, **params: Any) -> None:
     with usage_errors():
         request = run_request(params)
         options = request.options
+        if watch:
+            from ._watch import watch_runs
+
+            watch_runs(request, plain)
         try:
             with ConsoleReporter(force_plain=plain) as reporter:
                 record = run_tests(options, reporter)
