@@ -99,6 +99,8 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     from ..runner import RunOptions
 
     params = dict(params)
+    if params.pop("watch", False):  # `run_command` takes it out: only the Python API leaves it
+        raise ConfigError([Problem("watch", "is for the command line: assertly run --watch")])
     allow = allowances(params)
     outputs = check_outputs(params.pop("outputs"))
     min_pass_rate, baseline = params.pop("min_pass_rate"), params.pop("baseline")
