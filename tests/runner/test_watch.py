@@ -276,9 +276,39 @@ def test_ctrl_c_while_idle_exits_with_the_last_verdicts(root: Path) -> None:
     assert not any("Traceback" in line for line in watch.lines)
 
 
+def test_a_py_agents_module_and_a_gate_run_every_test(root: Path) -> None:
+    (root / "bot.py").write_text("def answer(text):\n    return 'echo ' + str(text)\n")
+    (root / "assertly.yaml").write_text('agents:\n  echo: "py:bot:answer"\n')
+    watch = Watch(root, ".", "--min-pass-rate", "1")
+    try:
+        watch.wait_for("^watching ")
+        # The gate judges a whole run: a test file's change runs every test.
+        _, lines = watch.save_and_wait(
+            root / "a.tests.yaml",
+            TEST_FILE.format(input="hello", expected="hello") + "\n",
+            r"^since the previous",
+        )
+        assert "changed: a.tests.yaml; running every test" in lines
+        assert "2 tests: 2 passed" in "\n".join(lines)
+        # The agent's module, edited: its new answers are judged (a fresh worker imports it).
+        took, lines = watch.save_and_wait(
+            root / "bot.py", "def answer(text):\n    return 'nope'\n", r"^since the previous"
+        )
+        assert took < RERUN_S
+        assert "changed: bot.py; running every test" in lines
+        assert "2 regressed" in lines[-1]
+        watch.wait_for("pass rate")  # the gate's decision on this run
+        code = watch.interrupt()
+    finally:
+        watch.kill()
+    assert code == 1
+
+
 @pytest.mark.parametrize("args", [["--shard", "1/2"], ["--resume", "last"], ["--backend", "ray"]])
-def test_watch_refuses_what_it_cannot_mean(root: Path, args: list[str]) -> None:
-    os.chdir(root)
+def test_watch_refuses_what_it_cannot_mean(
+    root: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(root)
     result = CliRunner().invoke(main, ["run", "a.tests.yaml", "--watch", *args])
     assert result.exit_code == 2, result.output
     assert "--watch: cannot be used with" in result.output

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._exceptions import ConfigError, TargetError
 from ..loading import find_config, load_config, load_paths
-from ..loading._discover import discover
+from ..loading._discover import TEST_FILE_SUFFIXES, WORKFLOW_SUFFIXES, discover
 from ..targets import parse_spec
 from ._options import RunOptions
 
@@ -72,6 +72,8 @@ class WatchPlan:
 
     def _new_test_file(self, path: Path) -> str | None:
         """A test file added under the run's directories, named as the runner names it."""
+        if not path.name.lower().endswith((*TEST_FILE_SUFFIXES, *WORKFLOW_SUFFIXES)):
+            return None  # (cheap first: an agent's log written in the project is no test)
         if not path.is_file() or not any(path.is_relative_to(top) for top in self.test_dirs):
             return None
         for item in discover(self.given_dirs)[0]:
