@@ -105,6 +105,8 @@ def run_request(params: dict[str, Any]) -> RunRequest:
     from ..runner import RunOptions
 
     params = dict(params)
+    if params.pop("watch", False):  # `run_command` takes it out: only the Python API leaves it
+        raise ConfigError([Problem("watch", "is for the command line: assertly run --watch")])
     allow = allowances(params)
     outputs = check_outputs(params.pop("outputs"))
     min_pass_rate, baseline = params.pop("min_pass_rate"), params.pop("baseline")
@@ -301,8 +303,14 @@ def _planned_labels(options: RunOptions) -> tuple[str, ...] | None:
     help="Of a matrix run: only this target decides the exit code (repeatable); its tests "
     "must pass, or meet --min-pass-rate / --baseline, which gate each target on its own.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="After the run, run again the tests of each test file, dataset, config or agent "
+    "file saved, until Ctrl-C (pip install 'assertly[watch]').",
+)
 @allow_options
-def run_command(plain: bool, **params: Any) -> None:
+def run_command(plain: bool, watch: bool, **params: Any) -> None:
     """Run agent test files and workflow eval sections."""
     from ..reports import ConsoleReporter
     from ..runner import run as run_tests
@@ -311,6 +319,10 @@ def run_command(plain: bool, **params: Any) -> None:
     with usage_errors():
         request = run_request(params)
         options = request.options
+        if watch:
+            from ._watch import watch_runs
+
+            watch_runs(request, plain)
         try:
             with ConsoleReporter(force_plain=plain) as reporter:
                 record = run_tests(options, reporter)
