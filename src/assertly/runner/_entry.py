@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from .._records import RunRecord
-from .._secrets import from_environment, is_masked_url, url_secrets
+from .._secrets import from_environment, is_masked_url, mask_url, url_secrets
 from ..engine import Expectation
 from ..loading import (
     ConfigModel,
@@ -257,6 +257,7 @@ def _run_options(
         stored = store.run_info(run_id)["options"]
         _refuse_new_files(files, stored, run_id)
         refuse_other_filters(options, stored, run_id)
+        _refuse_other_targets(options, tests, stored, run_id)
         refuse_changed_config(verdicts, stored, run_id, runner.warnings.append)
     data = options_dict(options, options.pass_threshold or config.pass_threshold, problems)
     data["files"] = files
@@ -268,6 +269,40 @@ def _run_options(
     if tests.whole is not None and not options.resume:  # a resumed run keeps its plan
         data["plan"] = _plan_of(runner, tests.whole, options, verdicts)
     return data
+
+
+def _refuse_other_targets(
+    options: RunOptions, tests: TestPlan, stored: dict[str, Any], run_id: str
+) -> None:
+    """``--resume`` with other targets (specs, labels or their order) than the run's: refused.
+
+    Raises:
+        ConfigError: The targets given differ from the stored ones; the message says so.
+    """
+    # red team, probe "resume with other targets": the targets given on the command line win
+    # over the stored ones, so `--resume --target cand=v2` of a run made with cand=v1 kept
+    # v1's stored verdicts as cand's (one label, two agents: a pass no fresh run gives).
+    # Compared as stored (passwords masked); a run's own targets are restored when not given.
+    given = [(label, mask_url(spec)) for label, spec in options.targets.items()]
+    kept = stored.get("targets") or {}
+    labels = list(tests.matrix.labels) if tests.matrix is not None else []
+    target = mask_url(options.target) if isinstance(options.target, str) else None
+    if (
+        given == [(str(label), spec) for label, spec in kept.items()]
+        and labels == list(stored.get("target_labels") or [])
+        and target == stored.get("target")
+    ):
+        return
+    raise ConfigError(
+        [
+            Problem(
+                "--resume",
+                f"run {run_id} was run with other targets (--target, or the config's matrix: "
+                "labels, specs or their order) than given now: its stored verdicts are those "
+                "of its own targets; give the same --target (or none), or start a new run",
+            )
+        ]
+    )
 
 
 def _plan_of(

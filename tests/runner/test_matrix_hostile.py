@@ -1,0 +1,88 @@
+"""Red team of matrix runs (issue 31): a matrix run must not say more than its targets did."""
+
+from __future__ import annotations
+
+from runner_support import Project
+from runner_support import versioned_agent as _agent
+
+
+def _suite(project: Project) -> None:
+    # refund passes on v1 and fails on v2; boom fails everywhere (it stops a --fail-fast run).
+    project.tests_file(
+        "t.yaml",
+        {
+            "orders": [
+                {"id": "refund", "input": "order 1042", "expect": {"contains": "1042"}},
+                {"id": "boom", "input": "hello", "expect": {"contains": "never said"}},
+                {"id": "greeting", "input": "hello", "expect": {"contains": "hello"}},
+            ]
+        },
+    )
+
+
+def test_a_resume_with_another_spec_under_a_label_is_refused(project: Project) -> None:
+    # red team, probe "resume with other targets": cand=v1 passes refund, the run stops at
+    # boom (--fail-fast); resumed with cand=v2 (which fails refund), the stored pass of v1
+    # was kept as cand's verdict: one label, two agents, and a pass a fresh run never gives.
+    _suite(project)
+    v1, v2 = _agent(project, "v1"), _agent(project, "v2")
+    first = project.run(
+        "run",
+        "t.yaml",
+        "--target",
+        f"base={v1}",
+        "--target",
+        f"cand={v1}",
+        "-j",
+        "1",
+        "--fail-fast",
+    )
+    assert first.report is not None
+    done = {(t["id"], t["target"]): t["status"] for t in first.report["tests"]}
+    assert done[("refund", "cand")] == "passed"
+    resumed = project.run(
+        "run", "--resume", "last", "--target", f"base={v1}", "--target", f"cand={v2}"
+    )
+    assert resumed.exit_code == 2, resumed.stdout + resumed.stderr
+    assert "--target" in resumed.stderr + resumed.stdout
+    # Another order makes another label the base: refused too; the same targets resume.
+    swapped = project.run(
+        "run", "--resume", "last", "--target", f"cand={v1}", "--target", f"base={v1}"
+    )
+    assert swapped.exit_code == 2, swapped.stdout + swapped.stderr
+    again = project.run(
+        "run", "--resume", "last", "--target", f"base={v1}", "--target", f"cand={v1}"
+    )
+    assert again.exit_code == 1  # boom fails, the rest ran
+    assert again.report is not None
+    assert {t["target"] for t in again.report["tests"]} == {"base", "cand"}
+
+
+def test_a_resume_with_other_labels_is_refused(project: Project) -> None:
+    # red team, probe "resume with other targets": labels changed (a third one added) keep
+    # the stored cells of the first two while the base/candidate pairing changes.
+    _suite(project)
+    v1, v2 = _agent(project, "v1"), _agent(project, "v2")
+    project.run(
+        "run",
+        "t.yaml",
+        "--target",
+        f"base={v1}",
+        "--target",
+        f"cand={v2}",
+        "-j",
+        "1",
+        "--fail-fast",
+    )
+    resumed = project.run(
+        "run",
+        "--resume",
+        "last",
+        "--target",
+        f"new={v2}",
+        "--target",
+        f"base={v1}",
+        "--target",
+        f"cand={v2}",
+    )
+    assert resumed.exit_code == 2, resumed.stdout + resumed.stderr
