@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from runner_support import Project
 from runner_support import versioned_agent as _agent
 
@@ -86,3 +88,31 @@ def test_a_resume_with_other_labels_is_refused(project: Project) -> None:
         f"cand={v2}",
     )
     assert resumed.exit_code == 2, resumed.stdout + resumed.stderr
+
+
+def test_merge_refuses_shard_reports_whose_labels_were_reordered(project: Project) -> None:
+    # red team, probe "shard + merge with edited targets": the plan's labels (their order
+    # makes the first the base of every comparison) were outside the plan's digest, so two
+    # shard reports edited to say targets [cand, base] merged into a run whose base is cand:
+    # cand's regression read as a fix.
+    _suite(project)
+    targets = [
+        "--target",
+        f"base={_agent(project, 'v1')}",
+        "--target",
+        f"cand={_agent(project, 'v2')}",
+    ]
+    parts = [project.run("run", "t.yaml", "--shard", f"{i}/2", *targets) for i in (1, 2)]
+    files = []
+    for number, part in enumerate(parts):
+        assert part.report is not None and part.report["plan"]["targets"] == ["base", "cand"]
+        edited = {**part.report, "targets": ["cand", "base"]}
+        edited["plan"] = {**part.report["plan"], "targets": ["cand", "base"]}
+        path = project.root / f"edited-{number}.json"
+        path.write_text(json.dumps(edited), encoding="utf-8")
+        files.append(str(path))
+    merged = project.run("merge", *files)
+    assert merged.exit_code == 2, merged.stdout + merged.stderr
+    assert "edited" in merged.stdout + merged.stderr
+    honest = project.run("merge", *(str(project.root / f"report-{i}.json") for i in (1, 2)))
+    assert honest.report is not None and honest.report["targets"] == ["base", "cand"]
