@@ -116,3 +116,31 @@ def test_merge_refuses_shard_reports_whose_labels_were_reordered(project: Projec
     assert "edited" in merged.stdout + merged.stderr
     honest = project.run("merge", *(str(project.root / f"report-{i}.json") for i in (1, 2)))
     assert honest.report is not None and honest.report["targets"] == ["base", "cand"]
+
+
+def test_a_resume_after_the_config_matrix_changed_a_spec_is_refused(project: Project) -> None:
+    # red team, probe "resume after changing matrix:": the same labels, cand now another
+    # agent in the config: cand's stored pass (v1) was kept for v2, which fails refund.
+    project.tests_file(
+        "t.yaml",
+        {
+            "orders": [
+                {"id": "refund", "input": "order 1042", "expect": {"contains": "1042"}},
+                {"id": "boom", "input": "hello", "expect": {"contains": "never said"}},
+                {"id": "greeting", "input": "hello", "expect": {"contains": "hello"}},
+            ]
+        },
+        agent="notes",
+    )
+    v1, v2 = _agent(project, "v1"), _agent(project, "v2")
+    config = {"agents": {"one": v1, "two": v2}, "matrix": {"notes": {"base": "one", "cand": "one"}}}
+    project.write("assertly.yaml", config)
+    first = project.run("run", "t.yaml", "-j", "1", "--fail-fast")
+    assert first.report is not None and first.report["targets"] == ["base", "cand"]
+    project.write("assertly.yaml", {**config, "matrix": {"notes": {"base": "one", "cand": "two"}}})
+    resumed = project.run("run", "--resume", "last")
+    assert resumed.exit_code == 2, resumed.stdout + resumed.stderr
+    project.write("assertly.yaml", config)
+    again = project.run("run", "--resume", "last")
+    assert again.exit_code == 1 and again.report is not None  # boom fails on both
+    assert len(again.report["tests"]) == 6

@@ -20,6 +20,7 @@ from ..engine import Expectation
 from ..loading import (
     ConfigModel,
     EvalSuite,
+    definition_digest,
     find_config,
     load_config,
     load_config_plugins,
@@ -264,11 +265,36 @@ def _run_options(
     data["verdict_config"] = verdicts
     # A matrix run's labels, in order (the first is the base); reports and diff read them.
     data["target_labels"] = list(tests.matrix.labels) if tests.matrix is not None else []
+    data["matrix_digest"] = _matrix_digest(tests)
     if not options.resume:  # where the run was made (a resumed run keeps its own)
         data["provenance"] = provenance(config.directory)
     if tests.whole is not None and not options.resume:  # a resumed run keeps its plan
         data["plan"] = _plan_of(runner, tests.whole, options, verdicts)
     return data
+
+
+def _matrix_digest(tests: TestPlan) -> str | None:
+    """A digest of what answers each (agent, label) of a matrix run; None without a matrix.
+
+    Secrets stay out (header and environment values, URL passwords): only their names.
+    """
+    if tests.matrix is None:
+        return None
+    shown: dict[str, Any] = {}
+    for agent, specs in tests.matrix.specs.items():
+        for label, (spec, where) in specs.items():
+            if isinstance(spec, str):
+                seen: Any = mask_url(spec)
+            elif hasattr(spec, "model_dump"):
+                seen = spec.model_dump(exclude={"headers", "env"})
+                seen.update(
+                    url=mask_url(str(seen.get("url", ""))),
+                    names=sorted([*getattr(spec, "headers", {}), *getattr(spec, "env", {})]),
+                )
+            else:
+                seen = repr(spec)
+            shown[f"{agent}\0{label}"] = [seen, str(where)]
+    return definition_digest(shown)
 
 
 def _refuse_other_targets(
@@ -287,10 +313,15 @@ def _refuse_other_targets(
     kept = stored.get("targets") or {}
     labels = list(tests.matrix.labels) if tests.matrix is not None else []
     target = mask_url(options.target) if isinstance(options.target, str) else None
+    # red team, probe "resume after changing matrix:": the same labels with another agent
+    # in the config's matrix: compared by a digest of what answers each label (runs stored
+    # before it have none: not compared).
+    digest = stored.get("matrix_digest", _matrix_digest(tests))
     if (
         given == [(str(label), spec) for label, spec in kept.items()]
         and labels == list(stored.get("target_labels") or [])
         and target == stored.get("target")
+        and digest == _matrix_digest(tests)
     ):
         return
     raise ConfigError(
