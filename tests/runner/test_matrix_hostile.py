@@ -144,3 +144,29 @@ def test_a_resume_after_the_config_matrix_changed_a_spec_is_refused(project: Pro
     again = project.run("run", "--resume", "last")
     assert again.exit_code == 1 and again.report is not None  # boom fails on both
     assert len(again.report["tests"]) == 6
+
+
+def test_a_recheck_after_the_matrix_labels_changed_is_refused(project: Project) -> None:
+    # red team, probe "recheck after the labels changed": cand renamed zzz in the config's
+    # matrix; the recheck kept only the cells whose keys still exist (base's), dropped cand's
+    # failure and exited 0 with an empty zzz column.
+    project.tests_file(
+        "t.yaml",
+        {"orders": [{"id": "refund", "input": "order 1042", "expect": {"contains": "1042"}}]},
+        agent="notes",
+    )
+    config = {
+        "agents": {"one": _agent(project, "v1"), "two": _agent(project, "v2")},
+        "matrix": {"notes": {"base": "one", "cand": "two"}},
+    }
+    project.write("assertly.yaml", config)
+    first = project.run("run", "t.yaml")
+    assert first.exit_code == 1 and first.report is not None
+    project.write("assertly.yaml", {**config, "matrix": {"notes": {"base": "one", "zzz": "two"}}})
+    rechecked = project.run("recheck", first.report["run_id"])
+    assert rechecked.exit_code == 2, rechecked.stdout + rechecked.stderr
+    assert "cand" in rechecked.stdout + rechecked.stderr
+    project.write("assertly.yaml", config)
+    again = project.run("recheck", first.report["run_id"])
+    assert again.exit_code == 1 and again.report is not None
+    assert again.report["targets"] == ["base", "cand"]
