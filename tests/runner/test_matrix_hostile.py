@@ -8,7 +8,7 @@ from runner_support import Project
 from runner_support import versioned_agent as _agent
 
 
-def _suite(project: Project) -> None:
+def _suite(project: Project, agent: str = "bot") -> None:
     # refund passes on v1 and fails on v2; boom fails everywhere (it stops a --fail-fast run).
     project.tests_file(
         "t.yaml",
@@ -19,7 +19,18 @@ def _suite(project: Project) -> None:
                 {"id": "greeting", "input": "hello", "expect": {"contains": "hello"}},
             ]
         },
+        agent=agent,
     )
+
+
+def _pair(project: Project, base: str, cand: str) -> list[str]:
+    """``--target base=… --target cand=…`` with versions of the versioned agent."""
+    return [
+        "--target",
+        f"base={_agent(project, base)}",
+        "--target",
+        f"cand={_agent(project, cand)}",
+    ]
 
 
 def test_a_resume_with_another_spec_under_a_label_is_refused(project: Project) -> None:
@@ -96,15 +107,12 @@ def test_merge_refuses_shard_reports_whose_labels_were_reordered(project: Projec
     # shard reports edited to say targets [cand, base] merged into a run whose base is cand:
     # cand's regression read as a fix.
     _suite(project)
-    targets = [
-        "--target",
-        f"base={_agent(project, 'v1')}",
-        "--target",
-        f"cand={_agent(project, 'v2')}",
+    shards = [
+        project.run("run", "t.yaml", "--shard", f"{i}/2", *_pair(project, "v1", "v2"))
+        for i in (1, 2)
     ]
-    parts = [project.run("run", "t.yaml", "--shard", f"{i}/2", *targets) for i in (1, 2)]
     files = []
-    for number, part in enumerate(parts):
+    for number, part in enumerate(shards):
         assert part.report is not None and part.report["plan"]["targets"] == ["base", "cand"]
         edited = {**part.report, "targets": ["cand", "base"]}
         edited["plan"] = {**part.report["plan"], "targets": ["cand", "base"]}
@@ -121,17 +129,7 @@ def test_merge_refuses_shard_reports_whose_labels_were_reordered(project: Projec
 def test_a_resume_after_the_config_matrix_changed_a_spec_is_refused(project: Project) -> None:
     # red team, probe "resume after changing matrix:": the same labels, cand now another
     # agent in the config: cand's stored pass (v1) was kept for v2, which fails refund.
-    project.tests_file(
-        "t.yaml",
-        {
-            "orders": [
-                {"id": "refund", "input": "order 1042", "expect": {"contains": "1042"}},
-                {"id": "boom", "input": "hello", "expect": {"contains": "never said"}},
-                {"id": "greeting", "input": "hello", "expect": {"contains": "hello"}},
-            ]
-        },
-        agent="notes",
-    )
+    _suite(project, agent="notes")
     v1, v2 = _agent(project, "v1"), _agent(project, "v2")
     config = {"agents": {"one": v1, "two": v2}, "matrix": {"notes": {"base": "one", "cand": "one"}}}
     project.write("assertly.yaml", config)
