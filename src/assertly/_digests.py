@@ -72,7 +72,14 @@ def combine_sums(parts: Iterable[tuple[int, int | str]]) -> tuple[int, str]:
 def plan_digest(plan: dict[str, Any]) -> str:
     """The digest of a plan from its parts: selection, config, tests, sum and evals."""
     parts = ("selection", "config", "tests", "sum", "evals")
-    return _digest(canonical([plan.get(name) for name in parts]))
+    values = [plan.get(name) for name in parts]
+    # red team, probe "shard + merge with edited targets": a matrix plan's labels, in order
+    # (the first is the base of comparisons), were outside the digest: shard reports edited
+    # to [cand, base] merged into a run whose regressions read as fixes. Covered when present,
+    # so the plans of runs of one target keep their digests.
+    if "targets" in plan:
+        values.append(plan["targets"])
+    return _digest(canonical(values))
 
 
 class RecordsDigest:

@@ -15,11 +15,12 @@ from typing import Any, cast
 
 from .._exceptions import ConfigError, Problem, StoreError, TargetError
 from .._records import RunRecord
-from .._secrets import from_environment, is_masked_url, url_secrets
+from .._secrets import from_environment, is_masked_url, mask_url, url_secrets
 from ..engine import Expectation
 from ..loading import (
     ConfigModel,
     EvalSuite,
+    definition_digest,
     find_config,
     load_config,
     load_config_plugins,
@@ -257,17 +258,82 @@ def _run_options(
         stored = store.run_info(run_id)["options"]
         _refuse_new_files(files, stored, run_id)
         refuse_other_filters(options, stored, run_id)
+        _refuse_other_targets(options, tests, stored, run_id)
         refuse_changed_config(verdicts, stored, run_id, runner.warnings.append)
     data = options_dict(options, options.pass_threshold or config.pass_threshold, problems)
     data["files"] = files
     data["verdict_config"] = verdicts
     # A matrix run's labels, in order (the first is the base); reports and diff read them.
     data["target_labels"] = list(tests.matrix.labels) if tests.matrix is not None else []
+    data["matrix_digest"] = _matrix_digest(tests)
     if not options.resume:  # where the run was made (a resumed run keeps its own)
         data["provenance"] = provenance(config.directory)
     if tests.whole is not None and not options.resume:  # a resumed run keeps its plan
         data["plan"] = _plan_of(runner, tests.whole, options, verdicts)
     return data
+
+
+def _matrix_digest(tests: TestPlan) -> str | None:
+    """A digest of what answers each (agent, label) of a matrix run; None without a matrix.
+
+    Secrets stay out (header and environment values, URL passwords): only their names.
+    """
+    if tests.matrix is None:
+        return None
+    shown: dict[str, Any] = {}
+    for agent, specs in tests.matrix.specs.items():
+        for label, (spec, where) in specs.items():
+            if isinstance(spec, str):
+                seen: Any = mask_url(spec)
+            elif hasattr(spec, "model_dump"):
+                seen = spec.model_dump(exclude={"headers", "env"})
+                seen.update(
+                    url=mask_url(str(seen.get("url", ""))),
+                    names=sorted([*getattr(spec, "headers", {}), *getattr(spec, "env", {})]),
+                )
+            else:
+                seen = repr(spec)
+            shown[f"{agent}\0{label}"] = [seen, str(where)]
+    return definition_digest(shown)
+
+
+def _refuse_other_targets(
+    options: RunOptions, tests: TestPlan, stored: dict[str, Any], run_id: str
+) -> None:
+    """``--resume`` with other targets (specs, labels or their order) than the run's: refused.
+
+    Raises:
+        ConfigError: The targets given differ from the stored ones; the message says so.
+    """
+    # red team, probe "resume with other targets": the targets given on the command line win
+    # over the stored ones, so `--resume --target cand=v2` of a run made with cand=v1 kept
+    # v1's stored verdicts as cand's (one label, two agents: a pass no fresh run gives).
+    # Compared as stored (passwords masked); a run's own targets are restored when not given.
+    given = [(label, mask_url(spec)) for label, spec in options.targets.items()]
+    kept = stored.get("targets") or {}
+    labels = list(tests.matrix.labels) if tests.matrix is not None else []
+    target = mask_url(options.target) if isinstance(options.target, str) else None
+    # red team, probe "resume after changing matrix:": the same labels with another agent
+    # in the config's matrix: compared by a digest of what answers each label (runs stored
+    # before it have none: not compared).
+    digest = stored.get("matrix_digest", _matrix_digest(tests))
+    if (
+        given == [(str(label), spec) for label, spec in kept.items()]
+        and labels == list(stored.get("target_labels") or [])
+        and target == stored.get("target")
+        and digest == _matrix_digest(tests)
+    ):
+        return
+    raise ConfigError(
+        [
+            Problem(
+                "--resume",
+                f"run {run_id} was run with other targets (--target, or the config's matrix: "
+                "labels, specs or their order) than given now: its stored verdicts are those "
+                "of its own targets; give the same --target (or none), or start a new run",
+            )
+        ]
+    )
 
 
 def _plan_of(

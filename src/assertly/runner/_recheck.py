@@ -14,6 +14,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from .._exceptions import ConfigError, Problem
 from .._records import RunRecord, StepRecord, TrialRecord
 from ..engine._context import CallMetrics
 from ..loading import Step, TestCase
@@ -53,12 +54,28 @@ def _recheck_in(store: RunStore, run_id: str, now: datetime | None) -> RunRecord
         options = RunOptions(now=now)
         restore_options(options, info["options"])
         config, tests, evals, problems = prepare(options)
+        labels = list(tests.matrix.labels) if tests.matrix is not None else []
+        before = info["options"].get("target_labels")
+        if isinstance(before, list) and before != labels:
+            # red team, probe "recheck after the labels changed": a label renamed in the
+            # config's matrix left the stored cells of the old one out (their keys end in
+            # it): a failing target dropped, and the recheck exited 0.
+            raise ConfigError(
+                [
+                    Problem(
+                        "matrix",
+                        f"run {source_id} ran the targets {before or 'of no matrix'}, the "
+                        f"config now gives {labels or 'no matrix'}: a recheck judges the "
+                        "run's own targets; give the config its labels back, or start a new run",
+                    )
+                ]
+            )
         stored = store.trials(source_id)
         new_id = new_run_id()
         threshold = options.pass_threshold or config.pass_threshold
         data = options_dict(options, threshold, problems)
         data["recheck_of"] = source_id
-        data["target_labels"] = list(tests.matrix.labels) if tests.matrix is not None else []
+        data["target_labels"] = labels
         runner = Runner(options, config, store, store.redact)
         # Judged under the config as it is now: a resume or a merge of this run checks that.
         data["verdict_config"] = verdict_config(config, options)
