@@ -3,7 +3,6 @@ call cost, and the fake judge server of tests/judge for the judge's cost."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +10,10 @@ from typing import Any
 
 import pytest
 from runner_support import Project
+
+# The fake judge server of the judge tests (tests/judge/fake_openai.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
+import fake_openai
 
 
 def _calls(project: Project) -> list[str]:
@@ -85,26 +88,14 @@ def test_a_cache_hit_costs_nothing_and_is_still_judged(project: Project) -> None
 # --- the judge's cost -----------------------------------------------------------------------
 
 
-def _fake_openai() -> Any:
-    """tests/judge/fake_openai.py (the fake judge server), imported by path."""
-    if "fake_openai" not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "judge" / "fake_openai.py"
-        spec = importlib.util.spec_from_file_location("fake_openai", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["fake_openai"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["fake_openai"]
-
-
 @pytest.fixture
 def fake() -> Iterator[Any]:
-    yield from _fake_openai().serve()
+    yield from fake_openai.serve()
 
 
 def test_the_judges_cost_counts(project: Project, fake: Any) -> None:
-    module = _fake_openai()
-    fake.answers(module.Raw(200, module.completion(module.verdict("pass", 1.0), cost=0.4)))
+    reply = fake_openai.completion(fake_openai.verdict("pass", 1.0), cost=0.4)
+    fake.answers(fake_openai.Raw(200, reply))
     log = str(project.root / "calls.log")
     rubric = [{"type": "llm-rubric", "value": "The answer is fine."}]
     project.write(

@@ -235,3 +235,14 @@ def test_a_secret_in_a_cached_response_is_redacted(
     assert len(http_server.hits("/auth")) == 1
     assert second.status("sent") == "passed"
     assert second.tests["sent"]["trials"][0]["cached"] is True
+
+
+def test_cache_and_budget_are_refused_with_the_ray_backend(project: Project) -> None:
+    _suite(project)
+    for option in (("--cache", "rw"), ("--max-cost-usd", "1")):
+        result = project.run(
+            "run", "t.yaml", "--target", project.agent, "--backend", "ray", *option
+        )
+        assert result.exit_code == 2
+        assert f"{option[0]}: is not supported with --backend ray yet" in result.stderr
+    assert _calls(project) == []

@@ -105,7 +105,9 @@ class Runner:
             wait=self._limiter.wait,
             now=options.now,
         )
-        self.response_cache = ResponseCache(options.cache or config.cache, store)
+        # A Ray worker has no store (the driver writes it): no cache there.
+        mode = (options.cache or config.cache) if store is not None else "off"
+        self.response_cache = ResponseCache(mode, store)
         self.budget = RunBudget(options.max_cost_usd or config.max_cost_usd, self._judge_spent)
 
     def _judge_spent(self) -> float:
