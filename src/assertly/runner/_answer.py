@@ -9,24 +9,35 @@ refuses ends the trial in an error; an answered call's cost is counted and the a
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .._exceptions import TargetError
 from .._records import StepRecord, TrialRecord
 from ..loading import Step, TestCase
 from ..targets import Target, TargetRequest, TargetResponse
 from ..targets._base import metadata_from
-from ._response_cache import REPLAY_MISS, call_key
+from ._budget import RunBudget
+from ._response_cache import REPLAY_MISS, ResponseCache, call_key
 from ._steps import Answer, StepFailure
+from ._support import RateLimiter
 
-if TYPE_CHECKING:
-    from ._run import Runner
+__all__ = ["Answering", "answer_step", "call_key_of"]
 
-__all__ = ["answer_step", "call_key_of"]
+
+class Answering(Protocol):
+    """What a step's answer needs of the run (`Runner`; no import of it: no cycle)."""
+
+    response_cache: ResponseCache
+    budget: RunBudget
+    _limiter: RateLimiter
+
+    def target_spec(self, agent: str, label: str | None = None) -> tuple[Any, Any]:
+        """The spec answering ``agent`` under ``label``, and its directory."""
+        ...
 
 
 async def answer_step(
-    runner: Runner,
+    runner: Answering,
     test: TestCase,
     target: Target | None,
     timeout: float,
@@ -76,7 +87,7 @@ async def answer_step(
     return Answer(response.output, response.metrics(measured), called)
 
 
-def call_key_of(runner: Runner, test: TestCase, trial: int, step: Step) -> str | None:
+def call_key_of(runner: Answering, test: TestCase, trial: int, step: Step) -> str | None:
     """A call's key in the response cache, or None when the cache is off.
 
     The spec as configured (a matrix cell's own: `Runner.target_spec`), the request as sent
