@@ -200,6 +200,7 @@ class TrialRecord:
     # The failures an old store row kept beside its steps, when they are not what the steps
     # give (None: `failures` are the steps'). The runner never sets it.
     kept_failures: list[AssertionRecord] | None = None
+    cached: bool = False  # a call was answered from the response cache (`--cache`)
 
     @property
     def failures(self) -> list[AssertionRecord]:
@@ -226,6 +227,8 @@ class TrialRecord:
         }
         if self.kept_failures is not None:
             data["failures"] = [failure.failure_json() for failure in self.kept_failures]
+        if self.cached:  # only then: the store's compact form stays the common one
+            data["cached"] = True
         return data
 
     @classmethod
@@ -251,6 +254,7 @@ class TrialRecord:
             failures = [AssertionRecord.from_json(item) for item in kept]
             if failures != record.failures:
                 record.kept_failures = failures
+        record.cached = get("cached") is True
         return record
 
 
@@ -377,6 +381,7 @@ class TestRecord:
             "failures": [failure.failure_json() for failure in trial.failures],
             **({"error": trial.error} if trial.error else {}),
             **({"reason": trial.reason} if trial.reason else {}),
+            **({"cached": True} if trial.cached else {}),
             "output": output,
             "output_truncated": truncated,
             "metrics": combined_metrics(trial.steps),
@@ -492,6 +497,10 @@ class RunRecord:
     # dirty}} (`runner._provenance`); None for a run stored before runs kept them.
     name: str | None = None
     provenance: dict[str, Any] | None = None
+    # Trials answered from the response cache (`--cache`); why the run budget stopped the
+    # run (`--max-cost-usd`), or None.
+    cached: int = 0
+    budget_stopped: str | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the finished task's result (this record) when it
@@ -542,6 +551,8 @@ class RunRecord:
                 if self.judge
                 else {}
             ),
+            **({"cached": self.cached} if self.cached else {}),
+            **({"budget_stopped": self.budget_stopped} if self.budget_stopped else {}),
         }
 
     @property

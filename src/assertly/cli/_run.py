@@ -237,6 +237,19 @@ def _planned_labels(options: RunOptions) -> tuple[str, ...] | None:
     help="The judge cache of model-graded assertions: rw (default) reads and writes it, ro "
     "only reads, off neither, replay only reads and makes a miss an error (offline CI).",
 )
+@click.option(
+    "--cache",
+    type=click.Choice(["rw", "ro", "off", "replay"]),
+    help="The agent-response cache of the store: off (default: every call is made), rw "
+    "reads and writes it, ro only reads, replay only reads and makes a miss an error.",
+)
+@click.option(
+    "--max-cost-usd",
+    type=FiniteFloat(min=0, min_open=True, max=1_000_000_000),
+    metavar="USD",
+    help="The run budget: once the agents' reported cost plus the judge's reaches it, no new "
+    "call starts and the tests not judged are errors (exit 1).",
+)
 @outputs_option(required=False)
 @click.option(
     "--resume", metavar="RUN_ID", help="Run only what has no verdict yet in RUN_ID (or 'last')."

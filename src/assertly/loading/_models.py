@@ -347,6 +347,17 @@ class ConfigModel(FileModel):
     timeout_s: float = Field(default=60.0, gt=0)
     rate_limit: float | None = Field(default=None, gt=0)
     pass_threshold: Literal["any", "all", "majority"] = "all"
+    cache: Literal["rw", "ro", "off", "replay"] = Field(
+        default="off",
+        description="The agent-response cache (--cache): off makes every call; rw reads and "
+        "writes the store's cache, ro only reads it, replay makes a miss an error.",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description="The run budget (--max-cost-usd): the agents' reported cost plus the "
+        "judge's; once spent, no new call starts and the tests not judged are errors.",
+    )
     store: Annotated[str, AfterValidator(_store_location)] = ".assertly/runs.sqlite"
     judge: JudgeModel | None = Field(
         default=None, description="The judge model of model-graded assertions (llm-rubric)."

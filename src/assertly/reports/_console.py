@@ -170,6 +170,10 @@ class ConsoleReporter:
             met = sum(1 for suite in run.evals if suite.passed)
             plural = "s" if len(run.evals) != 1 else ""
             parts.append(f"{met} of {len(run.evals)} eval suite{plural} met the threshold")
+        if s.get("cached"):  # --cache: trials judged on a stored response, no call made
+            parts.append(f"{s['cached']} trial(s) from the response cache")
+        if run.budget_stopped:  # --max-cost-usd: the tests it did not judge are errors
+            parts.append(f"the run budget stopped the run: {run.budget_stopped}")
         took = f" in {s['duration_ms'] / 1000:.2f}s"
         if run.elapsed_ms is not None and s["duration_ms"] - run.elapsed_ms > 0.5:
             # A resumed run (its stored time adds every invocation's): this one's, and all.

@@ -357,6 +357,13 @@ def _runner_class(options: RunOptions) -> type[Runner]:
         raise ConfigError([Problem("--ray-address", "is for --backend ray only")])
     if options.backend == "local":
         return Runner
+    # The response cache and the run budget live in the driver's Runner only (issue 34).
+    for name, given in (
+        ("--cache", options.cache not in (None, "off")),
+        ("--max-cost-usd", options.max_cost_usd),
+    ):
+        if given:
+            raise ConfigError([Problem(name, "is not supported with --backend ray yet")])
     if options.backend != "ray":
         raise ConfigError(
             [Problem("--backend", f"unknown backend {options.backend!r}: use local or ray")]

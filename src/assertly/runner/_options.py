@@ -44,6 +44,8 @@ class RunOptions:
     backend: str = "local"  # "local", or "ray": calls and judging on a Ray cluster
     ray_address: str | None = None  # None: a local Ray cluster; "auto" or "ray://host:port"
     judge_cache: str | None = None  # rw (default), ro, off or replay
+    cache: str | None = None  # the agent-response cache: rw, ro, off (default) or replay
+    max_cost_usd: float | None = None  # the run budget: agents' reported cost plus the judge's
     name: str | None = None  # --name (or ASSERTLY_RUN_NAME): what the run is called in lists
 
 

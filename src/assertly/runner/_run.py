@@ -34,18 +34,20 @@ from ..loading import (
     definition_digest,
 )
 from ..store import RunStore, build_run
-from ..targets import Target, TargetRequest, TargetResponse, make_target, parse_spec
-from ..targets._base import metadata_from
+from ..targets import Target, make_target, parse_spec
 from ..targets._check import agent_warnings
+from ._answer import answer_step
+from ._budget import RunBudget
 from ._check_process import CheckProcess
 from ._evals import check_eval
 from ._limits import fit_concurrency
 from ._matrix import Matrix, TargetSpec, build_matrix
 from ._model_judge import ModelJudge
 from ._options import RunOptions
+from ._response_cache import ResponseCache
 from ._resume import planned_trials
 from ._selection import TestPlan
-from ._steps import Answer, StepFailure, check_step, check_steps
+from ._steps import check_step, check_steps
 from ._suite_hooks import SuiteHookState
 from ._support import (
     NOT_RUN,
@@ -103,6 +105,16 @@ class Runner:
             wait=self._limiter.wait,
             now=options.now,
         )
+        # A Ray worker has no store (the driver writes it): no cache there.
+        mode = (options.cache or config.cache) if store is not None else "off"
+        self.response_cache = ResponseCache(mode, store)
+        self.budget = RunBudget(options.max_cost_usd or config.max_cost_usd, self._judge_spent)
+
+    def _judge_spent(self) -> float:
+        """What the judge has spent in this invocation (the run budget counts it)."""
+        client = self.model_judge.client
+        spent = client.cost_usd if client is not None else 0.0
+        return spent + float(self.model_judge.elsewhere["cost_usd"])
 
     # -- targets ---------------------------------------------------------------------------
     def target_spec(self, agent: str, label: str | None = None) -> TargetSpec:
@@ -309,36 +321,8 @@ class Runner:
             or (target.timeout_s if target is not None else None)
             or self.config.timeout_s
         )
-        respond = partial(self._answer, test, target, timeout)
+        respond = partial(answer_step, self, test, target, timeout, record)
         await check_steps(record, test.steps, respond, self._check_step, now=self.options.now)
-
-    async def _answer(
-        self, test: TestCase, target: Target | None, timeout: float, step: Step
-    ) -> Answer | StepFailure:
-        """A step's answer: its recorded response, or its target's (timed when it calls)."""
-        # Only a call is rate-limited, and judged in the check process when there is one.
-        called = step.recorded is None and target is not None and not target.recorded
-        if called:
-            await self._limiter.wait()
-        call_started = time.perf_counter()
-        response: TargetResponse
-        try:
-            if step.recorded is not None:
-                output, metadata = step.recorded
-                response = TargetResponse(output=output, **metadata_from(metadata))
-            elif target is None:
-                raise TargetError(f"no target for agent '{test.agent}'")
-            else:
-                # A target of recorded responses answers by the test's id (step), else input.
-                key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
-                response = await target.call(TargetRequest(step.input, timeout, key))
-        except TargetError as error:
-            failed = StepRecord(step.name, "error", error=str(error))
-            return StepFailure(f"step {step.name}: {error}", failed)
-        # Only a call has a latency to measure: a recorded output that reports none was not
-        # measured, so `latency` on it is an error, not a pass in 0 ms.
-        measured = (time.perf_counter() - call_started) * 1000 if called else None
-        return Answer(response.output, response.metrics(measured), called)
 
     async def _check_step(
         self, step: Step, output: Any, context: CheckContext, called: bool
@@ -350,6 +334,9 @@ class Runner:
         with model-graded assertions is judged here, in two passes around the judge's calls.
         """
         if any(expectation.judged for expectation in step.checks):
+            refused = self.budget.refused()  # a judge call would start: the run budget
+            if refused is not None:
+                return StepRecord(step.name, "error", output=output, error=refused)
             return await self.model_judge.judge_step(
                 step.name, step.checks, output, context, self._judge
             )
@@ -441,7 +428,13 @@ class Runner:
         elapsed = self.elapsed_ms = (time.perf_counter() - started) * 1000
         previous = float(self.store.run_info(run_id)["duration_ms"] or 0.0)
         self.store.finish_run(
-            run_id, now_iso(), previous + elapsed, self.warnings, self.suites.problems
+            run_id,
+            now_iso(),
+            previous + elapsed,
+            self.warnings,
+            self.suites.problems,
+            budget_stopped=self.budget.stopped,
+            cached=self.response_cache.hits,
         )
 
     async def _start_targets(self, agents: Iterable[str]) -> None:

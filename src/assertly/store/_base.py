@@ -29,6 +29,7 @@ from ._claims import RunClaims
 from ._dialects import Dialect
 from ._judge_cache import JudgeCache
 from ._reads import StoreReads, loads_record
+from ._response_cache import ResponseCache
 
 __all__ = [
     "BATCH_TRIALS",
@@ -44,7 +45,7 @@ __all__ = [
 BATCH_TRIALS = 256
 
 
-class RunStore(StoreReads, RunClaims, JudgeCache):
+class RunStore(StoreReads, RunClaims, JudgeCache, ResponseCache):
     """The run store of a project: every run, test and trial (abstract: see the module).
 
     ``RunStore(path)`` opens a SQLite file (`SQLiteStore`); ``RunStore("postgresql://…")`` a
@@ -189,20 +190,28 @@ class RunStore(StoreReads, RunClaims, JudgeCache):
         duration_ms: float,
         warnings: list[str] | None = None,
         problems: list[str] | None = None,
+        budget_stopped: str | None = None,
+        cached: int = 0,
     ) -> None:
         """Mark a run finished, keeping the warnings and problems it raised.
 
-        Kept for re-rendered reports: a problem (a failed suite cleanup) fails the run.
+        Kept for re-rendered reports: a problem (a failed suite cleanup) fails the run;
+        ``budget_stopped`` says the run budget (``--max-cost-usd``) stopped it; ``cached``
+        trials were answered from the response cache (added to a resumed run's).
         """
         with self._write() as db:
             db.execute(
                 "UPDATE runs SET finished_at = ?, duration_ms = ? WHERE run_id = ?",
                 (finished_at, duration_ms, run_id),
             )
-            if warnings or problems:
+            if warnings or problems or budget_stopped or cached:
                 row = db.execute("SELECT options FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is not None:
                     options = loads_record(row[0])
+                    if budget_stopped:
+                        options["budget_stopped"] = budget_stopped
+                    if cached:
+                        options["cached"] = (options.get("cached") or 0) + cached
                     for name, added in (("warnings", warnings), ("problems", problems)):
                         kept = options.get(name) or []
                         options[name] = [*kept, *(w for w in added or () if w not in kept)]

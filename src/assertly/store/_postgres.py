@@ -42,6 +42,7 @@ from ._base import BATCH_TRIALS, RunStore, grouped_tests, redacted
 from ._codec import encode_meta, encode_record
 from ._dialects import POSTGRES
 from ._judge_cache import JUDGE_SCHEMA_POSTGRES
+from ._response_cache import RESPONSE_SCHEMA_POSTGRES
 
 __all__ = ["PostgresStore"]
 
@@ -209,12 +210,14 @@ class PostgresStore(RunStore):
                 )
             if read_only:
                 self._pg.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-            found = self._pg.execute("SELECT to_regclass('judge_spend')").fetchone()
+            # agent_cache is the newest of the tables added to older stores: its absence
+            # means one of them (or more) is missing.
+            found = self._pg.execute("SELECT to_regclass('agent_cache')").fetchone()
             if not (found and found[0]) and not read_only:
                 # Under the schema lock: two processes opening one store must not race.
                 with self._pg.transaction():
                     self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                    self._pg.execute(JUDGE_SCHEMA_POSTGRES)
+                    self._pg.execute(JUDGE_SCHEMA_POSTGRES + RESPONSE_SCHEMA_POSTGRES)
                 found = (True,)
             self._judge_tables = bool(found and found[0])
         except self._errors as error:

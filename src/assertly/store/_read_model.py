@@ -193,6 +193,8 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         targets=list(options.get("target_labels") or []),
         name=options.get("name"),
         provenance=options.get("provenance"),
+        cached=options.get("cached") or 0,
+        budget_stopped=options.get("budget_stopped"),
     )
 
 

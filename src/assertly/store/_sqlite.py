@@ -24,6 +24,7 @@ from ._codec import encode_meta, encode_record
 from ._dialects import SQLITE
 from ._judge_cache import JUDGE_SCHEMA
 from ._packing import PackedRecords
+from ._response_cache import RESPONSE_SCHEMA
 from ._schema import SCHEMA_VERSION, check_schema
 
 __all__ = ["SQLiteStore"]
@@ -79,6 +80,7 @@ CREATE TABLE IF NOT EXISTS dictionaries (
 );
 """
     + JUDGE_SCHEMA
+    + RESPONSE_SCHEMA
 )
 
 

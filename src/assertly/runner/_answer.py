@@ -1,0 +1,107 @@
+"""A step's answer in a run: recorded, from the response cache, or its target's call.
+
+Where the response cache (``--cache``) and the run budget (``--max-cost-usd``) meet a call
+(issue 34): a call is looked up in the cache first, and a hit costs nothing, so neither the
+rate limit nor the budget applies to it; a miss under ``--cache replay`` or a call the budget
+refuses ends the trial in an error; an answered call's cost is counted and the answer kept.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from .._exceptions import TargetError
+from .._records import StepRecord, TrialRecord
+from ..loading import Step, TestCase
+from ..targets import Target, TargetRequest, TargetResponse
+from ..targets._base import metadata_from
+from ._budget import RunBudget
+from ._response_cache import REPLAY_MISS, ResponseCache, call_key
+from ._steps import Answer, StepFailure
+from ._support import RateLimiter
+
+__all__ = ["Answering", "answer_step", "call_key_of"]
+
+
+class Answering(Protocol):
+    """What a step's answer needs of the run (`Runner`; no import of it: no cycle)."""
+
+    response_cache: ResponseCache
+    budget: RunBudget
+    _limiter: RateLimiter
+
+    def target_spec(self, agent: str, label: str | None = None) -> tuple[Any, Any]:
+        """The spec answering ``agent`` under ``label``, and its directory."""
+        ...
+
+
+async def answer_step(
+    runner: Answering,
+    test: TestCase,
+    target: Target | None,
+    timeout: float,
+    trial: TrialRecord,
+    step: Step,
+) -> Answer | StepFailure:
+    """A step's answer (timed when it calls); ``trial.cached`` set on a cache hit."""
+    # Only a call is rate-limited, and judged in the check process when there is one.
+    called = step.recorded is None and target is not None and not target.recorded
+    key = call_key_of(runner, test, trial.trial, step) if called else None
+    if key is not None:
+        hit = runner.response_cache.lookup(key)
+        if hit is not None:
+            trial.cached = True
+            kept, kept_ms = hit
+            return Answer(kept.output, kept.metrics(kept_ms), True)
+        if runner.response_cache.mode == "replay":
+            return _refused(step, REPLAY_MISS)
+    if called:
+        await runner._limiter.wait()
+        refused = runner.budget.refused()  # after the wait: the budget may be spent by now
+        if refused is not None:
+            return _refused(step, refused)
+    call_started = time.perf_counter()
+    response: TargetResponse
+    try:
+        if step.recorded is not None:
+            output, metadata = step.recorded
+            response = TargetResponse(output=output, **metadata_from(metadata))
+        elif target is None:
+            raise TargetError(f"no target for agent '{test.agent}'")
+        else:
+            # A target of recorded responses answers by the test's id (step), else input.
+            request_key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
+            response = await target.call(TargetRequest(step.input, timeout, request_key))
+    except TargetError as error:
+        # Never cached (the next run calls again); whatever it cost was not reported.
+        failed = StepRecord(step.name, "error", error=str(error))
+        return StepFailure(f"step {step.name}: {error}", failed)
+    # Only a call has a latency to measure: a recorded output that reports none was not
+    # measured, so `latency` on it is an error, not a pass in 0 ms.
+    measured = (time.perf_counter() - call_started) * 1000 if called else None
+    if called:
+        runner.budget.add(response.cost_usd)
+    if key is not None:
+        runner.response_cache.keep(key, response, measured)
+    return Answer(response.output, response.metrics(measured), called)
+
+
+def call_key_of(runner: Answering, test: TestCase, trial: int, step: Step) -> str | None:
+    """A call's key in the response cache, or None when the cache is off.
+
+    The spec as configured (a matrix cell's own: `Runner.target_spec`), the request as sent
+    (the step's input), the trial; the conversation turn is None until tests hold
+    conversations.
+    """
+    if runner.response_cache.mode == "off":
+        return None
+    spec, _ = runner.target_spec(test.agent, test.target)
+    if hasattr(spec, "model_dump"):  # a config entry (an HTTP or command target)
+        spec = spec.model_dump(mode="json", exclude_none=True)
+    return call_key(spec, step.input, trial, None)
+
+
+def _refused(step: Step, why: str) -> StepFailure:
+    """A step whose call may not be made (the run budget, a ``--cache replay`` miss)."""
+    return StepFailure(f"step {step.name}: {why}", StepRecord(step.name, "error", error=why))
