@@ -81,6 +81,10 @@ def report_schema() -> dict[str, Any]:
             "output": output,
             "output_truncated": {"type": "boolean"},
             "metrics": metrics,
+            "cached": {
+                "const": True,
+                "description": "Answered from the response cache (--cache), not called.",
+            },
         },
         required=[
             "trial",
@@ -226,6 +230,14 @@ def report_schema() -> dict[str, Any]:
             "judge_tokens": {"type": "integer"},
             "judge_calls": {"type": "integer", "description": "Judge requests sent."},
             "judge_cached": {"type": "integer", "description": "Replies from the judge cache."},
+            "cached": {
+                "type": "integer",
+                "description": "Trials answered from the response cache (only when any).",
+            },
+            "budget_stopped": {
+                "type": "string",
+                "description": "Why the run budget (--max-cost-usd) stopped new calls.",
+            },
             "by_target": {
                 "type": "object",
                 "additionalProperties": by_target,
