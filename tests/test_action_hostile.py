@@ -26,3 +26,80 @@ def test_a_marked_comment_by_someone_else_is_never_edited(
     again = _comment(tmp_path, api, "fixed")
     assert "updated comment 101" in again.stdout
     assert state.comments[7][0] == planted and len(state.comments[7]) == 2
+
+
+# What the Actions runner obeys (actions/runner ActionCommand.TryParseV2 and TryParse): a
+# line that starts with ``::NAME …::`` after leading spaces, else ``##[NAME …]`` anywhere in it.
+_COMMANDS = {
+    "add-mask", "set-output", "save-state", "warning", "error", "notice", "debug",
+    "stop-commands", "group", "endgroup", "echo", "add-matcher", "remove-matcher",
+}  # fmt: skip
+HOSTILE = """\
+import sys
+sys.stdin.read()
+sys.stderr.write("boom\\n::add-mask::hunter2\\n  ::warning title=pwned::owned\\n")
+sys.stderr.write("tail ##[add-mask]secret2 and ##[stop-commands]off\\n")
+print("::set-output name=exit-code::0")
+sys.exit(3)
+"""
+
+
+def _obeyed(log: str) -> list[tuple[str, str]]:
+    """The commands the runner carries out for ``log``, as (name, data)."""
+    done: list[tuple[str, str]] = []
+    stop: str | None = None
+    for line in log.splitlines():
+        found: tuple[str, str] | None = None
+        text = line.lstrip()
+        end = text.find("::", 2) if text.startswith("::") else -1
+        if end > 0:
+            found = (text[2:end].split(" ", 1)[0], text[end + 2 :])
+        elif "##[" in line:
+            start = line.index("##[")
+            close = line.find("]", start)
+            if close > 0:
+                name = line[start + 3 : close].split(" ", 1)[0]
+                found = (name, line[close + 1 :]) if name in _COMMANDS else None
+        if found is None:
+            continue
+        if stop is not None:
+            if found[0] == stop:
+                stop = None
+            continue
+        if found[0] == "stop-commands":
+            stop = found[1]
+        elif found[0] in _COMMANDS:
+            done.append(found)
+    return done
+
+
+def test_agent_output_cannot_issue_workflow_commands(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from test_action import SCRIPTS, _project
+
+    project = _project(tmp_path, good=True)
+    (project / "agent.py").write_text(HOSTILE)
+    env = {
+        **os.environ,
+        "ASSERTLY": f"{sys.executable} -m assertly",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "REPORT_DIR": str(project / "reports"),
+        "INPUT_PATHS": "t.tests.json",
+        "GITHUB_WORKSPACE": str(project),
+    }
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "run.py")],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert "add-mask]secret2" in done.stdout and "::add-mask::hunter2" in done.stdout
+    obeyed = _obeyed(done.stdout)
+    # Only the annotations of `report --format github`: one per test (both errored), a notice.
+    assert sorted(name for name, _ in obeyed) == ["error", "error", "notice"], obeyed
+    assert not any(name in ("add-mask", "set-output", "warning") for name, _ in obeyed)
+    annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
+    assert len(annotations) == 2 and all("file=t.tests.json" in line for line in annotations)
