@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -33,6 +34,8 @@ __all__ = ["PathScrubber", "export_site"]
 
 _LINKS = Links(static=True)
 EXPORTED_RUNS = 500  # the newest runs an export holds (naming runs picks others)
+# An absolute path in a word of a target spec: at its start, or after '=' or ':' (py:/a/m.py).
+_ABSOLUTE = re.compile(r"(?:^|[=:])(/(?!/)[^:]+)")
 
 
 def export_site(
@@ -169,6 +172,17 @@ class PathScrubber:
             for name in [*named, options.get("config_path"), options.get("store_path")]:
                 if isinstance(name, str) and os.path.isabs(name):
                     places.append(_project_of(Path(name)))
+            # red team, probe "export agent path": an agent named by an absolute path
+            # (``cmd:/srv/bots/agent v1``) leaked in assertly's own errors ("cannot start
+            # '/srv/bots/agent'"): the directories of the specs' absolute paths go too.
+            targets = options.get("targets")
+            specs = [
+                options.get("target"),
+                *(targets.values() if isinstance(targets, dict) else ()),
+            ]
+            for spec in specs:
+                for name in _absolute_paths(spec) if isinstance(spec, str) else ():
+                    places.append(Path(name).parent)
         for place in places:
             for directory in _spellings(place):
                 # Never "/" (every path would go) nor a directory above home.
@@ -177,6 +191,15 @@ class PathScrubber:
                 ):
                     found[directory] = ""
         return cls(found)
+
+
+def _absolute_paths(spec: str) -> list[str]:
+    """The absolute paths a target spec names (its words as a shell splits them)."""
+    try:
+        words = shlex.split(spec)
+    except ValueError:  # an unclosed quote: words as spaces split them
+        words = spec.split()
+    return [name for word in words for name in _ABSOLUTE.findall(word)]
 
 
 def _project_of(path: Path) -> Path:
