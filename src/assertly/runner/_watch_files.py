@@ -22,7 +22,7 @@ from ..loading._discover import TEST_FILE_SUFFIXES, WORKFLOW_SUFFIXES, discover
 from ..targets import parse_spec
 from ._options import RunOptions
 
-__all__ = ["WatchPlan", "watch_plan"]
+__all__ = ["WatchPlan", "resolved", "watch_plan"]
 
 # Directories never watched under a directory of tests (as `discover` skips hidden ones).
 _SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules"})
@@ -96,6 +96,18 @@ class WatchPlan:
                 if shown is not None and test_file.is_file():
                     files[test_file] = shown
         return sorted(files.values())
+
+
+def resolved(path: str | Path) -> Path:
+    """``path`` resolved; a symbolic link loop (which `Path.resolve` raises for) made absolute.
+
+    Red team, probe "watch symlink loop": ``loop.tests.yaml -> loop.tests.yaml`` saved in a
+    watched folder raised RuntimeError in the watcher's filter and ended the watch.
+    """
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def watch_plan(options: RunOptions, previous: WatchPlan | None = None) -> WatchPlan:
