@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from test_viewer_runs_apart import _project, _run
 
+from assertly.cli import main
 
-def test_an_agent_named_by_an_absolute_path_does_not_leak(tmp_path: Path) -> None:
+
+def test_an_agent_named_by_an_absolute_path_does_not_leak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # red team, probe "export agent path": "cannot start '/…/bots/missing-agent'" was exported.
     root = _project(tmp_path / "project")
     bots = tmp_path / "bots"
@@ -20,14 +24,11 @@ def test_an_agent_named_by_an_absolute_path_does_not_leak(tmp_path: Path) -> Non
          "--target", f"cand=py:{bots}/agent_module.py:answer")  # fmt: skip
     stored = store.read_bytes()
     assert str(bots).encode() in stored  # the run holds it: the export had it to take out
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the export's cwd: not the project
     out = tmp_path / "export"
-    done = subprocess.run(
-        [sys.executable, "-m", "assertly", "view", "--store", str(store), "--export", str(out)],
-        cwd=elsewhere, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, ["view", "--store", str(store), "--export", str(out)])
+    assert done.exit_code == 0, done.output
     files = [path for path in out.rglob("*") if path.is_file()]
     assert any("missing-agent" in path.read_text(encoding="utf-8") for path in files)
     for path in files:
