@@ -1,10 +1,15 @@
-"""Red team of the GitHub Action's sticky comment: someone else's comment holding the marker."""
+"""Red team of the GitHub Action: the sticky comment's target, workflow-command injection."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from test_action import MARKER, FakeGitHub, _comment, github
+import pytest
+
+from test_action import MARKER, SCRIPTS, FakeGitHub, _comment, _project, github
 
 __all__ = ["github"]  # the fixture, imported for pytest
 
@@ -74,12 +79,6 @@ def _obeyed(log: str) -> list[tuple[str, str]]:
 
 
 def test_agent_output_cannot_issue_workflow_commands(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from test_action import SCRIPTS, _project
-
     project = _project(tmp_path, good=True)
     (project / "agent.py").write_text(HOSTILE)
     env = {
@@ -103,3 +102,23 @@ def test_agent_output_cannot_issue_workflow_commands(tmp_path: Path) -> None:
     assert not any(name in ("add-mask", "set-output", "warning") for name, _ in obeyed)
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert len(annotations) == 2 and all("file=t.tests.json" in line for line in annotations)
+
+
+@pytest.mark.parametrize("bad", [{"PR_NUMBER": "seven"}, {"GITHUB_EVENT_PATH": "{not json"}])
+def test_a_bad_pull_request_number_is_a_usage_error(
+    github: tuple[FakeGitHub, str], tmp_path: Path, bad: dict[str, str]
+) -> None:
+    state, api = github
+    (tmp_path / "c.md").write_text("x")
+    (tmp_path / "event.json").write_text(bad.get("GITHUB_EVENT_PATH", "{}"))
+    env = {**os.environ, "GITHUB_API_URL": api, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"}
+    env["GITHUB_EVENT_PATH"] = str(tmp_path / "event.json")
+    env.pop("PR_NUMBER", None)
+    env.update({name: value for name, value in bad.items() if name == "PR_NUMBER"})
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "sticky_comment.py"), str(tmp_path / "c.md")],
+        env=env, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "no pull request number" in done.stderr and "Traceback" not in done.stderr
+    assert state.requests == []

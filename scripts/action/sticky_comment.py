@@ -154,7 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     if not token or not repo:
         print("sticky comment: GITHUB_TOKEN and GITHUB_REPOSITORY must be set", file=sys.stderr)
         return 2
-    number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))
+    try:
+        number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))
+    except (ValueError, OSError) as error:
+        # red team, probe "sticky comment bad input": PR_NUMBER=abc or an unreadable event
+        # payload ended in a traceback instead of a usage error.
+        print(f"sticky comment: no pull request number: {error}", file=sys.stderr)
+        return 2
     if number is None:
         print("sticky comment: not a pull request: no comment to write")
         return 0
