@@ -34,3 +34,23 @@ def test_a_symlink_loop_saved_in_a_watched_folder_does_not_end_the_watch(root: P
         watch.kill()
     assert code == 1
     assert not any("Traceback" in line for line in watch.lines), watch.lines
+
+
+def test_a_test_file_deleted_then_saved_again_runs_again(root: Path) -> None:
+    # red team, probe "watch delete and recreate": `git stash` then `git stash pop` of the
+    # one file the watch was started on.
+    watch = Watch(root, "a.tests.yaml")
+    try:
+        watch.wait_for("^watching ")
+        (root / "a.tests.yaml").unlink()
+        watch.wait_for(r"removed: a\.tests\.yaml|no longer|not a file|does not exist")
+        _, lines = watch.save_and_wait(
+            root / "a.tests.yaml",
+            TEST_FILE.format(input="hello", expected="bye"),
+            r"(?:FAILED|PASSED) +a\.tests\.yaml::s::one",
+        )
+        assert watch.process.poll() is None
+        code = watch.interrupt()
+    finally:
+        watch.kill()
+    assert code == 1, watch.lines
