@@ -44,7 +44,7 @@ def test_a_test_file_deleted_then_saved_again_runs_again(root: Path) -> None:
         watch.wait_for("^watching ")
         (root / "a.tests.yaml").unlink()
         watch.wait_for(r"removed: a\.tests\.yaml|no longer|not a file|does not exist")
-        _, lines = watch.save_and_wait(
+        watch.save_and_wait(
             root / "a.tests.yaml",
             TEST_FILE.format(input="hello", expected="bye"),
             r"(?:FAILED|PASSED) +a\.tests\.yaml::s::one",

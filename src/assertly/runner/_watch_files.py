@@ -122,6 +122,12 @@ def watch_plan(options: RunOptions, previous: WatchPlan | None = None) -> WatchP
     plan.test_dirs = [Path(item).resolve() for item in plan.given_dirs]
     for path in discover(options.paths)[0]:
         plan.test_files[path.resolve()] = str(path)
+    for item in options.paths:
+        # red team, probe "watch delete and recreate": a test file named on the command line
+        # and deleted (`git stash`) left the plan, so saving it again (`git stash pop`) was
+        # not a change of the run's: it stays watched while it is missing.
+        if not Path(item).is_dir():
+            plan.test_files.setdefault(resolved(item), item)
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     if config_file is not None:
         plan.everything.add(config_file.resolve())
