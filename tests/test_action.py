@@ -198,7 +198,11 @@ def github() -> Iterator[tuple[FakeGitHub, str]]:
                 self._reply(200, items[(page - 1) * size : page * size])
             elif self.command == "POST" and created and sent:
                 state.next_id += 1
-                comment = {"id": state.next_id, "body": sent["body"], "user": {"login": "bot"}}
+                comment = {
+                    "id": state.next_id,
+                    "body": sent["body"],
+                    "user": {"login": "github-actions[bot]"},
+                }
                 state.comments.setdefault(int(created.group(1)), []).append(comment)
                 self._reply(201, comment)
             elif self.command == "PATCH" and edited and sent:
@@ -279,7 +283,8 @@ def test_creates_on_the_first_run_and_updates_on_the_second(
 def test_finds_its_comment_on_a_later_page(github: tuple[FakeGitHub, str], tmp_path: Path) -> None:
     state, api = github
     state.comments[7] = [{"id": n, "body": f"comment {n}"} for n in range(1, 151)]
-    state.comments[7].append({"id": 151, "body": f"{MARKER}\nold"})
+    bot = {"login": "github-actions[bot]"}
+    state.comments[7].append({"id": 151, "body": f"{MARKER}\nold", "user": bot})
     done = _comment(tmp_path, api, "new")
     assert done.returncode == 0, done.stderr
     assert "updated comment 151" in done.stdout

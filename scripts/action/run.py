@@ -13,11 +13,14 @@ run's code, after the reports are uploaded and the comment is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # The comment shows the comparison; the gate is `run --baseline`'s, in the run's exit code.
@@ -35,6 +38,23 @@ def _input(name: str) -> str:
 def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     print("$ " + shlex.join(["assertly", *argv[len(_assertly()) :]]), flush=True)
     return subprocess.run(argv, text=True, check=False, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+
+@contextlib.contextmanager
+def _commands_off() -> Iterator[None]:
+    """The runner's workflow commands off while what is printed may hold agent text.
+
+    Red team, probe "workflow-command injection": the run's console prints agent output
+    (an error's stderr, a failing answer), and the runner obeys ``::add-mask::…`` at a line's
+    start and a legacy ``##[add-mask]…`` anywhere in a line, so an agent could mask words,
+    set outputs, forge annotations or ``stop-commands`` the real annotations away.
+    """
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    try:
+        yield
+    finally:
+        print(f"::{token}::", flush=True)
 
 
 def _set_outputs(values: dict[str, str]) -> None:
@@ -62,7 +82,8 @@ def main() -> int:
     baseline = _input("BASELINE")
     if baseline:
         command += ["--baseline", baseline]
-    code = _run(command).returncode
+    with _commands_off():  # stderr on stdout: the resume line cannot overtake it on a pipe
+        code = _run(command, stderr=subprocess.STDOUT).returncode
     comment = report_dir / "comment.md"
     run_id = ""
     if report_json.is_file():
@@ -92,7 +113,8 @@ def main() -> int:
             if shown.stdout.strip()
             else f"assertly could not render the run:\n\n```\n{shown.stderr}\n```\n"
         )
-        sys.stderr.write(shown.stderr)
+        with _commands_off():  # diff's lines may quote what the agent answered
+            print(shown.stderr, end="", flush=True)
     else:
         text = f"**assertly could not run the tests** (exit code {code}): the job's log says why.\n"
     # The job's verdict (the gates', when given), which the report below explains.

@@ -4,8 +4,10 @@ Usage: ``python sticky_comment.py BODY_FILE [--marker NAME]``. Reads ``GITHUB_TO
 ``GITHUB_API_URL`` (default ``https://api.github.com``), ``GITHUB_REPOSITORY`` and the event
 payload at ``GITHUB_EVENT_PATH`` (the pull request's number); ``PR_NUMBER`` overrides the
 number. Lists the pull request's issue comments, edits the one whose body starts with the hidden
-marker ``<!-- NAME -->``, or creates it: re-runs edit one comment instead of adding more, and no
-other comment is touched. Standard library only (it runs before anything is installed).
+marker ``<!-- NAME -->`` and that the token's user wrote (``GET /user``; else
+``github-actions[bot]``; ``ASSERTLY_COMMENT_AUTHOR`` overrides), or creates it: re-runs edit
+one comment instead of adding more, and no other comment is touched. Standard library only (it
+runs before anything is installed).
 
 Exit codes: 0 the comment is up to date (or there is no pull request to comment on); 1 the API
 refused or failed (the reason on stderr: a 403 is a token without ``pull-requests: write``, as a
@@ -28,6 +30,8 @@ from typing import Any
 BODY_LIMIT = 65_536
 _CUT_NOTE = "\n\n… (cut: the whole report is in the workflow run's artifacts)\n"
 _PAGE = 100
+# Who posts with the workflow's GITHUB_TOKEN (GET /user refuses that token).
+_ACTIONS_BOT = "github-actions[bot]"
 
 
 class ApiError(Exception):
@@ -75,8 +79,23 @@ def sticky_body(text: str, marker: str) -> str:
     return body
 
 
-def upsert(api: str, repo: str, number: int, token: str, text: str, marker: str) -> str:
-    """Edit the marked comment of pull request ``number`` or create it; what was done."""
+def token_author(api: str, token: str) -> str:
+    """The login the token posts as: ``GET /user`` (a personal token), else the Actions bot."""
+    try:
+        user = _request("GET", f"{api.rstrip('/')}/user", token)
+    except ApiError:
+        return _ACTIONS_BOT  # the workflow's GITHUB_TOKEN may not read /user
+    login = user.get("login") if isinstance(user, dict) else None
+    return str(login) if login else _ACTIONS_BOT
+
+
+def upsert(
+    api: str, repo: str, number: int, token: str, text: str, marker: str, author: str
+) -> str:
+    """Edit the marked comment of pull request ``number`` or create it; what was done.
+
+    Only a comment ``author`` wrote is edited: anyone may paste the marker into a comment.
+    """
     base = f"{api.rstrip('/')}/repos/{repo}"
     body = sticky_body(text, marker)
     mark = marker_line(marker)
@@ -87,7 +106,11 @@ def upsert(api: str, repo: str, number: int, token: str, text: str, marker: str)
         if not isinstance(comments, list):
             raise ApiError(f"GET {url}: expected a list of comments, got {type(comments).__name__}")
         for comment in comments:
-            if str(comment.get("body") or "").startswith(mark):
+            # red team, probe "sticky comment takeover": a comment by someone else that starts
+            # with the marker was edited (a maintainer's token may edit anyone's comment).
+            user = comment.get("user")
+            login = user.get("login") if isinstance(user, dict) else None
+            if login == author and str(comment.get("body") or "").startswith(mark):
                 if comment.get("body") == body:
                     return f"comment {comment['id']} is up to date"
                 _request("PATCH", f"{base}/issues/comments/{comment['id']}", token, {"body": body})
@@ -131,14 +154,21 @@ def main(argv: list[str] | None = None) -> int:
     if not token or not repo:
         print("sticky comment: GITHUB_TOKEN and GITHUB_REPOSITORY must be set", file=sys.stderr)
         return 2
-    number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))
+    try:
+        number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))
+    except (ValueError, OSError) as error:
+        # red team, probe "sticky comment bad input": PR_NUMBER=abc or an unreadable event
+        # payload ended in a traceback instead of a usage error.
+        print(f"sticky comment: no pull request number: {error}", file=sys.stderr)
+        return 2
     if number is None:
         print("sticky comment: not a pull request: no comment to write")
         return 0
     text = Path(args.body_file).read_text(encoding="utf-8")
     api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
     try:
-        done = upsert(api, repo, number, token, text, args.marker)
+        author = os.environ.get("ASSERTLY_COMMENT_AUTHOR") or token_author(api, token)
+        done = upsert(api, repo, number, token, text, args.marker, author)
     except ApiError as error:
         print(f"sticky comment: {error}", file=sys.stderr)
         return 1

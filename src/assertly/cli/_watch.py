@@ -160,10 +160,12 @@ def _changes(current: list[WatchPlan], directories: set[Path]) -> Iterator[set[P
     """
     import watchfiles
 
+    from ..runner._watch_files import resolved
+
     announced = False
     for batch in watchfiles.watch(
         *sorted(directories),
-        watch_filter=lambda _change, path: current[0].relevant(Path(path).resolve()),
+        watch_filter=lambda _change, path: current[0].relevant(resolved(path)),
         debounce=DEBOUNCE_MS,
         step=STEP_MS,
         rust_timeout=IDLE_MS,
@@ -176,7 +178,7 @@ def _changes(current: list[WatchPlan], directories: set[Path]) -> Iterator[set[P
             click.echo(f"watching {shown} for changes (Ctrl-C ends)")
             announced = True
         if batch:
-            yield {Path(path).resolve() for _, path in batch}
+            yield {resolved(path) for _, path in batch}
 
 
 def _rerun(

@@ -409,7 +409,10 @@ def _report_labels(path: Path, data: dict[str, Any], tests: list[TestOutcome]) -
     """
     labels = data.get("targets")
     if labels is None:
-        return list(dict.fromkeys(test.target for test in tests if test.target is not None))
+        labels = list(dict.fromkeys(test.target for test in tests if test.target is not None))
+    _check_cell_targets(path, labels if isinstance(labels, list) else [], tests)
+    if not data.get("targets"):
+        return cast(list[str], labels)
     if not isinstance(labels, list) or not all(
         isinstance(label, str) and _LABEL.match(label) for label in labels
     ):
@@ -424,3 +427,28 @@ def _report_labels(path: Path, data: dict[str, Any], tests: list[TestOutcome]) -
             f"{stray!r}, which is not among its targets ({', '.join(labels) or 'none'})"
         )
     return labels
+
+
+def _check_cell_targets(path: Path, labels: list[Any], tests: list[TestOutcome]) -> None:
+    """Refuse a report whose cell keys (``…::ID[LABEL]``) and ``target`` fields disagree.
+
+    Raises:
+        StoreError: A cell of target ``LABEL`` by its key carries no or another ``target``.
+    """
+    # red team, probe "report without target fields": with the tests' `target` fields
+    # deleted, every cell counted as a test no target varies, so `diff r.json:base
+    # r.json:cand` compared the whole report with itself: 0 regressed, exit 0.
+    for test in tests:
+        of_key = next(
+            (
+                label
+                for label in labels
+                if isinstance(label, str) and test.key.endswith(f"::{test.id}[{label}]")
+            ),
+            None,
+        )
+        if of_key is not None and test.target != of_key:
+            raise StoreError(
+                f"{path} is not a valid assertly JSON report: test {test.key!r} is a cell of "
+                f"target {of_key!r} by its key, but its target is {test.target!r}"
+            )

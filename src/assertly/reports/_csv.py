@@ -6,8 +6,9 @@ reads non-ASCII text as UTF-8. Written row by row: a stored run of a million tes
 in memory.
 
 A spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-return as a formula (CSV injection): such a text cell is written with a single quote in front,
-as OWASP recommends. Numbers (the numeric columns, and text that is a plain number) are left
+return as a formula (CSV injection), or one of ``= + - @`` after leading whitespace or in its
+full-width form (U+FF1D): such a text cell is written with a single quote in front, as OWASP
+recommends. Numbers (the numeric columns, and text that is a plain number) are left
 as they are, so they stay numbers. Controls a terminal obeys (ESC, C1, bidirectional overrides)
 are written as escapes (``\x1b``), so printing the file is harmless.
 """
@@ -45,6 +46,8 @@ COLUMNS = (
 # longer one is cut, or the file refused). The run store keeps the whole output.
 CELL_LIMIT = 32_000
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# What starts a formula after leading whitespace: ASCII, full-width and small-form variants.
+_FORMULA_FIRST = frozenset("=+-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -54,7 +57,12 @@ def neutralised(text: str) -> str:
     Text that is a plain number (``-3``, ``+1.5e3``) is left as it is: it is read as that
     number, never as a formula.
     """
-    if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
+    # red team, probe "csv formula after whitespace": `` =1+1``, ``\n=1+1`` and the full-width
+    # U+FF1D ``=`` (which a CJK-locale spreadsheet reads as ``=``) were written as they are.
+    first = text.lstrip()[:1]
+    if (first in _FORMULA_FIRST or text.startswith(_FORMULA_START)) and not (
+        _PLAIN_NUMBER.fullmatch(text.strip())
+    ):
         return "'" + text
     return text
 

@@ -22,7 +22,7 @@ from ..loading._discover import TEST_FILE_SUFFIXES, WORKFLOW_SUFFIXES, discover
 from ..targets import parse_spec
 from ._options import RunOptions
 
-__all__ = ["WatchPlan", "watch_plan"]
+__all__ = ["WatchPlan", "resolved", "watch_plan"]
 
 # Directories never watched under a directory of tests (as `discover` skips hidden ones).
 _SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules"})
@@ -98,6 +98,18 @@ class WatchPlan:
         return sorted(files.values())
 
 
+def resolved(path: str | Path) -> Path:
+    """``path`` resolved; a symbolic link loop (which `Path.resolve` raises for) made absolute.
+
+    Red team, probe "watch symlink loop": ``loop.tests.yaml -> loop.tests.yaml`` saved in a
+    watched folder raised RuntimeError in the watcher's filter and ended the watch.
+    """
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 def watch_plan(options: RunOptions, previous: WatchPlan | None = None) -> WatchPlan:
     """The files ``options``' run depends on, read now.
 
@@ -110,6 +122,12 @@ def watch_plan(options: RunOptions, previous: WatchPlan | None = None) -> WatchP
     plan.test_dirs = [Path(item).resolve() for item in plan.given_dirs]
     for path in discover(options.paths)[0]:
         plan.test_files[path.resolve()] = str(path)
+    for item in options.paths:
+        # red team, probe "watch delete and recreate": a test file named on the command line
+        # and deleted (`git stash`) left the plan, so saving it again (`git stash pop`) was
+        # not a change of the run's: it stays watched while it is missing.
+        if not Path(item).is_dir():
+            plan.test_files.setdefault(resolved(item), item)
     config_file = Path(options.config_path) if options.config_path else find_config(Path.cwd())
     if config_file is not None:
         plan.everything.add(config_file.resolve())

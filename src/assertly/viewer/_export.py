@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import markupsafe
@@ -33,6 +35,8 @@ __all__ = ["PathScrubber", "export_site"]
 
 _LINKS = Links(static=True)
 EXPORTED_RUNS = 500  # the newest runs an export holds (naming runs picks others)
+# An absolute path in a word of a target spec: at its start, or after '=' or ':' (py:/a/m.py).
+_ABSOLUTE = re.compile(r"(?:^|[=:])(/(?!/)[^:]+)")
 
 
 def export_site(
@@ -163,12 +167,31 @@ class PathScrubber:
         places: list[Path] = [Path.cwd()]
         if not site.queries.kind.by_url:
             places.append(_project_of(Path(site.queries.store_path).absolute()))
+        by_url = site.queries.kind.by_url
+        store_file = None if by_url else Path(os.path.abspath(site.queries.store_path))
         for run_id in run_ids:
             options = site.queries.run_options(run_id)
             named = [*(options.get("files") or []), *(options.get("paths") or [])]
+            ran_in = _run_directory(store_file, options.get("store_path"))
             for name in [*named, options.get("config_path"), options.get("store_path")]:
                 if isinstance(name, str) and os.path.isabs(name):
                     places.append(_project_of(Path(name)))
+                elif isinstance(name, str) and name and ran_in is not None:
+                    # red team, probe "export relative file": `run ../t.yaml` stored its
+                    # problems with the absolute path of t.yaml's folder, which no root
+                    # covered (the run's directory is where its relative store path starts).
+                    places.append(_project_of(Path(os.path.normpath(ran_in / name))))
+            # red team, probe "export agent path": an agent named by an absolute path
+            # (``cmd:/srv/bots/agent v1``) leaked in assertly's own errors ("cannot start
+            # '/srv/bots/agent'"): the directories of the specs' absolute paths go too.
+            targets = options.get("targets")
+            specs = [
+                options.get("target"),
+                *(targets.values() if isinstance(targets, dict) else ()),
+            ]
+            for spec in specs:
+                for name in _absolute_paths(spec) if isinstance(spec, str) else ():
+                    places.append(Path(name).parent)
         for place in places:
             for directory in _spellings(place):
                 # Never "/" (every path would go) nor a directory above home.
@@ -177,6 +200,33 @@ class PathScrubber:
                 ):
                     found[directory] = ""
         return cls(found)
+
+
+def _absolute_paths(spec: str) -> list[str]:
+    """The absolute paths a target spec names (its words as a shell splits them)."""
+    try:
+        words = shlex.split(spec)
+    except ValueError:  # an unclosed quote: words as spaces split them
+        words = spec.split()
+    return [name for word in words for name in _ABSOLUTE.findall(word)]
+
+
+def _run_directory(store_file: Path | None, stored: Any) -> Path | None:
+    """Where a run started: the store's path without the relative store path it was given.
+
+    None when that cannot be known (an absolute or URL store path, ``..`` in it, or a store
+    that is not where the run wrote it).
+    """
+    if store_file is None or not isinstance(stored, str) or not stored:
+        return None
+    if os.path.isabs(stored) or "://" in stored:
+        return None
+    parts = Path(stored).parts
+    if ".." in parts or len(parts) >= len(store_file.parts):
+        return None
+    if store_file.parts[-len(parts) :] != parts:
+        return None
+    return Path(*store_file.parts[: -len(parts)])
 
 
 def _project_of(path: Path) -> Path:
