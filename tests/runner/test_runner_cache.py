@@ -166,9 +166,11 @@ def test_trials_of_a_test_are_cached_apart(project: Project) -> None:
             ]
         },
     )
-    first = project.run("run", "t.yaml", "--target", project.agent, "--cache", "rw")
+    # -j 1: the agent's state file is read and written without a lock, so two trials at once
+    # could both read 0 (on a busy machine they did).
+    first = project.run("run", "t.yaml", "--target", project.agent, "--cache", "rw", "-j", "1")
     assert Path(state).read_text() == "2"
-    second = project.run("run", "t.yaml", "--target", project.agent, "--cache", "rw")
+    second = project.run("run", "t.yaml", "--target", project.agent, "--cache", "rw", "-j", "1")
     assert Path(state).read_text() == "2"  # no call
     assert first.report is not None and second.report is not None
     outputs = _verdicts(second.report)["flaky"]
