@@ -19,6 +19,8 @@ from ._json import loads, to_json_bytes
 from ._verdicts import PassThreshold, Status, pass_at_k, status_of, status_of_counts
 
 __all__ = [
+    "CONVERSATION_ENDINGS",
+    "CONVERSATION_STEP",
     "OUTPUT_LIMIT",
     "PassThreshold",
     "EvalCaseRecord",
@@ -29,6 +31,7 @@ __all__ = [
     "TestRecord",
     "TrialRecord",
     "combined_metrics",
+    "conversation_report",
     "pass_at_k",
     "report_output",
     "status_of",
@@ -55,10 +58,21 @@ class StepRecord:
     # What the judge of model-graded assertions cost for this step (None: no judge asked).
     judge_cost_usd: float | None = None
     judge_tokens: int | None = None
+    # A conversation's turn: what the user said (None: not a turn; the conversation's own
+    # checks are a step named ``conversation`` without it), and what the simulated user's
+    # model cost to write it (None: a scripted turn).
+    user: str | None = None
+    simulator_cost_usd: float | None = None
+    simulator_tokens: int | None = None
+    # On a conversation's own step: why the conversation ended (`CONVERSATION_ENDINGS`).
+    ended: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready form (the store keeps this; the output under its stored name)."""
-        return {
+        """JSON-ready form (the store keeps this; the output under its stored name).
+
+        A turn's fields only on a turn: the store's compact form stays the common one.
+        """
+        data = {
             "name": self.name,
             "status": self.status,
             "response": self.output,
@@ -73,6 +87,14 @@ class StepRecord:
             "judge_cost_usd": self.judge_cost_usd,
             "judge_tokens": self.judge_tokens,
         }
+        if self.user is not None:
+            data["user"] = self.user
+        if self.simulator_cost_usd is not None or self.simulator_tokens is not None:
+            data["simulator_cost_usd"] = self.simulator_cost_usd
+            data["simulator_tokens"] = self.simulator_tokens
+        if self.ended is not None:
+            data["ended"] = self.ended
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepRecord:
@@ -92,6 +114,10 @@ class StepRecord:
             get("tool_calls"),
             get("judge_cost_usd"),
             get("judge_tokens"),
+            get("user"),
+            get("simulator_cost_usd"),
+            get("simulator_tokens"),
+            get("ended"),
         )
 
     def failures(self) -> list[AssertionRecord]:
@@ -113,11 +139,21 @@ class StepRecord:
         if self.judge_cost_usd is not None:
             metrics["judge_cost_usd"] = self.judge_cost_usd
             metrics["judge_tokens"] = self.judge_tokens or 0
+        if self.simulator_cost_usd is not None or self.simulator_tokens is not None:
+            metrics["simulator_cost_usd"] = self.simulator_cost_usd or 0.0
+            metrics["simulator_tokens"] = self.simulator_tokens or 0
         return metrics
 
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+# Why a conversation ended (a conversation step's ``ended``): its scripted turns ran out, the
+# simulated user wrote its stop token, ``stop_when`` passed on a reply, or ``max_turns``.
+CONVERSATION_ENDINGS = ("turns", "stop_token", "stop_when", "max_turns")
+# A conversation trial's own step (its checks judge the whole conversation).
+CONVERSATION_STEP = "conversation"
 
 
 # The most text of one response the JSON report holds (characters): a bigger response is cut
@@ -182,6 +218,14 @@ def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
     if judged:
         metrics["judge_cost_usd"] = sum(step.judge_cost_usd or 0.0 for step in judged)
         metrics["judge_tokens"] = sum(step.judge_tokens or 0 for step in judged)
+    simulated = [
+        step
+        for step in steps
+        if step.simulator_cost_usd is not None or step.simulator_tokens is not None
+    ]
+    if simulated:
+        metrics["simulator_cost_usd"] = sum(step.simulator_cost_usd or 0.0 for step in simulated)
+        metrics["simulator_tokens"] = sum(step.simulator_tokens or 0 for step in simulated)
     return metrics
 
 
@@ -290,6 +334,8 @@ class TestRecord:
     input: Any = None
     multi_step: bool = False
     pass_threshold: str = "all"  # the one that decided `status`
+    # A conversation test: its trials' steps are turns, then ``conversation`` (`turn_steps`).
+    conversation: bool = False
     # In a matrix run, the label of the target it ran against (`key` ends in ``[label]``).
     target: str | None = None
 
@@ -364,7 +410,11 @@ class TestRecord:
 
     def _trial_dict(self, trial: TrialRecord) -> dict[str, Any]:
         output: Any
-        if self.multi_step:
+        turns: list[dict[str, Any]] | None = None
+        whole: dict[str, Any] | None = None
+        if self.conversation:
+            turns, whole, output, truncated = conversation_report(trial.steps)
+        elif self.multi_step:
             output, truncated = [], False
             for step in trial.steps:
                 value, cut = report_output(step.output)
@@ -384,8 +434,50 @@ class TestRecord:
             **({"cached": True} if trial.cached else {}),
             "output": output,
             "output_truncated": truncated,
+            **({"turns": turns, "conversation": whole} if turns is not None else {}),
             "metrics": combined_metrics(trial.steps),
         }
+
+
+def conversation_report(
+    steps: Sequence[StepRecord],
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, Any, bool]:
+    """A conversation trial as the JSON report gives it: (turns, whole, output, whether cut).
+
+    Each turn ``{index, user, output, tool_calls, outcome, checks, metrics}``; ``whole`` is
+    ``{outcome, checks, ended}`` of the conversation's own checks (None when a turn's call
+    failed and they were not judged); the output is the agent's messages joined by blank
+    lines, what those checks read.
+    """
+    turns: list[dict[str, Any]] = []
+    truncated = False
+    transcript: Any = None
+    whole: dict[str, Any] | None = None
+    for step in steps:
+        if step.user is None:  # the conversation's own step
+            transcript = step.output
+            whole = {
+                "outcome": step.status,
+                "checks": [check.to_json() for check in step.checks],
+                "ended": step.ended,
+            }
+            continue
+        value, cut = report_output(step.output)
+        truncated = truncated or cut
+        turns.append(
+            {
+                "index": len(turns) + 1,
+                "user": step.user,
+                "output": value,
+                "tool_calls": step.tool_calls,
+                "outcome": step.status,
+                "checks": [check.to_json() for check in step.checks],
+                **({"error": step.error} if step.error else {}),
+                "metrics": step.metrics(),
+            }
+        )
+    output, cut = report_output(transcript)
+    return turns, whole, output, truncated or cut
 
 
 @dataclass(slots=True)

@@ -34,6 +34,8 @@ class TestMeta:
         pass_threshold: The threshold its verdict uses (its file's, else the run's).
         input: What is sent: the input, or for a test of steps ``[{step, input}, ...]``.
         multi_step: Whether it is a test of steps.
+        conversation: Whether it is a conversation test (its input: the scripted user turns
+            and the simulated user's persona).
     """
 
     __test__ = False  # not a pytest test class, whatever its name
@@ -53,6 +55,7 @@ class TestMeta:
     pass_threshold: str | None = None
     input: Any = None
     multi_step: bool = False
+    conversation: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The store's form (``multi_step`` only for a test of steps)."""
@@ -75,6 +78,8 @@ class TestMeta:
             data["multi_step"] = True
         if self.target is not None:
             data["target"] = self.target
+        if self.conversation:
+            data["conversation"] = True
         return data
 
     @classmethod
@@ -104,4 +109,5 @@ class TestMeta:
             pass_threshold=data.get("pass_threshold"),
             input=data.get("input"),
             multi_step=bool(data.get("multi_step")),
+            conversation=bool(data.get("conversation")),
         )

@@ -3,7 +3,7 @@
 Uses the engine; knows nothing of targets, runs or reports.
 """
 
-from ._cases import SuiteHooks, definition_digest
+from ._cases import Conversation, SimulatedUser, SuiteHooks, Turn, definition_digest
 from ._config import (
     check_against_config,
     config_read,
@@ -18,6 +18,9 @@ from ._schema import json_schemas
 from ._tests import Dataset, EvalCase, EvalSuite, LoadResult, Step, TestCase, discover, load_paths
 
 __all__ = [
+    "Conversation",
+    "SimulatedUser",
+    "Turn",
     "ConfigModel",
     "JudgeModel",
     "Dataset",

@@ -12,7 +12,17 @@ import orjson
 from .._exceptions import Problem
 from ..engine import Expectation
 
-__all__ = ["EvalCase", "EvalSuite", "Step", "SuiteHooks", "TestCase", "definition_digest"]
+__all__ = [
+    "Conversation",
+    "EvalCase",
+    "EvalSuite",
+    "SimulatedUser",
+    "Step",
+    "SuiteHooks",
+    "TestCase",
+    "Turn",
+    "definition_digest",
+]
 
 
 def definition_digest(*parts: Any) -> str:
@@ -57,6 +67,50 @@ class Step:
 
 
 @dataclass(slots=True)
+class Turn:
+    """A scripted user turn of a conversation: what the user says, and checks on the reply."""
+
+    user: str
+    checks: list[Expectation] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SimulatedUser:
+    """A model playing the user of a conversation (`ConversationModel.simulated_user`)."""
+
+    persona: str
+    first_message: str | None = None
+    max_turns: int = 8
+    stop_when: list[Expectation] = field(default_factory=list)
+    stop_token: str = "[END]"
+    require_stop: bool = False
+
+
+@dataclass(slots=True)
+class Conversation:
+    """A multi-turn test: the agent is called once per turn with the whole history.
+
+    Attributes:
+        turns: The scripted user turns, in order.
+        checks: What the whole conversation must satisfy (the test's expect/assertions).
+        simulated_user: A model playing the user after the scripted turns (None: none).
+        input: A mapping merged into every request beside ``messages``.
+    """
+
+    turns: list[Turn] = field(default_factory=list)
+    checks: list[Expectation] = field(default_factory=list)
+    simulated_user: SimulatedUser | None = None
+    input: dict[str, Any] | None = None
+
+    def expectations(self) -> list[Expectation]:
+        """Every expectation of the conversation: its turns', its stop rule's, its own."""
+        found = [check for turn in self.turns for check in turn.checks]
+        if self.simulated_user is not None:
+            found += self.simulated_user.stop_when
+        return found + self.checks
+
+
+@dataclass(slots=True)
 class TestCase:
     """A runnable test from an agent test file."""
 
@@ -87,6 +141,19 @@ class TestCase:
     # In a matrix run, the label of the target this copy of the test runs against (one copy
     # per label, `with_target`); None in a run of one target.
     target: str | None = None
+    # A conversation test's turns and checks (its `steps` are then empty).
+    conversation: Conversation | None = None
+
+    @property
+    def recorded(self) -> bool:
+        """Whether every answer is recorded (no target is called): never a conversation."""
+        return self.conversation is None and all(step.recorded is not None for step in self.steps)
+
+    def expectations(self) -> list[Expectation]:
+        """Every expectation the test judges (its steps', or its conversation's)."""
+        if self.conversation is not None:
+            return self.conversation.expectations()
+        return [check for step in self.steps for check in step.checks]
 
     @property
     def base_key(self) -> str:

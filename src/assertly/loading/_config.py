@@ -225,8 +225,11 @@ def check_against_config(
         fact = test.skip_if
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
-        if config.judge is None and _needs_judge(step.checks for step in test.steps):
+        if config.judge is None and _needs_judge([test.expectations()]):
             problems.append(Problem(where, _NO_JUDGE))
+        simulated = test.conversation is not None and test.conversation.simulated_user
+        if simulated and config.simulator is None and config.judge is None:
+            problems.append(Problem(where, _NO_SIMULATOR))
     if config.judge is None:
         for dataset in datasets:
             if _needs_judge([dataset.checks]):
@@ -252,6 +255,12 @@ def check_against_config(
 _NO_JUDGE = (
     "llm-rubric needs a judge model: add judge: {base_url: …, model: …} to the config "
     "(or base_url and model to the assertion's config:)"
+)
+
+
+_NO_SIMULATOR = (
+    "simulated_user needs a model to play the user: add simulator: {base_url: …, model: …} "
+    "(or judge:, which it uses by default) to the config"
 )
 
 

@@ -78,6 +78,63 @@ class StepModel(FileModel):
     assertions: list[Any] | None = Field(default=None, description="Typed assertions.")
 
 
+class TurnModel(FileModel):
+    """One scripted user turn of a conversation test."""
+
+    user: str = Field(min_length=1, description="What the user says on this turn.")
+    expect: dict[str, Any] | None = Field(
+        default=None, description="Expect dict judged on this turn's reply."
+    )
+    assertions: list[Any] | None = Field(
+        default=None, description="Typed assertions judged on this turn's reply."
+    )
+
+
+class SimulatedUserModel(FileModel):
+    """A model playing the user of a conversation test (config ``simulator:``, else ``judge:``)."""
+
+    persona: str = Field(
+        min_length=1, description="Who the simulated user is and wants (its system prompt)."
+    )
+    first_message: str | None = Field(
+        default=None,
+        description="The user's first message; else the simulator writes it (after any "
+        "scripted turns, the simulator writes every later message).",
+    )
+    max_turns: int = Field(
+        default=8, ge=1, le=200, description="The most agent replies of the conversation."
+    )
+    stop_when: list[Any] | None = Field(
+        default=None,
+        description="Typed assertions judged on each agent reply: once they pass, the "
+        "conversation ends.",
+    )
+    stop_token: str = Field(
+        default="[END]",
+        min_length=1,
+        description="The simulator ends the conversation by writing this in its reply.",
+    )
+    require_stop: bool = Field(
+        default=False,
+        description="Reaching max_turns without a stop (stop_token or stop_when) fails the test.",
+    )
+
+
+class ConversationModel(FileModel):
+    """A multi-turn test: scripted user turns, a simulated user, or scripted turns then one."""
+
+    input: dict[str, Any] | None = Field(
+        default=None,
+        description="Merged into every request beside messages (e.g. {user_id: 42}).",
+    )
+    turns: list[TurnModel] | None = Field(
+        default=None, description="Scripted user turns, in order, each with its own checks."
+    )
+    simulated_user: SimulatedUserModel | None = Field(
+        default=None, description="A model playing the user (after the scripted turns, if any)."
+    )
+
+
 class TestModel(FileModel):
     """One test of an agent test file."""
 
@@ -92,6 +149,11 @@ class TestModel(FileModel):
     setup: str | list[str] | None = Field(default=None, description="Hook name(s) from config.")
     cleanup: str | list[str] | None = Field(default=None, description="Hook name(s) from config.")
     multi_step: list[StepModel] | None = None
+    conversation: ConversationModel | None = Field(
+        default=None,
+        description="A multi-turn test (instead of input or multi_step): the agent gets the "
+        "whole history each turn; expect/assertions beside it judge the whole conversation.",
+    )
     trials: int | None = Field(default=None, ge=1, le=10_000)
     pass_threshold: Literal["any", "all", "majority"] | None = Field(
         default=None,
@@ -361,6 +423,11 @@ class ConfigModel(FileModel):
     store: Annotated[str, AfterValidator(_store_location)] = ".assertly/runs.sqlite"
     judge: JudgeModel | None = Field(
         default=None, description="The judge model of model-graded assertions (llm-rubric)."
+    )
+    simulator: JudgeModel | None = Field(
+        default=None,
+        description="The model playing simulated users of conversation tests (same keys as "
+        "judge:); default: the judge.",
     )
     secrets_from_tests: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
         default_factory=list,

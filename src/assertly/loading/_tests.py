@@ -19,7 +19,17 @@ from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
 from ..engine.graded._judging import FileJudgeRules
-from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
+from ._cases import (
+    Conversation,
+    EvalCase,
+    EvalSuite,
+    SimulatedUser,
+    Step,
+    SuiteHooks,
+    TestCase,
+    Turn,
+    definition_digest,
+)
 from ._datasets import Dataset, has_lines, inside_project
 from ._discover import discover
 from ._models import (
@@ -137,17 +147,18 @@ def _compile_checks(
     *,
     label: Label | None = None,
     shape: dict[str, str] | None = None,
+    typed_key: str = "assertions",
 ) -> tuple[list[Expectation], list[Problem]]:
     checks: list[Expectation] = []
     problems: list[Problem] = []
-    for name, spec in (("expect", expect), ("assertions", assertions)):
+    for name, spec in (("expect", expect), (typed_key, assertions)):
         if spec is None:
             continue
         try:
             checks.append(
                 context.compile(
                     spec,
-                    threshold=threshold if name == "assertions" else None,
+                    threshold=threshold if name != "expect" else None,
                     location=name,
                     shape=shape if name == "expect" else None,  # only the expect dict reads it
                 )
@@ -349,6 +360,7 @@ _DEFINING_KEYS = {
     "assertions",
     "threshold",
     "multi_step",
+    "conversation",
     "skip_if",
     "setup",
     "cleanup",
@@ -379,6 +391,9 @@ def _fill_test(
     test.tags = sorted({*test.tags, *model.tags})
     if model.priority is not None:
         test.priority = model.priority
+    if model.conversation is not None:
+        _fill_conversation(test, model, source, key, context, shape)
+        return
     if model.multi_step:
         if model.expect is not None or model.assertions is not None:
             test.problems.append(
@@ -418,6 +433,86 @@ def _fill_test(
     )
     test.problems.extend(problems)
     test.steps.append(Step(test.id, model.input, checks))
+
+
+def _fill_conversation(
+    test: TestCase,
+    model: TestModel,
+    source: Source,
+    key: Key,
+    context: _LoadContext,
+    shape: dict[str, str],
+) -> None:
+    """A conversation test: its turns' checks, its stop rule's, and the whole conversation's."""
+    conversation = model.conversation
+    assert conversation is not None
+    where = f"{source.where((*key, 'conversation'))}: {test.id}"
+    for beside in ("input", "multi_step"):
+        if getattr(model, beside) is not None:
+            hint = (
+                "put what every request carries in conversation.input"
+                if beside == "input"
+                else "a conversation's turns are its steps"
+            )
+            test.problems.append(
+                Problem(
+                    f"{source.where((*key, beside))}: {test.id}",
+                    f"a test has either conversation or {beside}, not both: {hint}",
+                )
+            )
+    if not conversation.turns and conversation.simulated_user is None:
+        test.problems.append(
+            Problem(where, "a conversation needs turns, a simulated_user, or both")
+        )
+    label = (test.id, len(key))
+    found = Conversation(input=conversation.input)
+    for number, turn in enumerate(conversation.turns or ()):
+        checks, problems = _compile_checks(
+            turn.expect,
+            turn.assertions,
+            None,
+            source,
+            (*key, "conversation", "turns", number),
+            context,
+            label=label,
+            shape=shape,
+        )
+        test.problems.extend(problems)
+        found.turns.append(Turn(turn.user, checks))
+    simulated = conversation.simulated_user
+    if simulated is not None:
+        stop_when, problems = _compile_checks(
+            None,
+            simulated.stop_when,
+            None,
+            source,
+            (*key, "conversation", "simulated_user"),
+            context,
+            label=label,
+            typed_key="stop_when",
+        )
+        test.problems.extend(problems)
+        found.simulated_user = SimulatedUser(
+            simulated.persona,
+            simulated.first_message,
+            simulated.max_turns,
+            stop_when,
+            simulated.stop_token,
+            simulated.require_stop,
+        )
+    checks, problems = _compile_checks(
+        model.expect,
+        model.assertions,
+        model.threshold,
+        source,
+        key,
+        context,
+        label=label,
+        shape=shape,
+    )
+    test.problems.extend(problems)
+    found.checks = checks
+    test.conversation = found
 
 
 def _add_step(

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._test_meta import TestMeta
-from ..loading import ConfigModel, TestCase
+from ..loading import ConfigModel, Conversation, TestCase
 from ..targets._command import _end
 
 __all__ = [
@@ -129,8 +129,10 @@ def test_meta(test: TestCase, definition: str | None, threshold: str) -> dict[st
     the input ``[{step, input}, ...]``, one per step in order.
     """
     multi_step = len(test.steps) > 1 or bool(test.steps and test.steps[0].name != test.id)
-    if multi_step:
-        sent: Any = [{"step": step.name, "input": step.input} for step in test.steps]
+    if test.conversation is not None:
+        sent: Any = conversation_input(test.conversation)
+    elif multi_step:
+        sent = [{"step": step.name, "input": step.input} for step in test.steps]
     else:
         sent = test.steps[0].input if test.steps else None
     return TestMeta(
@@ -149,4 +151,22 @@ def test_meta(test: TestCase, definition: str | None, threshold: str) -> dict[st
         pass_threshold=threshold,
         input=sent,
         multi_step=multi_step,
+        conversation=test.conversation is not None,
     ).to_json()
+
+
+def conversation_input(conversation: Conversation) -> dict[str, Any]:
+    """What a conversation test sends, as reports show it: its input, turns and persona."""
+    sent: dict[str, Any] = {}
+    if conversation.input is not None:
+        sent["input"] = conversation.input
+    if conversation.turns:
+        sent["turns"] = [turn.user for turn in conversation.turns]
+    simulated = conversation.simulated_user
+    if simulated is not None:
+        sent["simulated_user"] = {
+            "persona": simulated.persona,
+            **({"first_message": simulated.first_message} if simulated.first_message else {}),
+            "max_turns": simulated.max_turns,
+        }
+    return sent

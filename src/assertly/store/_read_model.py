@@ -66,6 +66,7 @@ def _test_record(
         definition=test.definition,
         input=test.input,
         multi_step=test.multi_step,
+        conversation=test.conversation,
         pass_threshold=threshold,
         target=test.target,
     )

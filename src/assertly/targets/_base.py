@@ -38,11 +38,16 @@ class TargetRequest:
         timeout_s: How long the call may take, in seconds.
         key: The test id (``id/step`` for a step of a multi-step test) the call is for; a
             target of recorded responses answers by it before the input. None: by input only.
+        conversation_id: A conversation test's id of this trial's conversation, the same on
+            every turn: sent as ``X-Assertly-Conversation-Id`` (HTTP) or in the environment
+            as ``ASSERTLY_CONVERSATION_ID`` (``cmd:`` and ``py:``), so a stateful agent can
+            keep its own state per conversation. None: not a conversation.
     """
 
     input: Any
     timeout_s: float
     key: str | None = None
+    conversation_id: str | None = None
 
 
 @dataclass(slots=True)

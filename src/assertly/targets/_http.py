@@ -125,7 +125,9 @@ class HttpTarget(BaseTarget):
             if attempt:
                 timeout = aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001))
             try:
-                status, raw, headers, charset = await self._post(session, body, timeout, deadline)
+                status, raw, headers, charset = await self._post(
+                    session, body, timeout, deadline, request.conversation_id
+                )
             except TimeoutError:
                 raise TargetError(f"timed out after {timeout_s:g} s") from None
             except aiohttp.ClientError as error:
@@ -160,7 +162,12 @@ class HttpTarget(BaseTarget):
             return TargetResponse(output=decode_body(raw, charset), **_header_metadata(headers))
 
     async def _post(
-        self, session: Any, body: bytes, timeout: Any, deadline: float
+        self,
+        session: Any,
+        body: bytes,
+        timeout: Any,
+        deadline: float,
+        conversation_id: str | None = None,
     ) -> tuple[int, bytes, Any, str | None]:
         """POST once, following redirects as browsers and curl do.
 
@@ -175,6 +182,8 @@ class HttpTarget(BaseTarget):
         from yarl import URL
 
         url, method, headers = URL(self.url), "POST", self._sent
+        if conversation_id is not None:
+            headers = {**headers, "X-Assertly-Conversation-Id": conversation_id}
         data: bytes | None = body
         loop = asyncio.get_running_loop()
         for hop in range(_MAX_REDIRECTS + 1):

@@ -260,7 +260,13 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes]) -> None:
         request = receive(requests)
         if request is None:
             return
-        payload, _key = request
+        payload, _key, conversation_id = request
+        # One call at a time in this process: the conversation's id is the environment's
+        # for the call (a stateful agent reads it), and gone after it.
+        if conversation_id is None:
+            os.environ.pop("ASSERTLY_CONVERSATION_ID", None)
+        else:
+            os.environ["ASSERTLY_CONVERSATION_ID"] = conversation_id
         send(replies, ("ack", None))
         try:
             if inspect.iscoroutinefunction(function):

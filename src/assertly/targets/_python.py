@@ -212,7 +212,7 @@ class _AgentProcess:
             self.kill()
             raise TargetError(message)
 
-    def exchange(self, request: tuple[Any, str | None]) -> tuple[bool, Any]:
+    def exchange(self, request: tuple[Any, str | None, str | None]) -> tuple[bool, Any]:
         """Send a request and wait for its reply: (acknowledged, reply).
 
         The reply is None if the process ended meanwhile; ``acknowledged`` says whether it had
@@ -384,7 +384,8 @@ class PythonTarget(BaseTarget):
         for attempt in (1, 2):
             idle = self._idle_process()
             process: _AgentProcess = idle if idle is not None else await self._start_process()
-            reply_of = _in_daemon_thread(process.exchange, (request.input, request.key))
+            sent = (request.input, request.key, request.conversation_id)
+            reply_of = _in_daemon_thread(process.exchange, sent)
             try:
                 acknowledged, reply = await reply_of
             except asyncio.CancelledError:  # a timeout, Ctrl-C or a cancelled run: stop it too

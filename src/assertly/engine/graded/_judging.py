@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_MAX_INPUT_CHARS",
     "ENV_REFERENCE",
     "JUDGE_KEYS_FROM_CONFIG",
+    "TRANSCRIPT_KEY",
     "VERDICT_SCHEMA",
     "JudgeBoard",
     "FileJudgeRules",
@@ -44,6 +45,9 @@ __all__ = [
 
 # Where the runner puts the board in `CheckContext.extra`.
 BOARD_KEY = "assertly.judge"
+# Where a conversation's transcript (every message, with its role) is in `CheckContext.extra`:
+# a model judges a whole conversation by it, while text assertions read the agent's messages.
+TRANSCRIPT_KEY = "assertly.transcript"
 # An API key in a test file must name an environment variable (a key written there would be
 # committed).
 ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")

@@ -21,6 +21,7 @@ from ..typed._wrapper import TypedSpec
 from ._judging import (
     BOARD_KEY,
     ENV_REFERENCE,
+    TRANSCRIPT_KEY,
     JudgeBoard,
     Judgement,
     JudgeRequest,
@@ -99,7 +100,9 @@ class LlmRubric(Checker):
             )
         # An API reply is judged by its message text and tool calls, not its envelope
         # (random ids and timestamps would defeat the judge cache): `_reply_text`.
-        text = judged_text(response)
+        # A whole conversation is judged by its transcript, every message with its role.
+        transcript = ctx.extra.get(TRANSCRIPT_KEY)
+        text = transcript if isinstance(transcript, str) else judged_text(response)
         limit = board.max_input_chars
         cut = len(text) > limit
         # Cut before the request is made: the cache key is of what the judge is sent.
