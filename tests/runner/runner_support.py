@@ -338,6 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
             if "latency" in body:
                 reported["X-Assertly-Latency-Ms"] = str(body["latency"])
             self._send(200, ok, reported)
+        elif path.startswith("/chat"):
+            self._send(200, chat_reply(body["messages"]))
         elif path.startswith("/auth"):
             self._send(200, {"status": "success", "auth": self.headers.get("Authorization")})
         elif path.startswith("/slow"):
@@ -345,6 +347,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, ok)
         else:
             self._send(404, {"error": f"no route {path}"})
+
+
+def chat_reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A support agent's OpenAI reply to a conversation: turn 1 looks the order up, a turn
+    saying "go ahead" issues the refund, anything else is echoed (as the HTTP agent's /chat
+    and the command agent `CHAT_AGENT` answer)."""
+    last = str(messages[-1]["content"])
+    turn = sum(1 for message in messages if message["role"] == "user")
+    calls: list[dict[str, Any]] = []
+    if turn == 1:
+        text = f"Looking up your order, turn {turn}: {last}"
+        calls = [{"name": "lookup_order", "arguments": json.dumps({"order": "A-1042"})}]
+    elif "go ahead" in last.lower():
+        text = "Refund issued"
+        calls = [{"name": "issue_refund", "arguments": "{}"}]
+    else:
+        text = f"You said: {last} (turn {turn})"
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": f"c{n}", "type": "function", "function": call} for n, call in enumerate(calls, 1)
+        ]
+    return {"choices": [{"message": message}]}
 
 
 class HttpAgent(ThreadingHTTPServer):

@@ -43,8 +43,13 @@ async def answer_step(
     timeout: float,
     trial: TrialRecord,
     step: Step,
+    conversation_id: str | None = None,
 ) -> Answer | StepFailure:
-    """A step's answer (timed when it calls); ``trial.cached`` set on a cache hit."""
+    """A step's answer (timed when it calls); ``trial.cached`` set on a cache hit.
+
+    A conversation's turn is a step whose input is the request (the history so far), sent
+    with the conversation's id.
+    """
     # Only a call is rate-limited, and judged in the check process when there is one.
     called = step.recorded is None and target is not None and not target.recorded
     key = call_key_of(runner, test, trial.trial, step) if called else None
@@ -72,7 +77,8 @@ async def answer_step(
         else:
             # A target of recorded responses answers by the test's id (step), else input.
             request_key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
-            response = await target.call(TargetRequest(step.input, timeout, request_key))
+            request = TargetRequest(step.input, timeout, request_key, conversation_id)
+            response = await target.call(request)
     except TargetError as error:
         # Never cached (the next run calls again); whatever it cost was not reported.
         failed = StepRecord(step.name, "error", error=str(error))
@@ -91,8 +97,8 @@ def call_key_of(runner: Answering, test: TestCase, trial: int, step: Step) -> st
     """A call's key in the response cache, or None when the cache is off.
 
     The spec as configured (a matrix cell's own: `Runner.target_spec`), the request as sent
-    (the step's input), the trial; the conversation turn is None until tests hold
-    conversations.
+    (the step's input: a conversation's turn sends the whole history, so each turn has its
+    own key), the trial.
     """
     if runner.response_cache.mode == "off":
         return None

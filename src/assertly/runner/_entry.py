@@ -414,6 +414,12 @@ def _refuse_new_files(files: list[str], stored: dict[str, Any], run_id: str) -> 
 def _checks_of(tests: TestPlan) -> Iterator[list[Expectation]]:
     """Every list of compiled checks the run's steps use (a dataset's lines share one)."""
     for test in tests.tests:
+        conversation = test.conversation
+        if conversation is not None:  # each list as the runner judges it (known by identity)
+            yield from (turn.checks for turn in conversation.turns)
+            if conversation.simulated_user is not None:
+                yield conversation.simulated_user.stop_when
+            yield conversation.checks
         for step in test.steps:
             yield step.checks
     for dataset in tests.datasets:

@@ -17,8 +17,9 @@ from typing import Any
 from .._exceptions import ConfigError, Problem
 from .._records import RunRecord, StepRecord, TrialRecord
 from ..engine._context import CallMetrics
-from ..loading import Step, TestCase
+from ..loading import Conversation, Step, TestCase
 from ..store import RunStore, build_run, new_run_id, open_store
+from ._conversation import recheck_conversation
 from ._entry import prepare
 from ._options import RunOptions, options_dict, restore_options
 from ._plan import shard_plan, verdict_config
@@ -139,6 +140,8 @@ async def _recheck_all(
                 if test.problems:
                     new.status = "error"
                     new.error = "; ".join(str(problem) for problem in test.problems)
+                elif old.status != "skipped" and test.conversation is not None:
+                    await _recheck_conversation(runner, test.conversation, old, new, now)
                 elif old.status != "skipped":
                     await _recheck_trial(runner, steps_by_name, old, new, now)
                 store.save_trial(new_id, test.key, number, new.to_dict())
@@ -151,6 +154,24 @@ async def _recheck_all(
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         raise
+
+
+async def _recheck_conversation(
+    runner: Runner,
+    conversation: Conversation,
+    old: TrialRecord,
+    new: TrialRecord,
+    now: datetime | None,
+) -> None:
+    """Judge a stored conversation's turns and transcript again (`recheck_conversation`)."""
+    new.status = "passed"
+    await recheck_conversation(
+        new, conversation, old.steps, runner._check_step, error=old.error, now=now
+    )
+    judged: str = new.status  # set by recheck_conversation
+    if old.error and judged != "error":
+        # As for steps: an error the turns did not make (a hook, no target) stands.
+        new.status, new.error = "error", old.error
 
 
 async def _recheck_trial(

@@ -39,6 +39,7 @@ from ..targets._check import agent_warnings
 from ._answer import answer_step
 from ._budget import RunBudget
 from ._check_process import CheckProcess
+from ._conversation import converse
 from ._evals import check_eval
 from ._limits import fit_concurrency
 from ._matrix import Matrix, TargetSpec, build_matrix
@@ -309,8 +310,7 @@ class Runner:
 
     async def _run_steps(self, test: TestCase, record: TrialRecord) -> None:
         # Recorded responses (dataset lines with an output) need no target at all.
-        recorded = all(step.recorded is not None for step in test.steps)
-        target = None if recorded else self.target_for(test.agent, test.target)
+        target = None if test.recorded else self.target_for(test.agent, test.target)
         if isinstance(target, TargetError):
             record.status, record.error = "error", str(target)
             return
@@ -321,8 +321,15 @@ class Runner:
             or (target.timeout_s if target is not None else None)
             or self.config.timeout_s
         )
+        if test.conversation is not None:
+            await converse(self, test, target, timeout, record)
+            return
         respond = partial(answer_step, self, test, target, timeout, record)
         await check_steps(record, test.steps, respond, self._check_step, now=self.options.now)
+
+    def simulator_for(self) -> Any:
+        """The run's simulated user (built on first use; the simulator helper's part)."""
+        return None
 
     async def _check_step(
         self, step: Step, output: Any, context: CheckContext, called: bool
@@ -447,7 +454,7 @@ class Runner:
 
     def no_call(self, test: TestCase) -> bool:
         """Whether a trial of ``test`` costs no agent call (recorded responses, a problem)."""
-        if test.problems or all(step.recorded is not None for step in test.steps):
+        if test.problems or test.recorded:
             return True
         target = self._targets.get((test.agent, test.target))
         return target is not None and not isinstance(target, TargetError) and target.recorded
