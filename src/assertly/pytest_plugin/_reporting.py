@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._records import CONVERSATION_STEP
+
 if TYPE_CHECKING:
     from .._check_records import AssertionRecord, CheckRecord
     from ..engine import AssertionResult, CheckResult
@@ -164,7 +166,11 @@ def _trial_lines(record: TrialRecord, *, single_step: bool) -> list[str]:
         lines.append("ERROR: " + record.error.strip().replace("\n", "\n  "))
     for step in record.steps:
         pad = "" if single_step else "  "
-        if not single_step:
+        if step.user is not None:  # a conversation's turn: named with what the user said
+            lines.append(f"{step.name}: {step.status} (user: {_short(step.user)})")
+        elif step.name == CONVERSATION_STEP and record.steps[0].user is not None:
+            lines.append(f"the whole conversation: {step.status}")
+        elif not single_step:
             lines.append(f"step {step.name}: {step.status}")
         if step.status == "passed" and not single_step:
             continue

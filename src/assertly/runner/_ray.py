@@ -240,7 +240,7 @@ class RayRunner(Runner):
     # -- one trial ---------------------------------------------------------------------------
     def _remote(self, test: TestCase) -> bool:
         """Whether ``test`` calls an agent (else it is judged here, as in a local run)."""
-        if test.problems or all(step.recorded is not None for step in test.steps):
+        if test.problems or test.recorded:
             return False
         return self.calls(test.agent, test.target)
 
