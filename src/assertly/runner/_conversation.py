@@ -189,7 +189,7 @@ def assistant_reply(output: Any, reported: Any) -> tuple[str, list[dict[str, Any
     """A reply as the conversation keeps it: (its text, its tool calls, the assistant message).
 
     An OpenAI or Anthropic reply object is read as its message text and tool calls; a JSON
-    object with a ``content`` text as that text; other text as it is. Tool calls are the ones
+    object with a ``content`` text as that text; other text as it is, stripped. Tool calls are the ones
     reported beside the output, else the reply's own (None when neither can be read: a plain
     text reply made no call anyone can see).
     """
@@ -200,7 +200,7 @@ def assistant_reply(output: Any, reported: Any) -> tuple[str, list[dict[str, Any
     elif isinstance(output, dict) and isinstance(output.get("content"), str):
         text = output["content"]
     else:
-        text = response.text
+        text = response.text.strip()  # a command agent's printed line ends in a newline
     trace = trace_of(response, CheckContext(tool_calls=reported))
     calls: list[dict[str, Any]] | None = None
     message: dict[str, Any] = {"role": "assistant", "content": text}
