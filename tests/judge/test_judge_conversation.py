@@ -1,4 +1,4 @@
-"""A model judges a conversation (issue 32): the whole transcript with roles, or one turn's reply."""
+"""A model judges a conversation (issue 32): its transcript with roles, or one turn's reply."""
 
 from __future__ import annotations
 

@@ -189,9 +189,9 @@ def assistant_reply(output: Any, reported: Any) -> tuple[str, list[dict[str, Any
     """A reply as the conversation keeps it: (its text, its tool calls, the assistant message).
 
     An OpenAI or Anthropic reply object is read as its message text and tool calls; a JSON
-    object with a ``content`` text as that text; other text as it is, stripped. Tool calls are the ones
-    reported beside the output, else the reply's own (None when neither can be read: a plain
-    text reply made no call anyone can see).
+    object with a ``content`` text as that text; other text as it is, stripped. Tool calls are
+    the ones reported beside the output, else the reply's own (None when neither can be read:
+    a plain text reply made no call anyone can see).
     """
     response = Response(output)
     parts = reply_parts(response)
