@@ -296,6 +296,11 @@ async def run_conversation(
             if stop.status == "passed":
                 ended = "stop_when"
                 break
+    if not transcript.texts:
+        # Nothing the agent said was judged: never a pass (a not-contains would pass on "").
+        record.status = "error"
+        record.error = "the simulated user ended the conversation before the agent replied once"
+        return
     whole = await _judge_whole(judge, conversation, transcript, ended, now)
     _spend(whole, spent)
     record.steps.append(whole)
