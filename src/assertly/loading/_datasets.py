@@ -18,7 +18,7 @@ and never held in memory, so a million cases judge in flat memory. A case is key
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ from typing import Any
 from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
-from ._cases import Step, SuiteHooks, TestCase, definition_digest
+from ._cases import Conversation, Step, SuiteHooks, TestCase, definition_digest
+from ._conversations import line_conversation
 from ._models import id_problem
 from ._references import MISSING, CaseCompiler
 
@@ -46,6 +47,7 @@ CASE_KEYS = frozenset(
         "description",
         "vars",
         "expected",
+        "conversation",
     }
 )
 _METADATA = ("model", "cost_usd", "latency_ms", "tool_calls")
@@ -100,6 +102,9 @@ class Dataset:
     suite_hooks: SuiteHooks | None = None
     # Set when the suite's assertions reference a line's vars/expected: each line's checks.
     compiler: CaseCompiler | None = None
+    # Compiles a conversation line's own checks (a turn's, stop_when): the loader's compile.
+    compile: Callable[..., Expectation] | None = None
+    shape: dict[str, str] | None = None  # the suite's, for a turn's expect
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
@@ -165,17 +170,28 @@ class Dataset:
             checks, found = self.compiler.checks(variables, line.get("expected", MISSING), where)
             problems.extend(found)
         recorded = None
-        if "output" in line:
+        conversation = None
+        if "conversation" in line:
+            conversation = self._conversation(line, variables, where, problems)
+        elif "output" in line:
             recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
         elif line and "input" not in line:
-            problems.append(Problem(where, "a line needs output (recorded) or input (to send)"))
+            problems.append(
+                Problem(
+                    where, "a line needs output (recorded) or input (to send), or a conversation"
+                )
+            )
+        steps: list[Step] = []  # a conversation's turns are its steps
+        if conversation is None:
+            steps.append(Step(case_id, line.get("input"), checks, recorded=recorded))
         test = TestCase(
             id=case_id,
             name=str(line.get("name") or case_id),
             suite=self.suite,
             file=shown,
             agent=self.agent,
-            steps=[Step(case_id, line.get("input"), checks, recorded=recorded)],
+            steps=steps,
+            conversation=conversation,
             line=number,
             description=line.get("description"),
             trials=self.trials,
@@ -186,15 +202,55 @@ class Dataset:
             case_key=f"{self.file}::{self.suite}::{where}",
             # A case is defined by the suite's checks and its own input; a recorded output is
             # the response under judgement, not part of the definition.
-            definition=definition_digest(self.definition, line.get("input"))
-            if variables is None and "expected" not in line
-            else definition_digest(
-                self.definition, line.get("input"), variables, line.get("expected")
-            ),
+            definition=self._definition(line, variables),
             pass_threshold=self.pass_threshold,
             suite_hooks=self.suite_hooks,
         )
+        if conversation is not None:
+            conversation.checks = checks  # the suite's: they judge the whole conversation
         return test
+
+    def _definition(self, line: dict[str, Any], variables: Any) -> str:
+        """A case is defined by the suite's checks and its own input (or conversation).
+
+        A recorded output is the response under judgement, not part of the definition.
+        """
+        if "conversation" in line:
+            sent = {"conversation": line["conversation"]}
+            return definition_digest(self.definition, sent, variables, line.get("expected"))
+        if variables is None and "expected" not in line:
+            return definition_digest(self.definition, line.get("input"))
+        return definition_digest(
+            self.definition, line.get("input"), variables, line.get("expected")
+        )
+
+    def _conversation(
+        self, line: dict[str, Any], variables: Any, where: str, problems: list[Problem]
+    ) -> Conversation | None:
+        """The line's conversation (the suite's checks judge it whole); None on a problem."""
+        for other in ("input", "output"):
+            if other in line:
+                why = (
+                    "put what every request carries in conversation.input"
+                    if other == "input"
+                    else "a conversation is sent to the agent, never judged as recorded"
+                )
+                problems.append(
+                    Problem(where, f"a line has either conversation or {other}, not both: {why}")
+                )
+        if self.compile is None:  # `_tests._add_dataset` always gives one
+            problems.append(Problem(where, "conversation lines need the loader's compile"))
+            return None
+        found, more = line_conversation(
+            line["conversation"],
+            variables,
+            line.get("expected", MISSING),
+            where,
+            self.compile,
+            self.shape,
+        )
+        problems.extend(more)
+        return found
 
 
 def shown_path(path: Path) -> str:

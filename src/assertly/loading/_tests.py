@@ -206,6 +206,11 @@ def _add_dataset(
         result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), message))
         return
     compiler = None
+    compile_spec = functools.partial(
+        compile_expectation,
+        sensitive_prefixes=context.sensitive_prefixes,
+        judge_rules=context.judge_rules,
+    )
     if has_references(suite.expect) or has_references(suite.assertions):
         # Compiled per line, for its vars/expected; problems are the line's.
         checks: list[Expectation] = []
@@ -221,11 +226,7 @@ def _add_dataset(
                 for name, spec in (("expect", suite.expect), ("assertions", suite.assertions))
                 if spec is not None
             ],
-            functools.partial(
-                compile_expectation,
-                sensitive_prefixes=context.sensitive_prefixes,
-                judge_rules=context.judge_rules,
-            ),
+            compile_spec,
         )
     else:
         checks, problems = compile_checks(
@@ -251,6 +252,8 @@ def _add_dataset(
             pass_threshold=suite.pass_threshold,
             suite_hooks=hooks,
             compiler=compiler,
+            compile=compile_spec,
+            shape=shape or None,
         )
     )
 
