@@ -382,6 +382,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         load_config,
         load_config_plugins,
         load_paths,
+        simulator_problems,
     )
     from ..targets._check import check_agents
 
@@ -408,7 +409,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     for dataset in loaded.datasets:  # every line read, one at a time
         for case in dataset.cases():
             dataset_cases += 1
-            problems.extend(case.problems)
+            problems.extend([*case.problems, *simulator_problems([case], config)])
     for problem in problems:
         click.echo(terminal_safe(f"{problem}"), err=True)
     for warning in warnings:

@@ -30,6 +30,7 @@ __all__ = [
     "find_config",
     "load_config",
     "load_config_plugins",
+    "simulator_problems",
 ]
 
 
@@ -217,7 +218,7 @@ def check_against_config(
     for test in tests:
         if test.suite_hooks is not None:
             suites.setdefault(test.suite_hooks.key, test.suite_hooks)
-        where = f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
+        where = _where(test)
         for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
             check(names, f"{where}: {kind}")
         if test.agent not in config.agents and test.agent not in config.matrix:
@@ -227,9 +228,7 @@ def check_against_config(
             facts.setdefault(fact, where)
         if config.judge is None and _needs_judge([test.expectations()]):
             problems.append(Problem(where, _NO_JUDGE))
-        simulated = test.conversation is not None and test.conversation.simulated_user
-        if simulated and config.simulator is None and config.judge is None:
-            problems.append(Problem(where, _NO_SIMULATOR))
+    problems += simulator_problems(tests, config)
     if config.judge is None:
         for dataset in datasets:
             if _needs_judge([dataset.checks]):
@@ -262,6 +261,26 @@ _NO_SIMULATOR = (
     "simulated_user needs a model to play the user: add simulator: {base_url: …, model: …} "
     "(or judge:, which it uses by default) to the config"
 )
+
+
+def simulator_problems(tests: Iterable[TestCase], config: ConfigModel) -> list[Problem]:
+    """A problem for each test with a ``simulated_user`` when no model can play it.
+
+    The simulator is the config's ``simulator:``, else its ``judge:``; with neither, such a
+    test could only end ``error``: `validate` and `run` refuse it up front (exit 2), as a
+    dataset line's when `validate` reads it.
+    """
+    if config.simulator is not None or config.judge is not None:
+        return []
+    return [
+        Problem(_where(test), _NO_SIMULATOR)
+        for test in tests
+        if test.conversation is not None and test.conversation.simulated_user is not None
+    ]
+
+
+def _where(test: TestCase) -> str:
+    return f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
 
 
 def _needs_judge(checks: Iterable[Iterable[Any]]) -> bool:

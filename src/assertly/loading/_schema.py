@@ -128,6 +128,9 @@ def _with_assertions(schema: dict[str, Any]) -> dict[str, Any]:
                     properties["assertions"] = typed_list
                 if "expected" in properties:
                     properties["expected"] = {"type": "object", "additionalProperties": typed_list}
+                if "stop_when" in properties:  # a simulated user's stop rule
+                    described = properties["stop_when"].get("description")
+                    properties["stop_when"] = {**typed_list, "description": described}
             for key, child in node.items():
                 if key not in ("expect", "typedAssertion"):
                     visit(child)
@@ -140,6 +143,38 @@ def _with_assertions(schema: dict[str, Any]) -> dict[str, Any]:
         if name not in ("expect", "typedAssertion"):
             visit(definition)
     return schema
+
+
+def _conversation_rules(test: dict[str, Any], definitions: dict[str, Any]) -> None:
+    """What the loader refuses in a conversation test, said in the schema too.
+
+    ``conversation`` beside ``input`` or ``multi_step``; a conversation with neither turns
+    (at least one) nor a simulated user; ``messages`` in its ``input`` (the history goes
+    there).
+    """
+    # Without null (which says nothing) an editor names the wrong key itself, not "not valid
+    # under any of the schemas" of the whole conversation.
+    test["properties"]["conversation"] = _not_null(test["properties"]["conversation"])
+    conversation = definitions["ConversationModel"]
+    for name in ("turns", "simulated_user", "input"):
+        conversation["properties"][name] = _not_null(conversation["properties"][name])
+    conversation["properties"]["input"]["not"] = {"required": ["messages"]}
+    conversation["anyOf"] = [
+        {"required": ["turns"], "properties": {"turns": {"minItems": 1}}},
+        {"required": ["simulated_user"]},
+    ]
+    test["dependentSchemas"] = {
+        "conversation": {
+            "not": {"anyOf": [{"required": ["input"]}, {"required": ["multi_step"]}]},
+            "description": "A conversation test has no input and no multi_step.",
+        }
+    }
+
+
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf: [X, null]`` (an optional field) → X, keeping the description."""
+    [kept] = [option for option in schema["anyOf"] if option != {"type": "null"}]
+    return {**kept, "description": schema.get("description")}
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
@@ -158,9 +193,12 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     case = EvalCaseModel.model_json_schema()
     workflow["$defs"]["EvalCaseModel"] = case
     section["properties"]["cases"] = {"type": "array", "items": {"$ref": "#/$defs/EvalCaseModel"}}
+    _conversation_rules(test, agent_tests["$defs"])
+    single = TestModel.model_json_schema()
+    _conversation_rules(single, single["$defs"])
     schemas = {
         "agent-tests": _with_assertions(agent_tests),
-        "test": _with_assertions(TestModel.model_json_schema()),
+        "test": _with_assertions(single),
         "workflow-eval": _with_assertions(workflow),
         "config": ConfigModel.model_json_schema(),
     }

@@ -25,6 +25,7 @@ from ..loading import (
     load_config,
     load_config_plugins,
     load_paths,
+    simulator_problems,
 )
 from ..store import RunStore, build_run, new_run_id, open_store
 from ..targets import parse_spec
@@ -187,6 +188,8 @@ def _started(
     if options.resume:
         _restore(options)
     config, tests, evals, problems = prepare(options)
+    if no_simulator := simulator_problems(tests.tests, config):  # (recheck needs none)
+        raise ConfigError(no_simulator)
     runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
     store_location = options.store_path or config.store_path
     secrets = _known_secrets(options, config, store_location)
