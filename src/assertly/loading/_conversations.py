@@ -227,10 +227,7 @@ def line_conversation(
         return found
 
     found, shape_problems = build_conversation(model, checks)
-    problems += [
-        Problem(where, f"{_dotted(('conversation', *inner))}: {message}")
-        for inner, message in shape_problems
-    ]
+    problems += [Problem(where, message) for _, message in shape_problems]  # (they say where)
     return (None if problems else found), problems
 
 
