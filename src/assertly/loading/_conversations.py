@@ -22,7 +22,7 @@ from ._problems import key_parts, validation_message
 from ._references import Template, has_references, missing_problem
 from ._source import Key, Source
 
-__all__ = ["build_conversation", "fill_conversation", "line_conversation"]
+__all__ = ["beside_conversation", "build_conversation", "fill_conversation", "line_conversation"]
 
 Checks = Callable[[dict[str, Any] | None, list[Any] | None, Key, str], list[Expectation]]
 """``(expect, assertions, key within the conversation, typed key)`` → the compiled checks.
@@ -37,6 +37,18 @@ _MESSAGES = (
 )
 # Filled as text from a dataset line's vars, whatever the value's type: what the user says.
 _TEXT_KEYS = frozenset({"user", "persona", "first_message", "stop_token"})
+
+
+_BESIDE = {
+    "input": "put what every request carries in conversation.input",
+    "multi_step": "a conversation's turns are its steps",
+    "output": "a conversation is sent to the agent, never judged as recorded",
+}
+
+
+def beside_conversation(what: str, key: str) -> str:
+    """Why a ``what`` (test, line) cannot have ``key`` (input, multi_step, output) too."""
+    return f"a {what} has either conversation or {key}, not both: {_BESIDE[key]}"
 
 
 def build_conversation(
@@ -88,17 +100,8 @@ def fill_conversation(
     label = (test.id, len(key))
     for beside in ("input", "multi_step"):
         if getattr(model, beside) is not None:
-            hint = (
-                "put what every request carries in conversation.input"
-                if beside == "input"
-                else "a conversation's turns are its steps"
-            )
-            test.problems.append(
-                Problem(
-                    f"{source.where((*key, beside))}: {test.id}",
-                    f"a test has either conversation or {beside}, not both: {hint}",
-                )
-            )
+            where = f"{source.where((*key, beside))}: {test.id}"
+            test.problems.append(Problem(where, beside_conversation("test", beside)))
 
     def checks(
         expect: dict[str, Any] | None, assertions: list[Any] | None, inner: Key, typed_key: str

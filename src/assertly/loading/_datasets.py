@@ -27,7 +27,7 @@ from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
 from ._cases import Conversation, Step, SuiteHooks, TestCase, definition_digest
-from ._conversations import line_conversation
+from ._conversations import beside_conversation, line_conversation
 from ._models import id_problem
 from ._references import MISSING, CaseCompiler
 
@@ -230,14 +230,7 @@ class Dataset:
         """The line's conversation (the suite's checks judge it whole); None on a problem."""
         for other in ("input", "output"):
             if other in line:
-                why = (
-                    "put what every request carries in conversation.input"
-                    if other == "input"
-                    else "a conversation is sent to the agent, never judged as recorded"
-                )
-                problems.append(
-                    Problem(where, f"a line has either conversation or {other}, not both: {why}")
-                )
+                problems.append(Problem(where, beside_conversation("line", other)))
         if self.compile is None:  # `_tests._add_dataset` always gives one
             problems.append(Problem(where, "conversation lines need the loader's compile"))
             return None
