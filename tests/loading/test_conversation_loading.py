@@ -306,3 +306,36 @@ def test_the_definition_covers_the_conversation(tmp_path: Path) -> None:
     assert original not in digests and len(digests) == len(edits)
     # The name and tags only say how a test is shown and picked: not part of it.
     assert _definition(tmp_path, {**base, "name": "Chat", "tags": ["x"]}) == original
+
+
+def test_a_turn_may_be_its_user_text_alone(tmp_path: Path) -> None:
+    path = tmp_path / "short.tests.yaml"
+    path.write_text(
+        "agent: bot\n"
+        "test_suites:\n"
+        "  s:\n"
+        "    tests:\n"
+        "      - id: short\n"
+        "        conversation:\n"
+        "          turns:\n"
+        "            - Hi, I want a refund for order A-1042\n"
+        "            - {user: 'Yes, go ahead', assertions: [{type: tool-called, value: r}]}\n"
+        "        assertions: [{type: contains, value: x}]\n"
+        "      - id: blank\n"
+        "        conversation:\n"
+        "          turns: ['', 5]\n"
+        "        assertions: [{type: contains, value: x}]\n",
+        encoding="utf-8",
+    )
+    short, blank = load_paths([path]).tests
+    assert short.problems == [] and short.conversation is not None
+    assert [(t.user, len(t.checks)) for t in short.conversation.turns] == [
+        ("Hi, I want a refund for order A-1042", 0),
+        ("Yes, go ahead", 1),
+    ]
+    assert [str(problem) for problem in blank.problems] == [
+        f"{path}:13:19: blank: conversation.turns.0.user: string should have at least 1 "
+        "character, got ''",
+        f"{path}:13:23: blank: conversation.turns.1: a turn is {{user: …}} (with "
+        "expect/assertions) or the user's text, got 5",
+    ]

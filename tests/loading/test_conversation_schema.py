@@ -40,7 +40,7 @@ test_suites:
         assertions: [{type: tool-called, value: issue_refund}]
       - id: scripted_then_simulated
         conversation:
-          turns: [{user: "Hello", expect: {status: success}}]
+          turns: [{user: "Hello", expect: {status: success}}, "And then?"]
           simulated_user: {persona: "a curious customer"}
           turns_note_is_not_a_key: 1
         assertions: [{type: contains, value: "x"}]
@@ -99,6 +99,8 @@ _CHECKS: dict[str, Any] = {"assertions": [{"type": "contains", "value": "x"}]}
             '{"required":["messages"]} is not allowed for {"messages":[]}',
         ),
         ({"id": "a", "conversation": {"turns": [{"user": ""}]}, **_CHECKS}, "shorter than"),
+        ({"id": "a", "conversation": {"turns": [""]}, **_CHECKS}, '"" is shorter than 1'),
+        ({"id": "a", "conversation": {"turns": [5]}, **_CHECKS}, '5 is not of type "object"'),
         (
             {
                 "id": "a",

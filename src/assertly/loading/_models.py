@@ -13,7 +13,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+)
 
 from .._secrets import url_scheme
 from ..engine.graded._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
@@ -90,6 +97,19 @@ class TurnModel(FileModel):
     )
 
 
+def _turn_text(value: Any) -> Any:
+    """``"Hi"`` is short for ``{user: "Hi"}`` (a turn without checks)."""
+    if isinstance(value, str):
+        return {"user": value}
+    if not isinstance(value, dict | TurnModel):
+        raise ValueError("a turn is {user: …} (with expect/assertions) or the user's text")
+    return value
+
+
+# A turn, or its user text alone.
+Turn = Annotated[TurnModel, BeforeValidator(_turn_text)]
+
+
 class SimulatedUserModel(FileModel):
     """A model playing the user of a conversation test (config ``simulator:``, else ``judge:``)."""
 
@@ -127,8 +147,10 @@ class ConversationModel(FileModel):
         default=None,
         description="Merged into every request beside messages (e.g. {user_id: 42}).",
     )
-    turns: list[TurnModel] | None = Field(
-        default=None, description="Scripted user turns, in order, each with its own checks."
+    turns: list[Turn] | None = Field(
+        default=None,
+        description="Scripted user turns, in order, each with its own checks (a turn without "
+        "checks may be its user text alone).",
     )
     simulated_user: SimulatedUserModel | None = Field(
         default=None, description="A model playing the user (after the scripted turns, if any)."

@@ -159,6 +159,12 @@ def _conversation_rules(test: dict[str, Any], definitions: dict[str, Any]) -> No
     for name in ("turns", "simulated_user", "input"):
         conversation["properties"][name] = _not_null(conversation["properties"][name])
     conversation["properties"]["input"]["not"] = {"required": ["messages"]}
+    turn = conversation["properties"]["turns"]["items"]  # or its user text alone
+    conversation["properties"]["turns"]["items"] = {  # (if/else: an editor names the bad key)
+        "if": {"type": "string"},
+        "then": {"minLength": 1},
+        "else": turn,
+    }
     conversation["anyOf"] = [
         {"required": ["turns"], "properties": {"turns": {"minItems": 1}}},
         {"required": ["simulated_user"]},
