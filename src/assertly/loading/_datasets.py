@@ -8,11 +8,13 @@ A suite that names a ``dataset`` instead of listing ``tests`` runs one test per 
         assertions: [{type: contains, value: security}]
 
 A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_calls", "name",
-"tags", "description", "vars", "expected"}``, every key optional; ``vars`` and ``expected`` are
-the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in the suite's
-assertions (`._references`). A line with ``output`` is judged as recorded (no call); one
-without is sent to the agent as ``input``. The file is read line by line when the run gets to it
-and never held in memory, so a million cases judge in flat memory. A case is keyed by its line
+"tags", "description", "vars", "expected", "conversation"}``, every key optional; ``vars`` and
+``expected`` are the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in
+the suite's assertions (`._references`). A line with ``output`` is judged as recorded (no
+call); one without is sent to the agent as ``input``; one with ``conversation`` (scripted turns
+and/or a simulated user, `._conversations.line_conversation`) is a conversation that the suite's
+checks judge whole. The file is read line by line when the run gets to it and never held in
+memory, so a million cases judge in flat memory. A case is keyed by its line
 (``file:line``), which stays unique even when two lines share an ``id``.
 """
 
