@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
@@ -107,6 +109,8 @@ class Dataset:
     # Compiles a conversation line's own checks (a turn's, stop_when): the loader's compile.
     compile: Callable[..., Expectation] | None = None
     shape: dict[str, str] | None = None  # the suite's, for a turn's expect
+    # Lines repeat their turns' checks: equal specs share one compiled expectation.
+    _compiled: dict[bytes, Expectation] = field(default_factory=dict, repr=False)
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
@@ -241,11 +245,29 @@ class Dataset:
             variables,
             line.get("expected", MISSING),
             where,
-            self.compile,
+            self._compile_shared,
             self.shape,
         )
         problems.extend(more)
         return found
+
+    def _compile_shared(self, spec: Any, **how: Any) -> Expectation:
+        """`compile` (raising its `ConfigError`), each distinct spec once (up to 1,024 kept)."""
+        assert self.compile is not None
+        try:
+            key = orjson.dumps([spec, how], option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits: no sharing
+            return self.compile(spec, **how)
+        found = self._compiled.get(key)
+        if found is None:
+            found = self.compile(spec, **how)
+            if len(self._compiled) >= _KEEP_COMPILED:
+                self._compiled.clear()
+            self._compiled[key] = found
+        return found
+
+
+_KEEP_COMPILED = 1024
 
 
 def shown_path(path: Path) -> str:
