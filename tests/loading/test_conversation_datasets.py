@@ -226,3 +226,29 @@ def test_a_dataset_of_conversations_runs_against_a_real_agent(
     failed = tests["forgets"]["trials"][0]
     assert failed["conversation"]["outcome"] == "failed"
     assert [t["outcome"] for t in failed["turns"]] == ["passed"]
+
+
+def test_lines_share_the_compiled_checks_of_equal_turns(tmp_path: Path) -> None:
+    turn = {"user": "hi", "assertions": [{"type": "contains", "value": "hello"}]}
+    lines = [
+        {"id": str(n), "vars": {"order": str(n)}, "conversation": {"turns": [turn]}}
+        for n in range(3)
+    ]
+    lines.append(
+        {
+            "id": "other",
+            "vars": {"order": "x"},
+            "conversation": {
+                "turns": [{"user": "hi", "assertions": [{"type": "contains", "value": "bye"}]}]
+            },
+        }
+    )
+    [dataset] = load_paths([_project(tmp_path, lines)], project_dir=tmp_path).datasets
+    checks = []
+    for case in dataset.cases():
+        assert case.problems == [] and case.conversation is not None
+        [compiled] = case.conversation.turns[0].checks
+        checks.append(compiled)
+    assert checks[0] is checks[1] is checks[2]
+    assert checks[3] is not checks[0]
+    assert checks[3].check("bye").passed and not checks[0].check("bye").passed
