@@ -152,7 +152,7 @@ def test_the_simulator_gets_the_persona_and_the_history_with_roles_swapped(
     fake: FakeOpenAI,
 ) -> None:
     fake.answers("It is A-1042.")
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "Hi, I need my money back"},
         {
             "role": "assistant",
@@ -253,12 +253,15 @@ def test_a_timeout_is_why_there_is_no_message(fake: FakeOpenAI) -> None:
     import time
 
     def slow(body: dict[str, Any]) -> str:
-        time.sleep(1.0)
+        time.sleep(0.5)
         return "too late"
 
     fake.answers(slow)
-    said = simulate(simulator(fake, timeout_s=0.3), HELLO)
-    assert isinstance(said, str) and "gave up" in said and "0.3 s" in said
+    said = simulate(simulator(fake, timeout_s=0.2), HELLO)
+    assert isinstance(said, str) and "gave up" in said and "0.2 s" in said
+    # The server's late answer meets a closed connection: let it fail here, in this test,
+    # not while a later test reads what its run printed.
+    time.sleep(0.6)
 
 
 def test_the_api_key_never_shows_in_an_error(
@@ -284,8 +287,7 @@ def test_the_simulators_budget_stops_it(fake: FakeOpenAI) -> None:
     fake.answers(Raw(200, completion("more", cost=0.03)))
     user_simulator = simulator(fake, max_cost_usd=0.05)
     said = [
-        simulate(user_simulator, [{"role": "assistant", "content": f"reply {n}"}])
-        for n in range(3)
+        simulate(user_simulator, [{"role": "assistant", "content": f"reply {n}"}]) for n in range(3)
     ]
     assert [isinstance(s, SimulatedMessage) for s in said] == [True, True, False]
     assert "budget is spent" in str(said[2]) and "simulator" in str(said[2])

@@ -49,6 +49,12 @@ def report_schema() -> dict[str, Any]:
                 "type": "integer",
                 "description": "The judge's tokens for this trial. Only when a judge was asked.",
             },
+            "simulator_cost_usd": {
+                "type": "number",
+                "description": "What the simulated user of a conversation cost (apart from the "
+                "agent's and the judge's; 0 for cached replies). Only when it was asked.",
+            },
+            "simulator_tokens": {"type": "integer", "description": "The simulated user's tokens."},
         },
         required=["latency_ms", "cost_usd", "model", "tokens"],
     )
