@@ -13,8 +13,9 @@ refuse a request with no user message.
 Its replies go through its own `JudgeClient` (its cost and tokens stay apart from the
 judge's), so they are kept in the judge cache, keyed like judge requests, and ``--judge-cache``
 governs them: a rerun against an unchanged agent replays the conversation with no call. A
-reply that cannot be read (no text, an HTTP error after the retries, not JSON, too long) is
-no message: `UserSimulator.next_message` returns why, and the trial is an error naming its turn.
+reply that cannot be read (no text, an HTTP error after the retries, not JSON, too long:
+`judge._chat`) is no message: `UserSimulator.next_message` returns why, and the trial is an
+error naming its turn.
 """
 
 from __future__ import annotations
@@ -45,8 +46,6 @@ INSTRUCTION = (
 OPENING = "(The conversation has not started: write your first message to the assistant.)"
 # An agent message with no text, as the simulator sees it.
 NO_TEXT = "(no reply)"
-# A user's message is not a book: a longer reply is a model gone astray, not a turn.
-MAX_MESSAGE_CHARS = 20_000
 _JUDGE = re.compile(r"\b(the judge|judge)('s)?\b")
 
 
@@ -166,11 +165,6 @@ def messages(user: SimulatedUser, history: list[dict[str, Any]]) -> list[dict[st
 
 def _message(stop: str, text: str, reply: Any) -> SimulatedMessage | str:
     """The reply as the user's message, or why it is none."""
-    if len(text) > MAX_MESSAGE_CHARS:
-        return (
-            f"the simulator's reply is {len(text):,} characters long (a user's message is at "
-            f"most {MAX_MESSAGE_CHARS:,}): {text[:80]!r}…"
-        )
     ended = stop in text
     said = text.replace(stop, "").strip()
     if not said and not ended:
