@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     from ..loading import ConfigModel, JudgeModel, SimulatedUser
     from ..store import RunStore
 
-__all__ = ["INSTRUCTION", "NO_TEXT", "OPENING", "SimulatedMessage", "UserSimulator"]
+__all__ = [
+    "INSTRUCTION",
+    "NO_TEXT",
+    "OPENING",
+    "SimulatedMessage",
+    "UserSimulator",
+    "add_simulator_spend",
+]
 
 # After the persona, in the system prompt ({stop} is the conversation's stop token).
 INSTRUCTION = (
@@ -99,6 +106,8 @@ class UserSimulator:
         self._store = store
         self._secrets = secrets
         self._refused = refused
+        # What simulated users elsewhere spent for this run (the Ray backend's workers).
+        self.elsewhere: dict[str, Any] = judge_counts(None)
 
     @classmethod
     def of_run(cls, runner: Any) -> UserSimulator | None:
@@ -119,8 +128,8 @@ class UserSimulator:
 
     @property
     def cost_usd(self) -> float:
-        """What the simulated user has cost so far in this invocation."""
-        return self.client.cost_usd
+        """What the simulated user has cost so far in this invocation (workers' included)."""
+        return self.client.cost_usd + float(self.elsewhere["cost_usd"])
 
     async def next_message(
         self, user: SimulatedUser, history: list[dict[str, Any]]
@@ -138,13 +147,25 @@ class UserSimulator:
         """Close the client; store what this invocation spent for ``run_id``."""
         client = self.client
         await client.close()
-        spend = judge_counts(client)
+        own = judge_counts(client)
+        spend = {name: own[name] + self.elsewhere[name] for name in own}
         if run_id is not None and self._store is not None and (spend["calls"] or spend["cached"]):
             self._store.add_simulator_spend(
                 run_id, spend["cost_usd"], spend["tokens"], spend["calls"], spend["cached"]
             )
         client.calls = client.cached = client.tokens = 0
         client.cost_usd = 0.0
+        self.elsewhere = judge_counts(None)
+
+
+def add_simulator_spend(runner: Any, spend: dict[str, Any]) -> None:
+    """Count what a Ray worker's simulated user spent (``simulator_*`` of a trial's spend)."""
+    if not spend.get("simulator_calls") and not spend.get("simulator_cached"):
+        return
+    simulator = runner.simulator_for()
+    if simulator is not None:
+        for name in simulator.elsewhere:
+            simulator.elsewhere[name] += spend.get(f"simulator_{name}") or 0
 
 
 def messages(user: SimulatedUser, history: list[dict[str, Any]]) -> list[dict[str, str]]:
