@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -108,3 +110,50 @@ def test_the_json_report_and_a_report_from_the_store_agree(project: Path) -> Non
     assert [t["outcome"] for t in turns] == ["passed", "failed", "passed"]
     assert turns[1]["user"] == "Where is my order A-1042?"
     assert live["tests"][0]["trials"][0]["conversation"]["outcome"] == "failed"
+
+
+def test_html_shows_the_conversation_as_a_chat_with_each_reply_checks(project: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "c.tests.yaml", "-o", "r.html"])
+    assert result.exit_code == 1
+    html = (project / "r.html").read_text(encoding="utf-8")
+    chat = html[html.index('<div class="chat"') :]
+    chat = chat[: chat.index("</details>")]
+    users = re.findall(r'class="bubble user">.*?<pre>(.*?)</pre>', chat, re.S)
+    assert users == ["first | *question*", "Where is my order A-1042?", "thanks"]
+    assert chat.count('class="bubble agent"') == 3
+    assert 'id="turn-1-2"' in chat and 'class="turn failed"' in chat
+    assert "Output does not contain &#39;shipped&#39;" in chat
+    assert "ended: its scripted turns ran out" in chat
+    # The agent's HTML is text on the page, never an element.
+    assert "&lt;img src=x onerror=alert(1)&gt;" in chat
+    assert "<img" not in chat
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
+def test_chromium_renders_the_chat_and_runs_nothing_the_agent_wrote(
+    project: Path, tmp_path: Path
+) -> None:
+    result = CliRunner().invoke(main, ["run", "c.tests.yaml", "-o", "r.html"])
+    assert result.exit_code == 1
+    done = subprocess.run(
+        [
+            str(shutil.which("chromium")),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            (project / "r.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    dom = done.stdout
+    assert done.returncode == 0 and "</html>" in dom, done.stderr[-2000:]
+    assert not re.search(r"<img\b", dom, re.I)
+    assert dom.count('class="bubble agent"') == 5  # 3 turns, and 2 of the crashed test
+    assert "exited with code 4" in dom

@@ -1,74 +1,45 @@
 """The Markdown report's transcript of a conversation test (issue 32).
 
-One table per trial shown: each turn's user message, the agent's reply (its text and tool
-calls, as the conversation kept them), the turn's verdict and the failing checks' messages;
-then the whole conversation's verdict and how it ended. Every cell is untrusted text, escaped
-as everywhere in the report (`md_text`).
+One table for the trial shown (`shown_trial`): each turn's user message, the agent's reply
+(its text and tool calls), the turn's verdict and its failing checks' messages; then the whole
+conversation's verdict and how it ended. Every cell is untrusted text, escaped as everywhere in
+the report (`md_text`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from .._records import CONVERSATION_STEP, TestRecord, TrialRecord
-from ..engine.graded._reply_text import assistant_reply
+from .._records import TestRecord
+from ._conversation_view import CheckLine, conversation_view, shown_trial
 from ._markdown import _table, md_text
 from ._matrix_text import MARKS
 
 __all__ = ["conversation_lines"]
 
-# Why a conversation ended, as the report says it.
-ENDED = {
-    "turns": "its scripted turns ran out",
-    "stop_token": "the simulated user wrote its stop token",
-    "stop_when": "stop_when passed on the agent's reply",
-    "max_turns": "it reached max_turns",
-}
 _CELL = 300  # characters of a message shown in a cell
 
 
 def conversation_lines(test: TestRecord) -> list[str]:
     """The transcript of the test's first trial that did not pass (else its first)."""
-    shown = next((t for t in test.trials if t.status in ("failed", "error")), None)
-    shown = shown or (test.trials[0] if test.trials else None)
-    if shown is None or not shown.steps:
+    trial = shown_trial(test)
+    if trial is None or not trial.steps:
         return []
-    title = "**Conversation**"
-    if len(test.trials) > 1:
-        title += f" (trial {shown.trial})"
-    return ["", title, "", *_table(["Turn", "User", "Agent", "Verdict"], _rows(shown), "rlll")]
-
-
-def _rows(trial: TrialRecord) -> list[list[str]]:
+    view = conversation_view(trial)
+    title = "**Conversation**" + (f" (trial {view.trial})" if len(test.trials) > 1 else "")
     rows: list[list[str]] = []
-    for step in trial.steps:
-        verdict = f"{MARKS.get(step.status, '?')} {step.status}"
-        problems = [failure.message for failure in step.failures() if failure.message]
-        if step.error:
-            problems.insert(0, step.error)
-        if problems:
-            verdict += ": " + "; ".join(problems)
-        if step.name == CONVERSATION_STEP and step.user is None:
-            ended = ENDED.get(step.ended or "", step.ended or "")
-            whole = "whole conversation" + (f" (ended: {ended})" if ended else "")
-            rows.append(["", md_text(whole), "", md_text(verdict, _CELL)])
-            continue
-        number = step.name.removeprefix("turn ")
-        rows.append(
-            [
-                md_text(number),
-                md_text(step.user or "", _CELL),
-                md_text(_reply(step.output, step.tool_calls), _CELL),
-                md_text(verdict, _CELL),
-            ]
-        )
-    return rows
+    for turn in view.turns:
+        reply = turn.reply + (f" [tools: {', '.join(turn.tools)}]" if turn.tools else "")
+        user = turn.user + (" (simulated user)" if turn.simulated else "")
+        verdict = _verdict(turn.status, turn.checks, turn.error)
+        rows.append([str(turn.number), md_text(user, _CELL), md_text(reply, _CELL), verdict])
+    if view.whole_status is not None:
+        whole = "whole conversation" + (f" (ended: {view.ended})" if view.ended else "")
+        rows.append(["", md_text(whole), "", _verdict(view.whole_status, view.whole_checks)])
+    return ["", title, "", *_table(["Turn", "User", "Agent", "Verdict"], rows, "rlll")]
 
 
-def _reply(output: Any, calls: Any) -> str:
-    """A reply's text as the transcript shows it, with its tool calls' names."""
-    text = "" if output is None else assistant_reply(output, None)[0]
-    if isinstance(calls, list) and calls:
-        names = ", ".join(str(call.get("name")) for call in calls if isinstance(call, dict))
-        text = f"{text} [tools: {names}]" if text else f"[tools: {names}]"
-    return text
+def _verdict(status: str, checks: list[CheckLine], error: str | None = None) -> str:
+    problems = [c.message for c in checks if c.outcome in ("failed", "error") and c.message]
+    if error:
+        problems.insert(0, error)
+    text = f"{MARKS.get(status, '?')} {status}" + (": " + "; ".join(problems) if problems else "")
+    return md_text(text, _CELL)
