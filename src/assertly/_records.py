@@ -200,13 +200,17 @@ def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
     Latency and cost are summed when every step reported them (else None), the model is the
     distinct models joined by ", ", tokens are summed per kind.
     """
+    # A conversation's own step is no call (its calls are its turns); what its judge and
+    # the simulated user's stop cost counts.
+    calls = [step for step in steps if step.ended is None]
+    simulated = [step for step in steps if step.simulator_tokens is not None]
     if len(steps) == 1:
         return steps[0].metrics()
-    latencies = [step.latency_ms for step in steps]
-    costs = [step.cost_usd for step in steps]
-    models = list(dict.fromkeys(step.model for step in steps if step.model))
+    latencies = [step.latency_ms for step in calls]
+    costs = [step.cost_usd for step in calls]
+    models = list(dict.fromkeys(step.model for step in calls if step.model))
     tokens: dict[str, int] = {}
-    for step in steps:
+    for step in calls:
         for kind, count in (step.tokens or {}).items():
             tokens[kind] = tokens.get(kind, 0) + count
     metrics = {
@@ -219,11 +223,6 @@ def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
     if judged:
         metrics["judge_cost_usd"] = sum(step.judge_cost_usd or 0.0 for step in judged)
         metrics["judge_tokens"] = sum(step.judge_tokens or 0 for step in judged)
-    simulated = [
-        step
-        for step in steps
-        if step.simulator_cost_usd is not None or step.simulator_tokens is not None
-    ]
     if simulated:
         metrics["simulator_cost_usd"] = sum(step.simulator_cost_usd or 0.0 for step in simulated)
         metrics["simulator_tokens"] = sum(step.simulator_tokens or 0 for step in simulated)
