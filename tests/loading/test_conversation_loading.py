@@ -315,17 +315,21 @@ def test_the_definition_covers_the_conversation(tmp_path: Path) -> None:
         | {"conversation": {**ISSUE_SIMULATED["conversation"], "turns": [{"user": "Hello"}]}},
     )
     changed: list[str] = []
-    for edit in (
-        lambda c: c["turns"][0].update(user="Hello!"),
-        lambda c: c["turns"][0].update(assertions=[{"type": "contains", "value": "x"}]),
-        lambda c: c["simulated_user"].update(persona="Someone else"),
-        lambda c: c["simulated_user"].update(max_turns=7),
-        lambda c: c["simulated_user"].update(stop_when=[{"type": "contains", "value": "ok"}]),
-        lambda c: c["input"].update(user_id=43),
-    ):
+    edits: list[tuple[tuple[str | int, ...], str, Any]] = [
+        (("turns", 0), "user", "Hello!"),
+        (("turns", 0), "assertions", [{"type": "contains", "value": "x"}]),
+        (("simulated_user",), "persona", "Someone else"),
+        (("simulated_user",), "max_turns", 7),
+        (("simulated_user",), "stop_when", [{"type": "contains", "value": "ok"}]),
+        (("input",), "user_id", 43),
+    ]
+    for place, name, value in edits:
         conversation = copy.deepcopy(ISSUE_SIMULATED["conversation"])
         conversation["turns"] = [{"user": "Hello"}]
-        edit(conversation)
+        target: Any = conversation
+        for part in place:
+            target = target[part]
+        target[name] = value
         changed.append(_definition(tmp_path, ISSUE_SIMULATED | {"conversation": conversation}))
     assert base not in changed and len(set(changed)) == len(changed)
     # What only shows or selects a test leaves it as it was.
