@@ -187,10 +187,10 @@ def line_conversation(
                 message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
             else:
                 message = f"{item['msg'].lower()}, got {item['input']!r}"
-            problems.append(Problem(f"{where}: {inner}", message))
+            problems.append(Problem(where, f"{inner}: {message}"))
         return None, problems
     if model.input is not None and "messages" in model.input:
-        problems.append(Problem(f"{where}: conversation.input.messages", _MESSAGES))
+        problems.append(Problem(where, f"conversation.input.messages: {_MESSAGES}"))
     if not model.turns and model.simulated_user is None:
         problems.append(
             Problem(where, "a line's conversation needs turns, a simulated_user, or both")
@@ -200,13 +200,13 @@ def line_conversation(
     for number, turn in enumerate(model.turns or ()):
         text = turn if isinstance(turn, str) else turn.user
         if isinstance(turn, TurnModel) and (turn.expect is not None or turn.assertions is not None):
-            problems.append(Problem(f"{where}: conversation.turns[{number}]", _LINE_CHECKS))
+            problems.append(Problem(where, f"conversation.turns[{number}]: {_LINE_CHECKS}"))
         texts.append(_filled(text, variables, expected, f"turns[{number}]", where, problems))
     found = Conversation(turns=[Turn(text) for text in texts], input=model.input)
     simulated = model.simulated_user
     if simulated is not None:
         if simulated.stop_when is not None:
-            problems.append(Problem(f"{where}: conversation.simulated_user", _LINE_CHECKS))
+            problems.append(Problem(where, f"conversation.simulated_user: {_LINE_CHECKS}"))
         persona = _filled(simulated.persona, variables, expected, "persona", where, problems)
         first = simulated.first_message
         if first is not None:
@@ -223,6 +223,6 @@ def _filled(
     filled, missing = fill_text(text, variables, expected)
     if missing:
         problems.append(
-            Problem(f"{where}: conversation.{name}", missing_message(missing, variables))
+            Problem(where, f"conversation.{name}: {missing_message(missing, variables)}")
         )
     return filled
