@@ -1,7 +1,6 @@
-"""A dataset line may carry a conversation (issue 32): scripted turns (texts or ``{user}``)
-and/or a simulated user, its ``vars`` filled into what the user says, the suite's checks
-judging the whole conversation; run by the runner as any conversation test.
-"""
+"""Dataset lines that carry a conversation: loaded into the runtime objects (the line's vars in
+what the user says), refused with the line named when wrong, and run against a real `cmd:`
+agent that logs every request it receives."""
 
 from __future__ import annotations
 
@@ -10,245 +9,242 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
-from click.testing import CliRunner
-from conversation_support import assertly_cli
+from test_conversation_loading import NO_SIMULATOR, assertly
 
-from assertly.cli import main
 from assertly.loading import load_paths
 
-# The suite judges every line's whole conversation: the agent must have said the line's order.
-SUITE: dict[str, Any] = {
-    "agent": "bot",
-    "test_suites": {
-        "refunds": {
-            "dataset": "cases.jsonl",
-            "assertions": [{"type": "icontains", "value": "{{ vars.order }}"}],
-        }
-    },
-}
+SUITE = {"assertions": [{"type": "contains", "value": "{{ vars.order }}"}]}
 
 
-def _project(tmp_path: Path, lines: list[Any], config: str = "") -> Path:
-    (tmp_path / "cases.jsonl").write_text(
+@pytest.fixture(autouse=True)
+def _in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the dataset must be inside the project
+
+
+def project(tmp_path: Path, lines: list[Any], suite: dict[str, Any] | None = None) -> Path:
+    (tmp_path / "talks.jsonl").write_text(
         "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
         encoding="utf-8",
     )
-    (tmp_path / "assertly.yaml").write_text(config or "agents: {bot: 'cmd:echo hi'}\n")
-    path = tmp_path / "refunds.tests.yaml"
-    path.write_text(yaml.safe_dump(SUITE), encoding="utf-8")
-    return path
+    tests = tmp_path / "talks.tests.yaml"
+    data = {
+        "agent": "bot",
+        "test_suites": {"talks": {"dataset": "talks.jsonl", **(suite or SUITE)}},
+    }
+    tests.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return tests
 
 
-def test_a_line_conversation_is_loaded_with_its_vars(tmp_path: Path) -> None:
-    line = {
-        "id": "r1",
-        "vars": {"order": "A-1042", "count": 2},
-        "conversation": {
-            "input": {"customer": "{{ vars.order }}"},
-            "turns": [
-                "I want a refund for {{ vars.order }}",
-                {"user": "{{ vars.count }}", "assertions": [{"type": "contains", "value": "2"}]},
-            ],
-            "simulated_user": {
-                "persona": "wants {{ vars.order }} refunded",
-                "first_message": "still waiting on {{ vars.order }}",
-                "stop_when": [{"type": "icontains", "value": "{{ vars.order }} refunded"}],
+def cases(tests: Path) -> list[Any]:
+    [dataset] = load_paths([tests]).datasets
+    return list(dataset.cases())
+
+
+def test_a_line_gives_turns_and_a_persona_with_its_vars(tmp_path: Path) -> None:
+    tests = project(
+        tmp_path,
+        [
+            {
+                "id": "scripted",
+                "vars": {"order": "A-1042", "n": 2},
+                "conversation": {
+                    "input": {"user_id": 7},
+                    "turns": ["Refund {{ vars.order }}", {"user": "{{ vars.n }} items"}],
+                },
             },
-        },
-    }
-    [dataset] = load_paths([_project(tmp_path, [line])], project_dir=tmp_path).datasets
-    [case] = dataset.cases()
-    assert case.problems == [] and case.steps == [] and not case.recorded
-    conversation = case.conversation
-    assert conversation is not None
-    # What the user says takes a var as text (a whole {{ vars.count }} gives "2", not 2);
-    # elsewhere a whole reference keeps its type, as in the suite's assertions.
-    assert [turn.user for turn in conversation.turns] == ["I want a refund for A-1042", "2"]
-    assert conversation.input == {"customer": "A-1042"}
-    assert [len(turn.checks) for turn in conversation.turns] == [0, 1]
-    simulated = conversation.simulated_user
-    assert simulated is not None
-    assert (simulated.persona, simulated.first_message) == (
-        "wants A-1042 refunded",
-        "still waiting on A-1042",
+            {
+                "vars": {"order": "B-7"},
+                "conversation": {
+                    "simulated_user": {
+                        "persona": "A customer of order {{ vars.order }}",
+                        "first_message": "Where is {{ vars.order }}?",
+                        "max_turns": 3,
+                        "require_stop": True,
+                    }
+                },
+            },
+        ],
     )
-    assert len(simulated.stop_when) == 1 and simulated.max_turns == 8
-    # The suite's assertions judge the whole conversation (filled for this line).
-    [check] = conversation.checks
-    assert check.check("Your order a-1042 is refunded").passed
-    assert not check.check("Your order is refunded").passed
+    scripted, simulated = cases(tests)
+    assert scripted.problems == [] and simulated.problems == []
+    assert scripted.steps == [] and not scripted.recorded
+    assert scripted.conversation is not None and simulated.conversation is not None
+    assert [turn.user for turn in scripted.conversation.turns] == ["Refund A-1042", "2 items"]
+    assert all(turn.checks == [] for turn in scripted.conversation.turns)
+    assert scripted.conversation.input == {"user_id": 7}
+    # The suite's checks, filled with each line's vars, judge the whole conversation.
+    [check] = scripted.conversation.checks
+    assert check.describe() == ["output contains 'A-1042'"]
+    assert simulated.conversation.checks[0].describe() == ["output contains 'B-7'"]
+    user = simulated.conversation.simulated_user
+    assert user is not None
+    assert (user.persona, user.first_message) == ("A customer of order B-7", "Where is B-7?")
+    assert (user.max_turns, user.require_stop, user.stop_when) == (3, True, [])
+    assert simulated.id == "line-2"
 
 
-def _definition(tmp_path: Path, line: dict[str, Any]) -> str:
-    [dataset] = load_paths([_project(tmp_path, [line])], project_dir=tmp_path).datasets
-    [case] = dataset.cases()
-    assert case.problems == []
-    return case.definition
+def test_the_definition_of_a_line_covers_its_conversation(tmp_path: Path) -> None:
+    line = {"vars": {"order": "A"}, "conversation": {"turns": ["hi"]}}
+    first = cases(project(tmp_path, [line]))[0].definition
+    again = cases(project(tmp_path, [line]))[0].definition
+    edited = cases(project(tmp_path, [{**line, "conversation": {"turns": ["hi!"]}}]))
+    persona = cases(
+        project(tmp_path, [{**line, "conversation": {"simulated_user": {"persona": "p"}}}])
+    )
+    other_vars = cases(project(tmp_path, [{**line, "vars": {"order": "B"}}]))
+    definitions = {first, edited[0].definition, persona[0].definition, other_vars[0].definition}
+    assert first == again and len(definitions) == 4
 
 
-def test_a_line_conversation_defines_the_case(tmp_path: Path) -> None:
-    def line(first: str = "hi {{ vars.order }}", persona: str = "p", order: str = "A") -> Any:
-        return {
-            "vars": {"order": order},
-            "conversation": {"turns": [first], "simulated_user": {"persona": persona}},
-        }
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            {"conversation": {"turns": ["hi"]}, "output": "recorded"},
+            "a line has either conversation or output: a conversation is sent to the agent "
+            "turn by turn; a recorded output has no turns to judge (record it as a line "
+            "without conversation)",
+        ),
+        (
+            {"conversation": {"turns": ["hi"]}, "input": {"q": 1}},
+            "a line has either conversation or input: put what every request carries in "
+            "conversation.input",
+        ),
+        (
+            {"conversation": {"turns": [{"user": "hi", "assertions": []}]}},
+            "conversation.turns[0]: a dataset line's conversation says what the user says; the "
+            "suite's expect/assertions judge the whole conversation (per-turn checks and "
+            "stop_when belong to a conversation test in a test file)",
+        ),
+        (
+            {"conversation": {"simulated_user": {"persona": "p", "stop_when": []}}},
+            "conversation.simulated_user: a dataset line's conversation says what the user says",
+        ),
+        (
+            {"conversation": {"turn": ["hi"]}},
+            "conversation.turn: unknown key 'turn' (did you mean 'turns'?)",
+        ),
+        (
+            {"conversation": {"simulated_user": {"persona": "p", "max_turn": 2}}},
+            "conversation.simulated_user.max_turn: unknown key 'max_turn' (did you mean "
+            "'max_turns'?)",
+        ),
+        ({"conversation": {}}, "a line's conversation needs turns, a simulated_user, or both"),
+        (
+            {"conversation": {"turns": [], "input": {"messages": []}}},
+            "conversation.input.messages: conversation.input may not hold 'messages'",
+        ),
+        (
+            {"vars": {"order": "A"}, "conversation": {"turns": ["{{ vars.ordr }}"]}},
+            "conversation.turns[0]: the line has no value for {{ vars.ordr }} (its vars: order)",
+        ),
+        (
+            {"conversation": {"turns": [3]}},
+            "conversation.turns.0.str: input should be a valid string, got 3",
+        ),
+    ],
+)
+def test_a_wrong_conversation_line_is_refused_naming_the_line(
+    tmp_path: Path, line: dict[str, Any], problem: str
+) -> None:
+    fine = {"conversation": {"turns": ["fine"]}, "vars": {"order": "x"}}
+    tests = project(tmp_path, [fine, {"vars": {"order": "x"}, **line}])
+    good, bad = cases(tests)
+    assert good.problems == []
+    assert bad.conversation is None
+    messages = [str(found) for found in bad.problems]
+    assert any(
+        message.startswith("talks.jsonl:2: line-2: ") and problem in message for message in messages
+    ), messages
 
-    original = _definition(tmp_path, line())
-    assert original == _definition(tmp_path, line())
-    changed = {
-        _definition(tmp_path, line(first="hello {{ vars.order }}")),
-        _definition(tmp_path, line(persona="q")),
-        _definition(tmp_path, line(order="B")),
-    }
-    assert original not in changed and len(changed) == 3
 
-
-BAD_LINES: list[Any] = [
-    {"id": "ok", "vars": {"order": "A-1"}, "conversation": {"turns": ["hi {{ vars.order }}"]}},
-    {"id": "recorded", "vars": {"order": "A"}, "conversation": {"turns": ["x"]}, "output": "y"},
-    {"id": "sent", "vars": {"order": "A"}, "conversation": {"turns": ["x"]}, "input": {}},
-    {"id": "typo", "vars": {"order": "A"}, "conversation": {"turns": [{"usr": "x"}]}},
-    {"id": "novar", "vars": {"order": "A"}, "conversation": {"turns": ["{{ vars.ordr }}"]}},
-    {
-        "id": "badcheck",
-        "vars": {"order": "A"},
-        "conversation": {"turns": [{"user": "x", "assertions": [{"type": "containz"}]}]},
-    },
-    {"id": "text", "vars": {"order": "A"}, "conversation": "hello"},
-    {"id": "empty", "vars": {"order": "A"}, "conversation": {"turns": []}},
-    {
-        "id": "messages",
-        "vars": {"order": "A"},
-        "conversation": {"input": {"messages": []}, "turns": ["x"]},
-    },
-    {"id": "sim", "vars": {"order": "A"}, "conversation": {"simulated_user": {"persona": "p"}}},
-]
-
-
-def test_validate_refuses_each_bad_line_at_its_line(tmp_path: Path) -> None:
-    _project(tmp_path, BAD_LINES)
-    done = assertly_cli(tmp_path, "validate", "refunds.tests.yaml")
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.splitlines() == [
-        "cases.jsonl:2: recorded: a line has either conversation or output, not both: a "
-        "conversation is sent to the agent, never judged as recorded",
-        "cases.jsonl:3: sent: a line has either conversation or input, not both: put what "
-        "every request carries in conversation.input",
-        "cases.jsonl:4: typo: conversation.turns.0.user: required key is missing",
-        "cases.jsonl:4: typo: conversation.turns.0.usr: unknown key 'usr' (did you mean 'user'?)",
-        "cases.jsonl:5: novar: the line has no value for {{ vars.ordr }} (its vars: order)",
-        "cases.jsonl:6: badcheck: conversation.turns.0.assertions.0.type: unknown assertion "
-        "'containz' (did you mean 'contains'?)",
-        "cases.jsonl:7: text: conversation must be a mapping (turns and/or simulated_user), "
-        "got 'hello'",
-        "cases.jsonl:8: empty: a conversation needs turns, a simulated_user, or both",
-        "cases.jsonl:9: messages: conversation.input cannot carry 'messages': the agent gets "
-        "the conversation's history as messages on every turn, which would overwrite it; write "
-        "what the user says as turns",
-        "cases.jsonl:10: sim: simulated_user needs a model to play the user: add simulator: "
-        "{base_url: …, model: …} (or judge:, which it uses by default) to the config",
+def test_validate_names_each_wrong_line_and_each_line_that_needs_a_simulator(
+    tmp_path: Path,
+) -> None:
+    project(
+        tmp_path,
+        [
+            {"vars": {"order": "A"}, "conversation": {"turns": ["hi"]}},
+            {"vars": {"order": "A"}, "conversation": {"turns": ["hi"]}, "output": "x"},
+            {"vars": {"order": "A"}, "conversation": {"simulated_user": {"persona": "p"}}},
+        ],
+    )
+    (tmp_path / "assertly.yaml").write_text("agents: {bot: 'cmd: true'}\n", encoding="utf-8")
+    result = assertly(tmp_path, "validate", "talks.tests.yaml")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"talks.jsonl:3: {NO_SIMULATOR}",
+        "talks.jsonl:2: line-2: a line has either conversation or output: a conversation is "
+        "sent to the agent turn by turn; a recorded output has no turns to judge (record it "
+        "as a line without conversation)",
     ]
-    assert "10 dataset cases" in done.stdout
+    assert result.stdout.strip() == "0 tests, 3 dataset cases, 0 eval cases, 2 problems"
+    run = assertly(tmp_path, "run", "talks.tests.yaml", "--plain")
+    assert run.returncode == 2 and f"talks.jsonl:3: {NO_SIMULATOR}" in run.stderr
 
 
-# A support agent: logs every request; replies with the order it was told about, and calls
-# lookup_order on the first turn (so the reply is an OpenAI message with a tool call).
-_AGENT = """
+AGENT = """\
 import json, os, sys
-data = json.load(sys.stdin)
-with open("calls.jsonl", "a", encoding="utf-8") as log:
-    entry = {"id": os.environ.get("ASSERTLY_CONVERSATION_ID"), "request": data}
-    log.write(json.dumps(entry) + "\\n")
-messages = data["messages"]
-last = messages[-1]["content"]
-message = {"role": "assistant", "content": "You said: " + last}
-if len(messages) == 1:
-    call = {"name": "lookup_order", "arguments": json.dumps({"text": last})}
-    message["tool_calls"] = [{"id": "c1", "type": "function", "function": call}]
-print(json.dumps({"choices": [{"message": message}]}))
+request = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(__file__), "requests.jsonl"), "a") as log:
+    log.write(json.dumps(request) + "\\n")
+said = request["messages"][-1]["content"]
+print("noted: " + said + (" (refund issued)" if "refund" in said else ""))
 """
 
 
-def test_a_dataset_of_conversations_runs_against_a_real_agent(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "agent.py").write_text(_AGENT, encoding="utf-8")
-    agent = json.dumps(f"cmd:{sys.executable} agent.py")
-    lines = [
-        {
-            "id": "two_turns",
-            "vars": {"order": "A-1042"},
-            "conversation": {
-                "input": {"user_id": 7},
-                "turns": [
-                    "Refund {{ vars.order }}, please",
-                    {"user": "go ahead", "assertions": [{"type": "contains", "value": "ahead"}]},
-                ],
-            },
-        },
-        # Never says its order: the suite's check on the whole conversation fails.
-        {"id": "forgets", "vars": {"order": "B-7"}, "conversation": {"turns": ["hello"]}},
-    ]
-    _project(tmp_path, lines, f"agents: {{bot: {agent}}}\n")
-    result = CliRunner().invoke(main, ["run", "refunds.tests.yaml", "-o", "report.json"])
-    assert result.exit_code == 1, result.output
-    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
-    # Lines run side by side: a conversation's calls are told apart by its id.
-    by_id: dict[str, list[dict[str, Any]]] = {}
-    for call in calls:
-        by_id.setdefault(call["id"], []).append(call["request"])
-    [(first, second), [third]] = sorted(by_id.values(), key=len, reverse=True)
-    # Line 1: two calls, each with the whole history and the conversation's input.
-    assert first == {
-        "user_id": 7,
-        "messages": [{"role": "user", "content": "Refund A-1042, please"}],
-    }
-    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
-    assert second["messages"][1]["content"] == "You said: Refund A-1042, please"
-    assert second["messages"][1]["tool_calls"][0]["function"]["name"] == "lookup_order"
-    assert second["messages"][2] == {"role": "user", "content": "go ahead"}
-    assert third == {"messages": [{"role": "user", "content": "hello"}]}
-    assert len(calls) == 3 and all(call["id"] for call in calls)
-    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    tests = {test["id"]: test for test in report["tests"]}
-    assert tests["two_turns"]["status"] == "passed"
-    trial = tests["two_turns"]["trials"][0]
-    assert [(t["index"], t["user"], t["outcome"]) for t in trial["turns"]] == [
-        (1, "Refund A-1042, please", "passed"),
-        (2, "go ahead", "passed"),
-    ]
-    assert [c["name"] for c in trial["turns"][0]["tool_calls"]] == ["lookup_order"]
-    assert trial["conversation"]["outcome"] == "passed"
-    assert trial["conversation"]["ended"] == "turns"
-    assert tests["forgets"]["status"] == "failed"
-    failed = tests["forgets"]["trials"][0]
-    assert failed["conversation"]["outcome"] == "failed"
-    assert [t["outcome"] for t in failed["turns"]] == ["passed"]
-
-
-def test_lines_share_the_compiled_checks_of_equal_turns(tmp_path: Path) -> None:
-    turn = {"user": "hi", "assertions": [{"type": "contains", "value": "hello"}]}
-    lines = [
-        {"id": str(n), "vars": {"order": str(n)}, "conversation": {"turns": [turn]}}
-        for n in range(3)
-    ]
-    lines.append(
-        {
-            "id": "other",
-            "vars": {"order": "x"},
-            "conversation": {
-                "turns": [{"user": "hi", "assertions": [{"type": "contains", "value": "bye"}]}]
-            },
-        }
+def test_conversation_lines_run_against_a_command_agent(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    log = tmp_path / "requests.jsonl"
+    (tmp_path / "assertly.yaml").write_text(
+        f"agents: {{bot: 'cmd: {sys.executable} agent.py'}}\n", encoding="utf-8"
     )
-    [dataset] = load_paths([_project(tmp_path, lines)], project_dir=tmp_path).datasets
-    checks = []
-    for case in dataset.cases():
-        assert case.problems == [] and case.conversation is not None
-        [compiled] = case.conversation.turns[0].checks
-        checks.append(compiled)
-    assert checks[0] is checks[1] is checks[2]
-    assert checks[3] is not checks[0]
-    assert checks[3].check("bye").passed and not checks[0].check("bye").passed
+    project(
+        tmp_path,
+        [
+            {
+                "id": "refund",
+                "vars": {"order": "A-1042"},
+                "conversation": {
+                    "input": {"user_id": 7},
+                    "turns": ["a refund for {{ vars.order }}", {"user": "yes, {{ vars.order }}"}],
+                },
+            },
+            {"id": "wrong", "vars": {"order": "Z-9"}, "conversation": {"turns": ["hello"]}},
+        ],
+        {
+            "assertions": [
+                {"type": "contains", "value": "{{ vars.order }}"},
+                {"type": "contains", "value": "refund issued"},
+            ]
+        },
+    )
+    result = assertly(tmp_path, "run", "talks.tests.yaml", "--plain", "-o", "report.json")
+    assert result.returncode == 1, result.stdout + result.stderr  # the second line fails
+    requests = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    by_line = {
+        "refund": [r for r in requests if r.get("user_id") == 7],
+        "wrong": [r for r in requests if "user_id" not in r],
+    }
+    # Each turn is sent the whole history so far, beside conversation.input.
+    assert [r["messages"] for r in by_line["refund"]] == [
+        [{"role": "user", "content": "a refund for A-1042"}],
+        [
+            {"role": "user", "content": "a refund for A-1042"},
+            {"role": "assistant", "content": "noted: a refund for A-1042 (refund issued)"},
+            {"role": "user", "content": "yes, A-1042"},
+        ],
+    ]
+    assert [r["messages"] for r in by_line["wrong"]] == [[{"role": "user", "content": "hello"}]]
+    report = {
+        test["id"]: test for test in json.loads((tmp_path / "report.json").read_text())["tests"]
+    }
+    refund, wrong = report["refund"]["trials"][0], report["wrong"]["trials"][0]
+    assert [turn["user"] for turn in refund["turns"]] == ["a refund for A-1042", "yes, A-1042"]
+    assert refund["conversation"]["outcome"] == "passed"
+    assert (refund["conversation"]["ended"], wrong["conversation"]["outcome"]) == (
+        "turns",
+        "failed",
+    )

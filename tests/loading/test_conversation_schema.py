@@ -83,7 +83,8 @@ _CHECKS: dict[str, Any] = {"assertions": [{"type": "contains", "value": "x"}]}
         ),
         (
             {"id": "a", "input": {}, "conversation": _TURNS, **_CHECKS},
-            '{"required":["input"]},{"required":["multi_step"]}]} is not allowed',
+            '{"required":["conversation","input"]},{"required":["conversation","multi_step"]}]} is '
+            "not allowed",
         ),
         (
             {"id": "a", "multi_step": [{"step": 1}], "conversation": _TURNS, **_CHECKS},

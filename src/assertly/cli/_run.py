@@ -382,7 +382,6 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
         load_config,
         load_config_plugins,
         load_paths,
-        simulator_problems,
     )
     from ..targets._check import check_agents
 
@@ -409,7 +408,7 @@ def validate_command(paths: tuple[str, ...], config_path: str | None) -> None:
     for dataset in loaded.datasets:  # every line read, one at a time
         for case in dataset.cases():
             dataset_cases += 1
-            problems.extend([*case.problems, *simulator_problems([case], config)])
+            problems.extend(case.problems)
     for problem in problems:
         click.echo(terminal_safe(f"{problem}"), err=True)
     for warning in warnings:

@@ -30,7 +30,6 @@ __all__ = [
     "find_config",
     "load_config",
     "load_config_plugins",
-    "simulator_problems",
 ]
 
 
@@ -218,7 +217,7 @@ def check_against_config(
     for test in tests:
         if test.suite_hooks is not None:
             suites.setdefault(test.suite_hooks.key, test.suite_hooks)
-        where = _where(test)
+        where = _test_where(test)
         for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
             check(names, f"{where}: {kind}")
         if test.agent not in config.agents and test.agent not in config.matrix:
@@ -228,7 +227,7 @@ def check_against_config(
             facts.setdefault(fact, where)
         if config.judge is None and _needs_judge([test.expectations()]):
             problems.append(Problem(where, _NO_JUDGE))
-    problems += simulator_problems(tests, config)
+    problems += simulator_problems(tests, config, datasets)
     if config.judge is None:
         for dataset in datasets:
             if _needs_judge([dataset.checks]):
@@ -263,23 +262,27 @@ _NO_SIMULATOR = (
 )
 
 
-def simulator_problems(tests: Iterable[TestCase], config: ConfigModel) -> list[Problem]:
-    """A problem for each test with a ``simulated_user`` when no model can play it.
+def simulator_problems(
+    tests: Iterable[TestCase], config: ConfigModel, datasets: Sequence[Dataset] = ()
+) -> list[Problem]:
+    """A simulated user with no model to play it (no ``simulator:`` and no ``judge:``).
 
-    The simulator is the config's ``simulator:``, else its ``judge:``; with neither, such a
-    test could only end ``error``: `validate` and `run` refuse it up front (exit 2), as a
-    dataset line's when `validate` reads it.
+    ``validate`` and ``run`` refuse it up front (exit 2), each test and dataset line named
+    where it is, rather than end every such trial ``error``. A dataset's lines are scanned
+    only then (none is when the config has a model).
     """
     if config.simulator is not None or config.judge is not None:
         return []
-    return [
-        Problem(_where(test), _NO_SIMULATOR)
-        for test in tests
-        if test.conversation is not None and test.conversation.simulated_user is not None
-    ]
+    problems = []
+    for test in tests:
+        if test.conversation is not None and test.conversation.simulated_user is not None:
+            problems.append(Problem(_test_where(test), _NO_SIMULATOR))
+    for dataset in datasets:
+        problems += [Problem(where, _NO_SIMULATOR) for where in dataset.simulated_lines()]
+    return problems
 
 
-def _where(test: TestCase) -> str:
+def _test_where(test: TestCase) -> str:
     return f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
 
 

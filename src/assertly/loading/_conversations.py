@@ -1,89 +1,63 @@
-"""Conversation tests: scripted turns and a simulated user, loaded into `Conversation`.
+"""Conversation tests, loaded: from a test file's ``conversation:`` and from a dataset line.
 
-A conversation comes from a test file (`fill_conversation`: problems at their own line) or
-from a dataset line (`line_conversation`: problems at the line, the key named in the
-message). Both go through `build_conversation`, so they obey the same rules and give the
-runner the same objects.
+A test file's conversation has scripted turns (each with its own checks), a simulated user
+(with a ``stop_when`` rule), or both; the test's own expect/assertions judge the whole
+conversation. A dataset line's ``conversation`` says only what the user says (turns as
+strings or ``{user}``) and who the simulated user is, with the line's ``vars`` filled into
+those texts; the suite's checks judge the whole conversation. Both become the same runtime
+`Conversation`, so the runner needs nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from .._exceptions import ConfigError, Problem
+from .._exceptions import Problem
 from ..engine import Expectation
 from ._cases import Conversation, SimulatedUser, TestCase, Turn
-from ._checks import LoadContext, compile_checks
-from ._models import ConversationModel, TestModel
-from ._problems import key_parts, validation_message
-from ._references import Template, has_references, missing_problem
+from ._compiling import LoadContext, compile_checks
+from ._models import FileModel, SimulatedUserModel, TestModel, TurnModel
+from ._problems import _did_you_mean
+from ._references import MISSING, fill_text, missing_message
 from ._source import Key, Source
 
-__all__ = ["beside_conversation", "build_conversation", "fill_conversation", "line_conversation"]
+__all__ = ["conversation_shape_problems", "fill_conversation", "line_conversation"]
 
-Checks = Callable[[dict[str, Any] | None, list[Any] | None, Key, str], list[Expectation]]
-"""``(expect, assertions, key within the conversation, typed key)`` → the compiled checks.
-
-The caller records the problems found, at the place it knows.
-"""
-
-_NEEDS_USER = "a conversation needs turns, a simulated_user, or both"
 _MESSAGES = (
-    "conversation.input cannot carry 'messages': the agent gets the conversation's history "
-    "as messages on every turn, which would overwrite it; write what the user says as turns"
+    "conversation.input may not hold 'messages': the agent receives the conversation's "
+    "history as messages, which would overwrite it (script earlier messages as turns)"
 )
-# Filled as text from a dataset line's vars, whatever the value's type: what the user says.
-_TEXT_KEYS = frozenset({"user", "persona", "first_message", "stop_token"})
 
 
-_BESIDE = {
-    "input": "put what every request carries in conversation.input",
-    "multi_step": "a conversation's turns are its steps",
-    "output": "a conversation is sent to the agent, never judged as recorded",
-}
+def conversation_shape_problems(raw: Any, source: Source, key: Key, test_id: str) -> list[Problem]:
+    """What is wrong with where a test's ``conversation`` stands, read from the raw test.
 
-
-def beside_conversation(what: str, key: str) -> str:
-    """Why a ``what`` (test, line) cannot have ``key`` (input, multi_step, output) too."""
-    return f"a {what} has either conversation or {key}, not both: {_BESIDE[key]}"
-
-
-def build_conversation(
-    model: ConversationModel, checks: Checks
-) -> tuple[Conversation, list[tuple[Key, str]]]:
-    """The runtime conversation of ``model``, and what is wrong with its shape.
-
-    Args:
-        model: The validated ``conversation:`` mapping.
-        checks: Compiles a turn's (or ``stop_when``'s) checks; see `Checks`.
-
-    Returns:
-        The conversation, and ``(key within the conversation, message)`` for each problem of
-        its shape (neither turns nor a simulated user; ``messages`` in its input).
+    Read from the file's data, not the model, so they are reported even when the test has
+    other problems (an unknown key makes its model None): ``conversation`` beside ``input``
+    or ``multi_step``, and ``messages`` in ``conversation.input``.
     """
-    problems: list[tuple[Key, str]] = []
-    if not model.turns and model.simulated_user is None:
-        problems.append(((), _NEEDS_USER))
-    if model.input is not None and "messages" in model.input:
-        problems.append((("input", "messages"), _MESSAGES))
-    found = Conversation(input=model.input)
-    for number, turn in enumerate(model.turns or ()):
-        turn_checks = checks(turn.expect, turn.assertions, ("turns", number), "assertions")
-        found.turns.append(Turn(turn.user, turn_checks))
-    simulated = model.simulated_user
-    if simulated is not None:
-        found.simulated_user = SimulatedUser(
-            simulated.persona,
-            simulated.first_message,
-            simulated.max_turns,
-            checks(None, simulated.stop_when, ("simulated_user",), "stop_when"),
-            simulated.stop_token,
-            simulated.require_stop,
-        )
-    return found, problems
+    if not isinstance(raw, dict) or raw.get("conversation") is None:
+        return []
+    problems = []
+    for beside, hint in (
+        ("input", "put what every request carries in conversation.input"),
+        ("multi_step", "a conversation's turns are its steps"),
+    ):
+        if raw.get(beside) is not None:
+            problems.append(
+                Problem(
+                    f"{source.where((*key, beside))}: {test_id}",
+                    f"a test has either conversation or {beside}, not both: {hint}",
+                )
+            )
+    conversation = raw["conversation"]
+    given = conversation.get("input") if isinstance(conversation, dict) else None
+    if isinstance(given, dict) and "messages" in given:
+        where = source.where((*key, "conversation", "input", "messages"))
+        problems.append(Problem(f"{where}: {test_id}", _MESSAGES))
+    return problems
 
 
 def fill_conversation(
@@ -94,45 +68,52 @@ def fill_conversation(
     context: LoadContext,
     shape: dict[str, str],
 ) -> None:
-    """A conversation test: its turns' checks, its stop rule's, and the whole conversation's."""
+    """A conversation test: its turns' checks, its stop rule's, and the whole conversation's.
+
+    Every problem is the test's (it ends ``error``; ``validate`` lists them all), each at
+    its own line.
+    """
     conversation = model.conversation
     assert conversation is not None
+    if not conversation.turns and conversation.simulated_user is None:
+        empty = conversation.turns is not None
+        where = source.where((*key, "conversation", *(("turns",) if empty else ())))
+        message = (
+            "conversation.turns is empty and there is no simulated_user, so nothing would be said"
+            if empty
+            else "a conversation needs turns, a simulated_user, or both"
+        )
+        test.problems.append(Problem(f"{where}: {test.id}", message))
     label = (test.id, len(key))
-    for beside in ("input", "multi_step"):
-        if getattr(model, beside) is not None:
-            where = f"{source.where((*key, beside))}: {test.id}"
-            test.problems.append(Problem(where, beside_conversation("test", beside)))
-
-    def checks(
-        expect: dict[str, Any] | None, assertions: list[Any] | None, inner: Key, typed_key: str
-    ) -> list[Expectation]:
-        found, problems = compile_checks(
-            expect,
-            assertions,
+    found = Conversation(input=conversation.input)
+    for number, turn in enumerate(conversation.turns or ()):
+        checks, problems = compile_checks(
+            turn.expect,
+            turn.assertions,
             None,
             source,
-            (*key, "conversation", *inner),
+            (*key, "conversation", "turns", number),
             context,
             label=label,
             shape=shape,
-            typed_key=typed_key,
         )
         test.problems.extend(problems)
-        return found
-
-    found, shape_problems = build_conversation(conversation, checks)
-    for inner, message in shape_problems:
-        where = source.where((*key, "conversation", *inner))
-        test.problems.append(Problem(f"{where}: {test.id}", message))
-    if (conversation.turns or conversation.simulated_user) and not _judged(model):
-        test.problems.append(
-            Problem(
-                f"{source.where((*key, 'conversation'))}: {test.id}",
-                "the conversation has no expect and no assertions (on a turn or beside "
-                "conversation) and no require_stop, so nothing would be judged",
-            )
+        found.turns.append(Turn(turn.user, checks))
+    simulated = conversation.simulated_user
+    if simulated is not None:
+        stop_when, problems = compile_checks(
+            None,
+            simulated.stop_when,
+            None,
+            source,
+            (*key, "conversation", "simulated_user"),
+            context,
+            label=label,
+            typed_key="stop_when",
         )
-    found.checks, problems = compile_checks(
+        test.problems.extend(problems)
+        found.simulated_user = _simulated(simulated, stop_when)
+    checks, problems = compile_checks(
         model.expect,
         model.assertions,
         model.threshold,
@@ -143,96 +124,105 @@ def fill_conversation(
         shape=shape,
     )
     test.problems.extend(problems)
+    found.checks = checks
     test.conversation = found
 
 
-def _judged(model: TestModel) -> bool:
-    """Whether a conversation test judges anything (a stop rule alone only ends it)."""
-    conversation = model.conversation
-    assert conversation is not None
-    simulated = conversation.simulated_user
-    return (
-        model.expect is not None
-        or model.assertions is not None
-        or any(t.expect is not None or t.assertions is not None for t in conversation.turns or ())
-        or (simulated is not None and simulated.require_stop)
+def _simulated(model: SimulatedUserModel, stop_when: list[Expectation]) -> SimulatedUser:
+    return SimulatedUser(
+        model.persona,
+        model.first_message,
+        model.max_turns,
+        stop_when,
+        model.stop_token,
+        model.require_stop,
     )
 
 
-def line_conversation(
-    raw: Any,
-    variables: Any,
-    expected: Any,
-    where: str,
-    compile: Callable[..., Expectation],
-    shape: dict[str, str] | None = None,
-) -> tuple[Conversation | None, list[Problem]]:
-    """A dataset line's ``conversation``, with the line's references filled in.
+class LineConversationModel(FileModel):
+    """A dataset line's ``conversation``: what the user says, turn by turn, and who plays it."""
 
-    A turn may be written as its user text alone (``turns: ["Hi", "Go ahead"]``). Every
-    ``{{ vars.NAME }}`` / ``{{ expected }}`` in it takes the line's value as
-    the suite's assertions do, except that what the user says (``user``, ``persona``,
-    ``first_message``, ``stop_token``) always takes it as text.
+    input: dict[str, Any] | None = None
+    turns: list[str | TurnModel] | None = None
+    simulated_user: SimulatedUserModel | None = None
+
+
+_LINE_CHECKS = (
+    "a dataset line's conversation says what the user says; the suite's expect/assertions "
+    "judge the whole conversation (per-turn checks and stop_when belong to a conversation "
+    "test in a test file)"
+)
+
+
+def line_conversation(
+    line: dict[str, Any], variables: Any, where: str
+) -> tuple[Conversation | None, list[Problem]]:
+    """A dataset line's conversation (its checks left to the caller), or its problems.
+
+    ``{{ vars.NAME }}`` and ``{{ expected }}`` in the user texts, the persona and the first
+    message take the line's values, as in the suite's assertions.
 
     Args:
-        raw: The line's ``conversation`` value.
+        line: The line's JSON object (it has ``conversation``).
         variables: The line's ``vars``.
-        expected: The line's ``expected`` (`_references.MISSING` when absent).
-        where: The line (``file:line``), where every problem is.
-        compile: ``compile(spec, threshold=, location=, shape=)`` for a turn's checks and
-            ``stop_when``.
-        shape: The suite's ``shape:`` (read by a turn's ``expect``).
-
-    Returns:
-        The conversation (None when it cannot be built), and the problems found.
+        where: The line, ``file:line``.
     """
-    if not isinstance(raw, Mapping):
-        message = f"conversation must be a mapping (turns and/or simulated_user), got {raw!r}"
-        return None, [Problem(where, message)]
-    data = dict(raw)
-    if isinstance(data.get("turns"), list):
-        data["turns"] = [{"user": t} if isinstance(t, str) else t for t in data["turns"]]
-    if has_references(data):
-        template = Template(data)
-        values = template.values(variables, expected)
-        if isinstance(values, list):
-            return None, [missing_problem(values, variables, where)]
-        data = template.fill(values, text_keys=_TEXT_KEYS)
-    try:
-        model = ConversationModel.model_validate(data)
-    except ValidationError as error:
-        return None, [
-            Problem(where, f"{_dotted(('conversation', *item['loc']))}: {validation_message(item)}")
-            for item in error.errors(include_url=False)
-        ]
     problems: list[Problem] = []
+    for beside, why in (
+        ("input", "put what every request carries in conversation.input"),
+        (
+            "output",
+            "a conversation is sent to the agent turn by turn; a recorded output has "
+            "no turns to judge (record it as a line without conversation)",
+        ),
+    ):
+        if beside in line:
+            problems.append(Problem(where, f"a line has either conversation or {beside}: {why}"))
+    try:
+        model = LineConversationModel.model_validate(line["conversation"])
+    except ValidationError as error:
+        for item in error.errors(include_url=False):
+            inner = ".".join(str(part) for part in ("conversation", *item["loc"]))
+            if item["type"] == "extra_forbidden":
+                message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
+            else:
+                message = f"{item['msg'].lower()}, got {item['input']!r}"
+            problems.append(Problem(where, f"{inner}: {message}"))
+        return None, problems
+    if model.input is not None and "messages" in model.input:
+        problems.append(Problem(where, f"conversation.input.messages: {_MESSAGES}"))
+    if not model.turns and model.simulated_user is None:
+        problems.append(
+            Problem(where, "a line's conversation needs turns, a simulated_user, or both")
+        )
+    expected = line.get("expected", MISSING)
+    texts: list[str] = []
+    for number, turn in enumerate(model.turns or ()):
+        text = turn if isinstance(turn, str) else turn.user
+        if isinstance(turn, TurnModel) and (turn.expect is not None or turn.assertions is not None):
+            problems.append(Problem(where, f"conversation.turns[{number}]: {_LINE_CHECKS}"))
+        texts.append(_filled(text, variables, expected, f"turns[{number}]", where, problems))
+    found = Conversation(turns=[Turn(text) for text in texts], input=model.input)
+    simulated = model.simulated_user
+    if simulated is not None:
+        if simulated.stop_when is not None:
+            problems.append(Problem(where, f"conversation.simulated_user: {_LINE_CHECKS}"))
+        persona = _filled(simulated.persona, variables, expected, "persona", where, problems)
+        first = simulated.first_message
+        if first is not None:
+            first = _filled(first, variables, expected, "first_message", where, problems)
+        found.simulated_user = _simulated(
+            simulated.model_copy(update={"persona": persona, "first_message": first}), []
+        )
+    return (None, problems) if problems else (found, [])
 
-    def checks(
-        expect: dict[str, Any] | None, assertions: list[Any] | None, inner: Key, typed_key: str
-    ) -> list[Expectation]:
-        found: list[Expectation] = []
-        for name, spec in (("expect", expect), (typed_key, assertions)):
-            if spec is None:
-                continue
-            try:
-                found.append(
-                    compile(
-                        spec,
-                        threshold=None,
-                        location=name,
-                        shape=shape if name == "expect" else None,
-                    )
-                )
-            except ConfigError as error:
-                for problem in error.problems:
-                    inside = ("conversation", *inner, *key_parts(problem.location))
-                    problems.append(Problem(where, f"{_dotted(inside)}: {problem.message}"))
-        return found
 
-    found, shape_problems = build_conversation(model, checks)
-    problems += [Problem(where, message) for _, message in shape_problems]  # (they say where)
-    return (None if problems else found), problems
-
-
-def _dotted(key: Key) -> str:
-    return ".".join(str(part) for part in key)
+def _filled(
+    text: str, variables: Any, expected: Any, name: str, where: str, problems: list[Problem]
+) -> str:
+    filled, missing = fill_text(text, variables, expected)
+    if missing:
+        problems.append(
+            Problem(where, f"conversation.{name}: {missing_message(missing, variables)}")
+        )
+    return filled

@@ -8,30 +8,29 @@ A suite that names a ``dataset`` instead of listing ``tests`` runs one test per 
         assertions: [{type: contains, value: security}]
 
 A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_calls", "name",
-"tags", "description", "vars", "expected", "conversation"}``, every key optional; ``vars`` and
-``expected`` are the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in
-the suite's assertions (`._references`). A line with ``output`` is judged as recorded (no
-call); one without is sent to the agent as ``input``; one with ``conversation`` (scripted turns
-and/or a simulated user, `._conversations.line_conversation`) is a conversation that the suite's
-checks judge whole. The file is read line by line when the run gets to it and never held in
-memory, so a million cases judge in flat memory. A case is keyed by its line
-(``file:line``), which stays unique even when two lines share an ``id``.
+"tags", "description", "vars", "expected"}``, every key optional; ``vars`` and ``expected`` are
+the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in the suite's
+assertions (`._references`). A line with ``output`` is judged as recorded (no call); one
+without is sent to the agent as ``input``. A line with ``conversation`` (``{input, turns:
+[text | {user}], simulated_user: {persona, ...}}``, its vars filled into what the user says)
+is a conversation test the suite's checks judge whole (`._conversations.line_conversation`).
+The file is read line by line when the run gets to it and never held in memory, so a million
+cases judge in flat memory. A case is keyed by its line (``file:line``), which stays unique
+even when two lines share an ``id``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
-from ._cases import Conversation, Step, SuiteHooks, TestCase, definition_digest
-from ._conversations import beside_conversation, line_conversation
+from ._cases import Step, SuiteHooks, TestCase, definition_digest
+from ._conversations import line_conversation
 from ._models import id_problem
 from ._references import MISSING, CaseCompiler
 
@@ -41,6 +40,7 @@ CASE_KEYS = frozenset(
     {
         "id",
         "input",
+        "conversation",
         "output",
         "model",
         "cost_usd",
@@ -51,7 +51,6 @@ CASE_KEYS = frozenset(
         "description",
         "vars",
         "expected",
-        "conversation",
     }
 )
 _METADATA = ("model", "cost_usd", "latency_ms", "tool_calls")
@@ -106,11 +105,6 @@ class Dataset:
     suite_hooks: SuiteHooks | None = None
     # Set when the suite's assertions reference a line's vars/expected: each line's checks.
     compiler: CaseCompiler | None = None
-    # Compiles a conversation line's own checks (a turn's, stop_when): the loader's compile.
-    compile: Callable[..., Expectation] | None = None
-    shape: dict[str, str] | None = None  # the suite's, for a turn's expect
-    # Lines repeat their turns' checks: equal specs share one compiled expectation.
-    _compiled: dict[bytes, Expectation] = field(default_factory=dict, repr=False)
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
@@ -123,6 +117,24 @@ class Dataset:
         except OSError:
             return 1  # `cases` yields one case that says why
         return lines
+
+    def simulated_lines(self) -> Iterator[str]:
+        """Where a line has a simulated user (``file:line``; lines that cannot be read: none)."""
+        shown = shown_path(self.path)
+        try:
+            with self.path.open("rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if b"simulated_user" not in raw:  # most lines: never parsed
+                        continue
+                    try:
+                        line = loads(raw)
+                    except ValueError:
+                        continue  # `cases` says what is wrong with it
+                    conversation = line.get("conversation") if isinstance(line, dict) else None
+                    if isinstance(conversation, dict) and conversation.get("simulated_user"):
+                        yield f"{shown}:{number}"
+        except OSError:
+            return
 
     def cases(self) -> Iterator[TestCase]:
         """Each line as a test; a line that cannot be read is a test with a problem."""
@@ -175,10 +187,12 @@ class Dataset:
         if self.compiler is not None and not problems:
             checks, found = self.compiler.checks(variables, line.get("expected", MISSING), where)
             problems.extend(found)
-        recorded = None
-        conversation = None
+        recorded = conversation = None
         if "conversation" in line:
-            conversation = self._conversation(line, variables, where, problems)
+            conversation, found = line_conversation(line, variables, where)
+            problems.extend(found)
+            if conversation is not None:
+                conversation.checks = checks
         elif "output" in line:
             recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
         elif line and "input" not in line:
@@ -187,16 +201,16 @@ class Dataset:
                     where, "a line needs output (recorded) or input (to send), or a conversation"
                 )
             )
-        steps: list[Step] = []  # a conversation's turns are its steps
-        if conversation is None:
-            steps.append(Step(case_id, line.get("input"), checks, recorded=recorded))
         test = TestCase(
             id=case_id,
             name=str(line.get("name") or case_id),
             suite=self.suite,
             file=shown,
             agent=self.agent,
-            steps=steps,
+            # A conversation has no steps: its turns are (`TestCase.conversation`).
+            steps=[]
+            if conversation
+            else [Step(case_id, line.get("input"), checks, recorded=recorded)],
             conversation=conversation,
             line=number,
             description=line.get("description"),
@@ -208,66 +222,22 @@ class Dataset:
             case_key=f"{self.file}::{self.suite}::{where}",
             # A case is defined by the suite's checks and its own input; a recorded output is
             # the response under judgement, not part of the definition.
-            definition=self._definition(line, variables),
+            definition=_definition(self.definition, line),
             pass_threshold=self.pass_threshold,
             suite_hooks=self.suite_hooks,
         )
-        if conversation is not None:
-            conversation.checks = checks  # the suite's: they judge the whole conversation
         return test
 
-    def _definition(self, line: dict[str, Any], variables: Any) -> str:
-        """A case is defined by the suite's checks and its own input (or conversation).
 
-        A recorded output is the response under judgement, not part of the definition.
-        """
-        if "conversation" in line:
-            sent = {"conversation": line["conversation"]}
-            return definition_digest(self.definition, sent, variables, line.get("expected"))
-        if variables is None and "expected" not in line:
-            return definition_digest(self.definition, line.get("input"))
+def _definition(suite: str, line: dict[str, Any]) -> str:
+    """A line's definition: its suite's, its input or conversation, its vars and expected."""
+    if "conversation" in line:  # (the digest of lines without one is kept as it was)
         return definition_digest(
-            self.definition, line.get("input"), variables, line.get("expected")
+            suite, line.get("input"), line.get("vars"), line.get("expected"), line["conversation"]
         )
-
-    def _conversation(
-        self, line: dict[str, Any], variables: Any, where: str, problems: list[Problem]
-    ) -> Conversation | None:
-        """The line's conversation (the suite's checks judge it whole); None on a problem."""
-        for other in ("input", "output"):
-            if other in line:
-                problems.append(Problem(where, beside_conversation("line", other)))
-        if self.compile is None:  # `_tests._add_dataset` always gives one
-            problems.append(Problem(where, "conversation lines need the loader's compile"))
-            return None
-        found, more = line_conversation(
-            line["conversation"],
-            variables,
-            line.get("expected", MISSING),
-            where,
-            self._compile_shared,
-            self.shape,
-        )
-        problems.extend(more)
-        return found
-
-    def _compile_shared(self, spec: Any, **how: Any) -> Expectation:
-        """`compile` (raising its `ConfigError`), each distinct spec once (up to 1,024 kept)."""
-        assert self.compile is not None
-        try:
-            key = orjson.dumps([spec, how], option=orjson.OPT_SORT_KEYS)
-        except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits: no sharing
-            return self.compile(spec, **how)
-        found = self._compiled.get(key)
-        if found is None:
-            found = self.compile(spec, **how)
-            if len(self._compiled) >= _KEEP_COMPILED:
-                self._compiled.clear()
-            self._compiled[key] = found
-        return found
-
-
-_KEEP_COMPILED = 1024
+    if line.get("vars") is None and "expected" not in line:
+        return definition_digest(suite, line.get("input"))
+    return definition_digest(suite, line.get("input"), line.get("vars"), line.get("expected"))
 
 
 def shown_path(path: Path) -> str:

@@ -23,7 +23,7 @@ import orjson
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 
-__all__ = ["CaseCompiler", "Template", "has_references", "missing_problem"]
+__all__ = ["CaseCompiler", "Template", "fill_text", "has_references", "missing_message"]
 
 _REFERENCE = re.compile(r"\{\{\s*(expected|vars\.([A-Za-z_][A-Za-z0-9_-]*))\s*\}\}")
 _WHOLE = re.compile(r"^\s*\{\{\s*(expected|vars\.([A-Za-z_][A-Za-z0-9_-]*))\s*\}\}\s*$")
@@ -88,33 +88,23 @@ class Template:
                 found[name] = value
         return missing or found
 
-    def fill(self, values: Mapping[str, Any], *, text_keys: frozenset[str] = frozenset()) -> Any:
-        """The spec with every reference replaced by its value.
-
-        Args:
-            values: Each reference's value (`values`).
-            text_keys: Keys whose string values always take references as text (a whole
-                ``{{ vars.n }}`` there gives ``"5"``, not ``5``).
-        """
-        return _fill(self.spec, values, text_keys)
+    def fill(self, values: Mapping[str, Any]) -> Any:
+        """The spec with every reference replaced by its value."""
+        return _fill(self.spec, values)
 
 
-def _fill(
-    spec: Any, values: Mapping[str, Any], text_keys: frozenset[str], as_text: bool = False
-) -> Any:
+def _fill(spec: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(spec, str):
         if "{{" not in spec:
             return spec
-        whole = None if as_text else _WHOLE.match(spec)
+        whole = _WHOLE.match(spec)
         if whole is not None:
             return values[whole.group(1)]
         return _REFERENCE.sub(lambda match: _as_text(values[match.group(1)]), spec)
     if isinstance(spec, Mapping):
-        return {
-            key: _fill(value, values, text_keys, key in text_keys) for key, value in spec.items()
-        }
+        return {key: _fill(value, values) for key, value in spec.items()}
     if isinstance(spec, list | tuple):
-        return [_fill(item, values, text_keys) for item in spec]
+        return [_fill(item, values) for item in spec]
     return spec
 
 
@@ -127,13 +117,28 @@ def _as_text(value: Any) -> str:
 MISSING = _MISSING
 
 
-def missing_problem(missing: list[str], variables: Any, where: str) -> Problem:
-    """The line at ``where`` lacks the references ``missing`` (its ``vars`` named as a hint)."""
+def missing_message(missing: list[str], variables: Any) -> str:
+    """What a line lacks: the references ``missing`` it has no value for, and its vars."""
     have = sorted(variables) if isinstance(variables, Mapping) else []
     hint = f" (its vars: {', '.join(have)})" if have else " (it has no vars)"
     hint = "" if missing == ["expected"] else hint
-    names = ", ".join(missing)
-    return Problem(where, f"the line has no value for {{{{ {names} }}}}{hint}")
+    return f"the line has no value for {{{{ {', '.join(missing)} }}}}{hint}"
+
+
+def fill_text(text: str, variables: Any, expected: Any) -> tuple[str, list[str]]:
+    """``text`` with a line's references filled in, always as text; and those it lacks.
+
+    A conversation's user texts and persona take a line's ``vars``/``expected`` this way
+    (`._conversations`): a whole-string reference to a number or list becomes its JSON.
+    """
+    if "{{" not in text:
+        return text, []
+    template = Template(text)
+    values = template.values(variables, expected)
+    if isinstance(values, list):
+        return text, values
+    filled = template.fill(values)
+    return (filled if isinstance(filled, str) else _as_text(filled)), []
 
 
 # Distinct filled expectations kept per dataset suite (a dataset of unique references compiles
@@ -180,7 +185,7 @@ class CaseCompiler:
                 else:
                     values.update(found)
         if missing:
-            return [], [missing_problem(missing, variables, where)]
+            return [], [Problem(where, missing_message(missing, variables))]
         try:
             key = orjson.dumps(values, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
         except (TypeError, orjson.JSONEncodeError):

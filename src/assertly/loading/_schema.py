@@ -126,11 +126,11 @@ def _with_assertions(schema: dict[str, Any]) -> dict[str, Any]:
                     properties["expect"] = {"$ref": "#/$defs/expect"}
                 if "assertions" in properties:
                     properties["assertions"] = typed_list
-                if "expected" in properties:
-                    properties["expected"] = {"type": "object", "additionalProperties": typed_list}
-                if "stop_when" in properties:  # a simulated user's stop rule
+                if "stop_when" in properties:  # a simulated user's stop rule: typed assertions
                     described = properties["stop_when"].get("description")
                     properties["stop_when"] = {**typed_list, "description": described}
+                if "expected" in properties:
+                    properties["expected"] = {"type": "object", "additionalProperties": typed_list}
             for key, child in node.items():
                 if key not in ("expect", "typedAssertion"):
                     visit(child)
@@ -145,35 +145,22 @@ def _with_assertions(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _conversation_rules(test: dict[str, Any], definitions: dict[str, Any]) -> None:
-    """What the loader refuses in a conversation test, said in the schema too.
+def _editor_friendly(test: dict[str, Any], definitions: dict[str, Any]) -> None:
+    """Name the wrong key inside a conversation, not "not valid under any of the schemas".
 
-    ``conversation`` beside ``input`` or ``multi_step``; a conversation with neither turns
-    (at least one) nor a simulated user; ``messages`` in its ``input`` (the history goes
-    there).
+    An optional field is ``anyOf: [X, null]``, under which an editor only says the whole
+    value is wrong; ``conversation``, its ``turns`` and ``simulated_user`` lose the null (which
+    says nothing there). A turn is a mapping or its user text alone: ``if``/``else``, so a bad
+    key inside a mapping turn is still named.
     """
-    # Without null (which says nothing) an editor names the wrong key itself, not "not valid
-    # under any of the schemas" of the whole conversation.
     test["properties"]["conversation"] = _not_null(test["properties"]["conversation"])
-    conversation = definitions["ConversationModel"]
-    for name in ("turns", "simulated_user", "input"):
-        conversation["properties"][name] = _not_null(conversation["properties"][name])
-    conversation["properties"]["input"]["not"] = {"required": ["messages"]}
-    turn = conversation["properties"]["turns"]["items"]  # or its user text alone
-    conversation["properties"]["turns"]["items"] = {  # (if/else: an editor names the bad key)
+    conversation = definitions["ConversationModel"]["properties"]
+    for name in ("turns", "simulated_user"):
+        conversation[name] = _not_null(conversation[name])
+    conversation["turns"]["items"] = {
         "if": {"type": "string"},
         "then": {"minLength": 1},
-        "else": turn,
-    }
-    conversation["anyOf"] = [
-        {"required": ["turns"], "properties": {"turns": {"minItems": 1}}},
-        {"required": ["simulated_user"]},
-    ]
-    test["dependentSchemas"] = {
-        "conversation": {
-            "not": {"anyOf": [{"required": ["input"]}, {"required": ["multi_step"]}]},
-            "description": "A conversation test has no input and no multi_step.",
-        }
+        "else": conversation["turns"]["items"],
     }
 
 
@@ -199,9 +186,9 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     case = EvalCaseModel.model_json_schema()
     workflow["$defs"]["EvalCaseModel"] = case
     section["properties"]["cases"] = {"type": "array", "items": {"$ref": "#/$defs/EvalCaseModel"}}
-    _conversation_rules(test, agent_tests["$defs"])
+    _editor_friendly(test, agent_tests["$defs"])
     single = TestModel.model_json_schema()
-    _conversation_rules(single, single["$defs"])
+    _editor_friendly(single, single["$defs"])
     schemas = {
         "agent-tests": _with_assertions(agent_tests),
         "test": _with_assertions(single),

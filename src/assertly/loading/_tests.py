@@ -18,8 +18,9 @@ from ..engine import Expectation
 from ..engine import compile as compile_expectation
 from ..engine.graded._judging import FileJudgeRules
 from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
-from ._checks import LoadContext, compile_checks
-from ._conversations import fill_conversation
+from ._compiling import LoadContext as _LoadContext
+from ._compiling import compile_checks as _compile_checks
+from ._conversations import conversation_shape_problems, fill_conversation
 from ._datasets import Dataset, has_lines, inside_project
 from ._discover import discover
 from ._models import (
@@ -79,7 +80,7 @@ def _as_list(value: str | list[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _load_agent_file(source: Source, result: LoadResult, context: LoadContext) -> None:
+def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) -> None:
     model, problems = _validate(AgentTestFileModel, source.data, source, ())
     if model is None:
         # Without a valid frame (agent, test_suites) no test can be located reliably.
@@ -129,6 +130,7 @@ def _load_agent_file(source: Source, result: LoadResult, context: LoadContext) -
                 suite_hooks=hooks,
             )
             test.problems.extend(problems)
+            test.problems.extend(conversation_shape_problems(raw, source, key, test_id))
             if "::" in test_id:
                 test.problems.append(
                     Problem(
@@ -188,7 +190,7 @@ def _add_dataset(
     suite_key: str,
     suite: SuiteModel,
     result: LoadResult,
-    context: LoadContext,
+    context: _LoadContext,
     shape: dict[str, str],
     hooks: SuiteHooks | None,
 ) -> None:
@@ -206,11 +208,6 @@ def _add_dataset(
         result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), message))
         return
     compiler = None
-    compile_spec = functools.partial(
-        compile_expectation,
-        sensitive_prefixes=context.sensitive_prefixes,
-        judge_rules=context.judge_rules,
-    )
     if has_references(suite.expect) or has_references(suite.assertions):
         # Compiled per line, for its vars/expected; problems are the line's.
         checks: list[Expectation] = []
@@ -226,10 +223,14 @@ def _add_dataset(
                 for name, spec in (("expect", suite.expect), ("assertions", suite.assertions))
                 if spec is not None
             ],
-            compile_spec,
+            functools.partial(
+                compile_expectation,
+                sensitive_prefixes=context.sensitive_prefixes,
+                judge_rules=context.judge_rules,
+            ),
         )
     else:
-        checks, problems = compile_checks(
+        checks, problems = _compile_checks(
             suite.expect, suite.assertions, suite.threshold, source, key, context, shape=shape
         )
     if problems:
@@ -252,8 +253,6 @@ def _add_dataset(
             pass_threshold=suite.pass_threshold,
             suite_hooks=hooks,
             compiler=compiler,
-            compile=compile_spec,
-            shape=shape or None,
         )
     )
 
@@ -280,7 +279,7 @@ def _fill_test(
     model: TestModel,
     source: Source,
     key: Key,
-    context: LoadContext,
+    context: _LoadContext,
     shape: dict[str, str],
 ) -> None:
     test.definition = definition_digest(
@@ -327,7 +326,7 @@ def _fill_test(
             )
         )
         return
-    checks, problems = compile_checks(
+    checks, problems = _compile_checks(
         model.expect,
         model.assertions,
         model.threshold,
@@ -346,12 +345,12 @@ def _add_step(
     model: StepModel,
     source: Source,
     key: Key,
-    context: LoadContext,
+    context: _LoadContext,
     *,
     label: Label | None = None,
     shape: dict[str, str] | None = None,
 ) -> None:
-    checks, problems = compile_checks(
+    checks, problems = _compile_checks(
         model.expect, model.assertions, None, source, key, context, label=label, shape=shape
     )
     test.problems.extend(problems)
@@ -377,7 +376,7 @@ def _fixture(value: Any) -> tuple[Any, dict[str, Any]]:
     return value, {}
 
 
-def _load_workflow(source: Source, result: LoadResult, context: LoadContext) -> None:
+def _load_workflow(source: Source, result: LoadResult, context: _LoadContext) -> None:
     model, problems = _validate(WorkflowModel, source.data, source, ())
     if model is None:
         result.file_problems.extend(problems)
@@ -459,7 +458,7 @@ def load_paths(
             default: nothing (no endpoint, no environment variable).
     """
     result = LoadResult()
-    context = LoadContext(sensitive_prefixes, project_dir or Path.cwd(), shape, judge_rules)
+    context = _LoadContext(sensitive_prefixes, project_dir or Path.cwd(), shape, judge_rules)
     files, problems = discover(paths)
     result.file_problems.extend(problems)
     for path in files:

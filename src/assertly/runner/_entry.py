@@ -79,6 +79,8 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     # The shard splits a matrix run's cells (test, target), so it is applied by the plan.
     unsharded = dataclasses.replace(options, shard=None)
     tests = TestPlan(select_tests(loaded.tests, unsharded), loaded.datasets, options, matrix)
+    if refused := simulator_problems(tests.tests, config, tests.datasets):
+        raise ConfigError(refused)  # as validate does (exit 2), not a run of errors
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
     # a shard takes the eval suites whose file hashes to it.
     evals = [] if filtered(options) else loaded.evals
@@ -188,8 +190,6 @@ def _started(
     if options.resume:
         _restore(options)
     config, tests, evals, problems = prepare(options)
-    if no_simulator := simulator_problems(tests.tests, config):  # (recheck needs none)
-        raise ConfigError(no_simulator)
     runner_class = _runner_class(options)  # before the store: a missing Ray writes nothing
     store_location = options.store_path or config.store_path
     secrets = _known_secrets(options, config, store_location)

@@ -1,4 +1,9 @@
-"""What loading every test of one run shares: the project, and expectations compiled once."""
+"""Compiling a file's expectations, shared by every file of one load.
+
+`LoadContext` holds what the files of one load share (the project directory, the config's
+shape and judge rules, compiled expectations); `compile_checks` compiles a place's ``expect``
+and ``assertions`` and names each problem at its line in the file.
+"""
 
 from __future__ import annotations
 
@@ -85,10 +90,9 @@ def compile_checks(
     shape: dict[str, str] | None = None,
     typed_key: str = "assertions",
 ) -> tuple[list[Expectation], list[Problem]]:
-    """Compile a test's (or a step's, a turn's) ``expect`` and typed list.
+    """The compiled ``expect`` and ``assertions`` (``typed_key`` names the latter in problems).
 
-    Returns:
-        The compiled checks and the problems found, each at its own line in ``source``.
+    Each problem is named at its own line under ``key`` (``label``: the test it belongs to).
     """
     checks: list[Expectation] = []
     problems: list[Problem] = []
