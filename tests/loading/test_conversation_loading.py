@@ -38,7 +38,7 @@ test_suites:
       - id: beside_multi
         multi_step: [{step: 1, input: a, assertions: [{type: contains, value: x}]}]
         conversation:
-          turns: [{user: hi}]
+          turns: [{user: hi, expect: {status: ok}}]
       - id: empty
         conversation: {}
         assertions: [{type: contains, value: x}]
@@ -55,6 +55,7 @@ test_suites:
         conversation:
           input: {messages: [], user_id: 4}
           turns: [{user: hi}]
+        assertions: [{type: contains, value: x}]
       - id: bad_assertions
         conversation:
           turns:
@@ -64,6 +65,10 @@ test_suites:
             persona: p
             stop_when: [{type: icontians, value: y}]
         assertions: [{type: regex, value: "("}]
+      - id: unjudged
+        conversation:
+          turns: [{user: hi}]
+          simulated_user: {persona: p, stop_when: [{type: contains, value: bye}]}
 """
 
 MESSAGES = (
@@ -128,15 +133,18 @@ def test_validate_names_every_problem_of_a_conversation_at_its_line(tmp_path: Pa
         "bad.tests.yaml:31:40: in_turn: conversation.simulated_user.stop_wen: unknown key "
         "'stop_wen' (did you mean 'stop_when'?)",
         f"bad.tests.yaml:34:19: messages: {MESSAGES}",
-        "bad.tests.yaml:40:29: bad_assertions: conversation.turns.0.assertions.0.type: "
+        "bad.tests.yaml:41:29: bad_assertions: conversation.turns.0.assertions.0.type: "
         "unknown assertion 'contians' (did you mean 'contains'?)",
-        "bad.tests.yaml:43:26: bad_assertions: conversation.simulated_user.stop_when.0.type: "
+        "bad.tests.yaml:44:26: bad_assertions: conversation.simulated_user.stop_when.0.type: "
         "unknown assertion 'icontians' (did you mean 'icontains'?)",
-        "bad.tests.yaml:44:36: bad_assertions: assertions.0.value: invalid regular expression "
+        "bad.tests.yaml:45:36: bad_assertions: assertions.0.value: invalid regular expression "
         "'(': missing ), unterminated subpattern at position 0",
-        f"bad.tests.yaml:36: bad_assertions: {NO_SIMULATOR}",
+        "bad.tests.yaml:46:9: unjudged: the conversation has no expect or assertions, on a "
+        "turn or on the whole, so nothing would be judged",
+        f"bad.tests.yaml:37: bad_assertions: {NO_SIMULATOR}",
+        f"bad.tests.yaml:46: unjudged: {NO_SIMULATOR}",
     ]
-    assert result.stdout.strip() == "8 tests, 0 eval cases, 14 problems"
+    assert result.stdout.strip() == "9 tests, 0 eval cases, 16 problems"
 
 
 def test_a_json_test_file_is_checked_the_same(tmp_path: Path) -> None:

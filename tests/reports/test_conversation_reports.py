@@ -51,7 +51,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             },
             "assertions": [{"type": "contains", "value": "goodbye"}],
         },
-        {"id": "crash", "conversation": {"turns": [{"user": "hi"}, {"user": "crash please"}]}},
+        {
+            "id": "crash",
+            "conversation": {"turns": [{"user": "hi"}, {"user": "crash please"}]},
+            "assertions": [{"type": "contains", "value": "reply"}],
+        },
     ]
     data = {"agent": "bot", "test_suites": {"support": {"tests": tests}}}
     (tmp_path / "c.tests.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")

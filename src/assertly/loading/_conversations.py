@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from .._exceptions import Problem
 from ..engine import Expectation
 from ._cases import Conversation, SimulatedUser, TestCase, Turn
-from ._compiling import LoadContext, compile_checks
+from ._compiling import LoadContext, compile_checks, compile_test_checks
 from ._models import FileModel, SimulatedUserModel, TestModel, TurnModel
 from ._problems import _did_you_mean
 from ._references import MISSING, fill_text, missing_message
@@ -113,19 +113,21 @@ def fill_conversation(
         )
         test.problems.extend(problems)
         found.simulated_user = _simulated(simulated, stop_when)
-    checks, problems = compile_checks(
-        model.expect,
-        model.assertions,
-        model.threshold,
-        source,
-        key,
-        context,
-        label=label,
-        shape=shape,
-    )
+    checks, problems = compile_test_checks(test.id, model, source, key, context, shape)
     test.problems.extend(problems)
     found.checks = checks
     test.conversation = found
+    judged = model.expect is not None or model.assertions is not None
+    turns = conversation.turns or ()
+    if not judged and all(turn.expect is None and turn.assertions is None for turn in turns):
+        # A stop rule only ends the conversation; it judges nothing.
+        test.problems.append(
+            Problem(
+                f"{source.where(key)}: {test.id}",
+                "the conversation has no expect or assertions, on a turn or on the whole, "
+                "so nothing would be judged",
+            )
+        )
 
 
 def _simulated(model: SimulatedUserModel, stop_when: list[Expectation]) -> SimulatedUser:
