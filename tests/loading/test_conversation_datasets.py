@@ -5,13 +5,15 @@ agent that logs every request it receives."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from test_conversation_loading import NO_SIMULATOR, assertly
+from test_conversation_loading import NO_SIMULATOR, SRC, assertly
 
 from assertly.loading import load_paths
 
@@ -248,3 +250,39 @@ def test_conversation_lines_run_against_a_command_agent(tmp_path: Path) -> None:
         "turns",
         "failed",
     )
+
+
+def test_collect_only_lists_conversation_tests_and_lines(tmp_path: Path) -> None:
+    # assertly has no `list` command: the pytest plugin's --collect-only is the listing.
+    project(tmp_path, [{"id": "talk", "vars": {"order": "A"}, "conversation": {"turns": ["hi"]}}])
+    (tmp_path / "one.tests.yaml").write_text(
+        "agent: bot\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: refund_flow, conversation: {turns: [{user: hi}]}, expect: {status: ok}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "assertly.yaml").write_text("agents: {bot: 'cmd: true'}\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "one.tests.yaml",
+            "talks.tests.yaml",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert listed.stdout.splitlines()[:2] == [
+        "one.tests.yaml::s::refund_flow",
+        "talks.tests.yaml::talks::talk",
+    ]
