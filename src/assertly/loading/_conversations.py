@@ -117,17 +117,6 @@ def fill_conversation(
     test.problems.extend(problems)
     found.checks = checks
     test.conversation = found
-    judged = model.expect is not None or model.assertions is not None
-    turns = conversation.turns or ()
-    if not judged and all(turn.expect is None and turn.assertions is None for turn in turns):
-        # A stop rule only ends the conversation; it judges nothing.
-        test.problems.append(
-            Problem(
-                f"{source.where(key)}: {test.id}",
-                "the conversation has no expect or assertions, on a turn or on the whole, "
-                "so nothing would be judged",
-            )
-        )
 
 
 def _simulated(model: SimulatedUserModel, stop_when: list[Expectation]) -> SimulatedUser:
