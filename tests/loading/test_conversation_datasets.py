@@ -5,15 +5,13 @@ agent that logs every request it receives."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from test_conversation_loading import NO_SIMULATOR, SRC, assertly
+from test_conversation_loading import NO_SIMULATOR, assertly, python
 
 from assertly.loading import load_paths
 
@@ -265,25 +263,10 @@ def test_collect_only_lists_conversation_tests_and_lines(tmp_path: Path) -> None
         encoding="utf-8",
     )
     (tmp_path / "assertly.yaml").write_text("agents: {bot: 'cmd: true'}\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    listed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "one.tests.yaml",
-            "talks.tests.yaml",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    listed = python(
+        tmp_path,
+        *("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"),
+        *("one.tests.yaml", "talks.tests.yaml"),
     )
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert listed.stdout.splitlines()[:2] == [

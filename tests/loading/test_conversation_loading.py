@@ -85,14 +85,14 @@ NO_SIMULATOR = (
 )
 
 
-def assertly(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI, `python -m assertly`, importing this checkout's sources."""
+def python(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in ``cwd``, importing this checkout's sources."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
     }
     return subprocess.run(
-        [sys.executable, "-m", "assertly", *args],
+        [sys.executable, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -100,6 +100,11 @@ def assertly(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def assertly(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI, `python -m assertly`."""
+    return python(cwd, "-m", "assertly", *args)
 
 
 def write(
