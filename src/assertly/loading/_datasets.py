@@ -197,7 +197,9 @@ class Dataset:
             recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
         elif line and "input" not in line:
             problems.append(
-                Problem(where, "a line needs output (recorded), input or conversation (to send)")
+                Problem(
+                    where, "a line needs output (recorded) or input (to send), or a conversation"
+                )
             )
         test = TestCase(
             id=case_id,
