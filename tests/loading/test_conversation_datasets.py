@@ -11,9 +11,13 @@ from typing import Any
 
 import pytest
 import yaml
-from test_conversation_loading import NO_SIMULATOR, assertly
+from test_conversation_loading import NO_SIMULATOR, assertly, python
 
 from assertly.loading import load_paths
+
+# The fake OpenAI-compatible server of the judge tests (tests/judge/fake_openai.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
+import fake_openai  # type: ignore[import-not-found]  # (a path mypy is not given)
 
 SUITE = {"assertions": [{"type": "contains", "value": "{{ vars.order }}"}]}
 
@@ -248,3 +252,56 @@ def test_conversation_lines_run_against_a_command_agent(tmp_path: Path) -> None:
         "turns",
         "failed",
     )
+
+
+def test_collect_only_lists_conversation_tests_and_lines(tmp_path: Path) -> None:
+    # assertly has no `list` command: the pytest plugin's --collect-only is the listing.
+    project(tmp_path, [{"id": "talk", "vars": {"order": "A"}, "conversation": {"turns": ["hi"]}}])
+    (tmp_path / "one.tests.yaml").write_text(
+        "agent: bot\ntest_suites:\n  s:\n    tests:\n"
+        "      - {id: refund_flow, conversation: {turns: [{user: hi}]}, expect: {status: ok}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "assertly.yaml").write_text("agents: {bot: 'cmd: true'}\n", encoding="utf-8")
+    listed = python(
+        tmp_path,
+        *("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"),
+        *("one.tests.yaml", "talks.tests.yaml"),
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert listed.stdout.splitlines()[:2] == [
+        "one.tests.yaml::s::refund_flow",
+        "talks.tests.yaml::talks::talk",
+    ]
+
+
+def test_a_lines_persona_reaches_the_simulator_with_its_vars(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    served = fake_openai.serve()
+    simulator = next(served)
+    try:
+        simulator.answers("[END]")
+        (tmp_path / "assertly.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "agents": {"bot": f"cmd: {sys.executable} agent.py"},
+                    "simulator": {"base_url": simulator.url, "model": "sim-1"},
+                }
+            ),
+            encoding="utf-8",
+        )
+        persona = "A customer who wants a refund for {{ vars.order }}"
+        user = {"persona": persona, "first_message": "Refund {{ vars.order }}, please"}
+        project(tmp_path, [{"vars": {"order": "A-1042"}, "conversation": {"simulated_user": user}}])
+        result = assertly(tmp_path, "run", "talks.tests.yaml", "--plain", "-o", "report.json")
+        assert result.returncode == 0, result.stdout + result.stderr
+    finally:
+        served.close()
+    [request] = [
+        json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()
+    ]
+    assert request["messages"] == [{"role": "user", "content": "Refund A-1042, please"}]
+    [asked] = simulator.requests  # once, after the agent's first reply: it wrote the stop token
+    assert "A customer who wants a refund for A-1042" in asked["messages"][0]["content"]
+    [test] = json.loads((tmp_path / "report.json").read_text())["tests"]
+    assert test["trials"][0]["conversation"]["ended"] == "stop_token"

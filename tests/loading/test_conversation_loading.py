@@ -38,7 +38,7 @@ test_suites:
       - id: beside_multi
         multi_step: [{step: 1, input: a, assertions: [{type: contains, value: x}]}]
         conversation:
-          turns: [{user: hi}]
+          turns: [{user: hi, expect: {status: ok}}]
       - id: empty
         conversation: {}
         assertions: [{type: contains, value: x}]
@@ -55,6 +55,7 @@ test_suites:
         conversation:
           input: {messages: [], user_id: 4}
           turns: [{user: hi}]
+        assertions: [{type: contains, value: x}]
       - id: bad_assertions
         conversation:
           turns:
@@ -64,6 +65,10 @@ test_suites:
             persona: p
             stop_when: [{type: icontians, value: y}]
         assertions: [{type: regex, value: "("}]
+      - id: unjudged
+        conversation:
+          turns: [{user: hi}]
+          simulated_user: {persona: p, stop_when: [{type: contains, value: bye}]}
 """
 
 MESSAGES = (
@@ -80,14 +85,14 @@ NO_SIMULATOR = (
 )
 
 
-def assertly(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI, `python -m assertly`, importing this checkout's sources."""
+def python(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in ``cwd``, importing this checkout's sources."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
     }
     return subprocess.run(
-        [sys.executable, "-m", "assertly", *args],
+        [sys.executable, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -95,6 +100,11 @@ def assertly(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def assertly(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI, `python -m assertly`."""
+    return python(cwd, "-m", "assertly", *args)
 
 
 def write(
@@ -128,15 +138,21 @@ def test_validate_names_every_problem_of_a_conversation_at_its_line(tmp_path: Pa
         "bad.tests.yaml:31:40: in_turn: conversation.simulated_user.stop_wen: unknown key "
         "'stop_wen' (did you mean 'stop_when'?)",
         f"bad.tests.yaml:34:19: messages: {MESSAGES}",
-        "bad.tests.yaml:40:29: bad_assertions: conversation.turns.0.assertions.0.type: "
+        "bad.tests.yaml:41:29: bad_assertions: conversation.turns.0.assertions.0.type: "
         "unknown assertion 'contians' (did you mean 'contains'?)",
-        "bad.tests.yaml:43:26: bad_assertions: conversation.simulated_user.stop_when.0.type: "
+        "bad.tests.yaml:44:26: bad_assertions: conversation.simulated_user.stop_when.0.type: "
         "unknown assertion 'icontians' (did you mean 'icontains'?)",
-        "bad.tests.yaml:44:36: bad_assertions: assertions.0.value: invalid regular expression "
+        "bad.tests.yaml:45:36: bad_assertions: assertions.0.value: invalid regular expression "
         "'(': missing ), unterminated subpattern at position 0",
-        f"bad.tests.yaml:36: bad_assertions: {NO_SIMULATOR}",
+        f"bad.tests.yaml:37: bad_assertions: {NO_SIMULATOR}",
+        f"bad.tests.yaml:46: unjudged: {NO_SIMULATOR}",
     ]
-    assert result.stdout.strip() == "8 tests, 0 eval cases, 14 problems"
+    assert result.stdout.splitlines() == [
+        # Not refused (it proves the agent answers every turn), but said.
+        "warning: bad.tests.yaml:46: unjudged: the conversation has no expect or assertions, "
+        "on a turn or on the whole: it passes whenever the agent answers every turn",
+        "9 tests, 0 eval cases, 15 problems, 1 warning",
+    ]
 
 
 def test_a_json_test_file_is_checked_the_same(tmp_path: Path) -> None:

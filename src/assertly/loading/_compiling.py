@@ -17,11 +17,12 @@ from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
 from ..engine.graded._judging import FileJudgeRules
+from ._models import TestModel
 from ._problems import Label, key_parts
 from ._problems import located as _located
 from ._source import Key, Source
 
-__all__ = ["LoadContext", "compile_checks"]
+__all__ = ["LoadContext", "compile_checks", "compile_test_checks"]
 
 
 class LoadContext:
@@ -113,3 +114,24 @@ def compile_checks(
                 parts = key_parts(problem.location)
                 problems.append(Problem(_located(source, (*key, *parts), label), problem.message))
     return checks, problems
+
+
+def compile_test_checks(
+    test_id: str,
+    model: TestModel,
+    source: Source,
+    key: Key,
+    context: LoadContext,
+    shape: dict[str, str],
+) -> tuple[list[Expectation], list[Problem]]:
+    """A test's own expect/assertions (a conversation's: judged on the whole conversation)."""
+    return compile_checks(
+        model.expect,
+        model.assertions,
+        model.threshold,
+        source,
+        key,
+        context,
+        label=(test_id, len(key)),
+        shape=shape,
+    )

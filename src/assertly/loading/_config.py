@@ -195,7 +195,8 @@ def check_against_config(
 
     Problems: a ``setup``/``cleanup`` hook the config does not name (such a test would end
     ``error``), in a test or a suite (``suite_hooks``: those of dataset suites; a listed
-    test's suite is checked through its tests). Warnings: an agent with no target in the
+    test's suite is checked through its tests). Warnings: a conversation test with no check
+    (it passes whenever the agent answers every turn), an agent with no target in the
     config (``--target`` can still run it) and a ``skip_if`` fact declared neither in the
     config nor in the environment (treated as false). Each warning is given once. Also a
     problem: a model-graded assertion (``llm-rubric``) with no judge to ask (neither the
@@ -204,6 +205,7 @@ def check_against_config(
     problems: list[Problem] = []
     agents: dict[str, None] = {}  # in order of first use
     facts: dict[str, str] = {}  # undeclared fact -> the first test that uses it
+    unjudged: list[str] = []  # conversations with no check: only their calls can fail
     known = ", ".join(config.hooks) or "none"
 
     def check(names: Iterable[str], where: str) -> None:
@@ -225,6 +227,15 @@ def check_against_config(
         fact = test.skip_if
         if fact and fact not in config.facts and fact not in os.environ:
             facts.setdefault(fact, where)
+        conversation = test.conversation
+        if (
+            conversation is not None
+            and not test.problems
+            and not any(
+                checks for checks in (conversation.checks, *(t.checks for t in conversation.turns))
+            )
+        ):
+            unjudged.append(where)
         if config.judge is None and _needs_judge([test.expectations()]):
             problems.append(Problem(where, _NO_JUDGE))
     problems += simulator_problems(tests, config, datasets)
@@ -246,6 +257,11 @@ def check_against_config(
         f"fact '{fact}' is not declared{_did_you_mean(fact, config.facts)}; treated as false "
         f"(skip_if of {where})"
         for fact, where in facts.items()
+    ]
+    warnings += [
+        f"{where}: the conversation has no expect or assertions, on a turn or on the whole: "
+        "it passes whenever the agent answers every turn"
+        for where in unjudged
     ]
     return problems, warnings
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from .._exceptions import Problem
 from ..engine import Expectation
 from ._cases import Conversation, SimulatedUser, TestCase, Turn
-from ._compiling import LoadContext, compile_checks
+from ._compiling import LoadContext, compile_checks, compile_test_checks
 from ._models import FileModel, SimulatedUserModel, TestModel, TurnModel
 from ._problems import _did_you_mean
 from ._references import MISSING, fill_text, missing_message
@@ -113,16 +113,7 @@ def fill_conversation(
         )
         test.problems.extend(problems)
         found.simulated_user = _simulated(simulated, stop_when)
-    checks, problems = compile_checks(
-        model.expect,
-        model.assertions,
-        model.threshold,
-        source,
-        key,
-        context,
-        label=label,
-        shape=shape,
-    )
+    checks, problems = compile_test_checks(test.id, model, source, key, context, shape)
     test.problems.extend(problems)
     found.checks = checks
     test.conversation = found

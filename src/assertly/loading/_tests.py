@@ -20,6 +20,7 @@ from ..engine.graded._judging import FileJudgeRules
 from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
 from ._compiling import LoadContext as _LoadContext
 from ._compiling import compile_checks as _compile_checks
+from ._compiling import compile_test_checks
 from ._conversations import conversation_shape_problems, fill_conversation
 from ._datasets import Dataset, has_lines, inside_project
 from ._discover import discover
@@ -326,16 +327,7 @@ def _fill_test(
             )
         )
         return
-    checks, problems = _compile_checks(
-        model.expect,
-        model.assertions,
-        model.threshold,
-        source,
-        key,
-        context,
-        label=(test.id, len(key)),
-        shape=shape,
-    )
+    checks, problems = compile_test_checks(test.id, model, source, key, context, shape)
     test.problems.extend(problems)
     test.steps.append(Step(test.id, model.input, checks))
 
