@@ -146,7 +146,17 @@ def test_the_definition_of_a_line_covers_its_conversation(tmp_path: Path) -> Non
         ),
         (
             {"conversation": {"turns": [3]}},
-            "conversation.turns.0.str: input should be a valid string, got 3",
+            "conversation.turns.0: a turn is {user: …} (with expect/assertions) or the user's "
+            "text, got 3",
+        ),
+        # Nothing to say is refused, as `user: ""` is in a test file (never an empty message).
+        (
+            {"conversation": {"turns": ["hi", ""]}},
+            "conversation.turns.1.user: string should have at least 1 character, got ''",
+        ),
+        (
+            {"vars": {"order": "A", "say": ""}, "conversation": {"turns": ["{{ vars.say }}"]}},
+            "conversation.turns[0]: the text is empty",
         ),
     ],
 )

@@ -18,7 +18,8 @@ from .._exceptions import Problem
 from ..engine import Expectation
 from ._cases import Conversation, SimulatedUser, TestCase, Turn
 from ._compiling import LoadContext, compile_checks, compile_test_checks
-from ._models import FileModel, SimulatedUserModel, TestModel, TurnModel
+from ._models import FileModel, SimulatedUserModel, TestModel
+from ._models import Turn as TurnOrText
 from ._problems import _did_you_mean
 from ._references import MISSING, fill_text, missing_message
 from ._source import Key, Source
@@ -134,7 +135,7 @@ class LineConversationModel(FileModel):
     """A dataset line's ``conversation``: what the user says, turn by turn, and who plays it."""
 
     input: dict[str, Any] | None = None
-    turns: list[str | TurnModel] | None = None
+    turns: list[TurnOrText] | None = None  # a text is {user: text}; never empty, as in a test
     simulated_user: SimulatedUserModel | None = None
 
 
@@ -176,6 +177,8 @@ def line_conversation(
             inner = ".".join(str(part) for part in ("conversation", *item["loc"]))
             if item["type"] == "extra_forbidden":
                 message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
+            elif item["type"] == "value_error":  # our own validators' words, as written
+                message = f"{item['ctx']['error']}, got {item['input']!r}"
             else:
                 message = f"{item['msg'].lower()}, got {item['input']!r}"
             problems.append(Problem(where, f"{inner}: {message}"))
@@ -189,10 +192,12 @@ def line_conversation(
     expected = line.get("expected", MISSING)
     texts: list[str] = []
     for number, turn in enumerate(model.turns or ()):
-        text = turn if isinstance(turn, str) else turn.user
-        if isinstance(turn, TurnModel) and (turn.expect is not None or turn.assertions is not None):
+        if turn.expect is not None or turn.assertions is not None:
             problems.append(Problem(where, f"conversation.turns[{number}]: {_LINE_CHECKS}"))
-        texts.append(_filled(text, variables, expected, f"turns[{number}]", where, problems))
+        text = _filled(turn.user, variables, expected, f"turns[{number}]", where, problems)
+        if not text:  # the line's vars left nothing to say
+            problems.append(Problem(where, f"conversation.turns[{number}]: the text is empty"))
+        texts.append(text)
     found = Conversation(turns=[Turn(text) for text in texts], input=model.input)
     simulated = model.simulated_user
     if simulated is not None:
