@@ -20,7 +20,7 @@ from ._cases import Conversation, SimulatedUser, TestCase, Turn
 from ._compiling import LoadContext, compile_checks, compile_test_checks
 from ._models import FileModel, SimulatedUserModel, TestModel
 from ._models import Turn as TurnOrText
-from ._problems import _did_you_mean
+from ._problems import validation_message
 from ._references import MISSING, fill_text, missing_message
 from ._source import Key, Source
 
@@ -175,13 +175,7 @@ def line_conversation(
     except ValidationError as error:
         for item in error.errors(include_url=False):
             inner = ".".join(str(part) for part in ("conversation", *item["loc"]))
-            if item["type"] == "extra_forbidden":
-                message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
-            elif item["type"] == "value_error":  # our own validators' words, as written
-                message = f"{item['ctx']['error']}, got {item['input']!r}"
-            else:
-                message = f"{item['msg'].lower()}, got {item['input']!r}"
-            problems.append(Problem(where, f"{inner}: {message}"))
+            problems.append(Problem(where, f"{inner}: {validation_message(item)}"))
         return None, problems
     if model.input is not None and "messages" in model.input:
         problems.append(Problem(where, f"conversation.input.messages: {_MESSAGES}"))

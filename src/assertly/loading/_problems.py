@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from .._exceptions import Problem
 from ._models import (
@@ -24,7 +25,14 @@ from ._models import (
 )
 from ._source import Key, Source
 
-__all__ = ["Label", "key_parts", "located", "located_in_file", "validate"]
+__all__ = [
+    "Label",
+    "key_parts",
+    "located",
+    "located_in_file",
+    "validate",
+    "validation_message",
+]
 
 
 Label = tuple[str, int]
@@ -77,19 +85,21 @@ def located_in_file(source: Source, problems: Iterable[Problem], base: Key) -> l
 def _validation_problems(
     source: Source, base: Key, error: ValidationError, label: Label | None = None
 ) -> list[Problem]:
-    problems = []
-    for item in error.errors(include_url=False):
-        key = (*base, *item["loc"])
-        if item["type"] == "extra_forbidden":
-            message = f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
-        elif item["type"] == "missing":
-            message = "required key is missing"
-        elif item["type"] == "value_error":  # our own validators' words, as written
-            message = f"{item['ctx']['error']}, got {item['input']!r}"
-        else:
-            message = f"{item['msg'].lower()}, got {item['input']!r}"
-        problems.append(Problem(located(source, key, label), message))
-    return problems
+    return [
+        Problem(located(source, (*base, *item["loc"]), label), validation_message(item))
+        for item in error.errors(include_url=False)
+    ]
+
+
+def validation_message(item: ErrorDetails) -> str:
+    """What one error of a file model says, with a did-you-mean for an unknown key."""
+    if item["type"] == "extra_forbidden":
+        return f"unknown key '{item['loc'][-1]}'" + _did_you_mean(str(item["loc"][-1]))
+    if item["type"] == "missing":
+        return "required key is missing"
+    if item["type"] == "value_error":  # our own validators' words, as written
+        return f"{item['ctx']['error']}, got {item['input']!r}"
+    return f"{item['msg'].lower()}, got {item['input']!r}"
 
 
 def _did_you_mean(key: str) -> str:
