@@ -97,6 +97,12 @@ def meta(key: str, conversation_input: Any, conversation: bool = True) -> dict[s
     return found.to_json()
 
 
+# An OpenAI reply as a command agent prints it: the bubble shows its text, the rest folds.
+OPENAI_REPLY = (
+    '{"id": "cmpl-9", "choices": [{"message": {"role": "assistant", "content": "Refund issued",'
+    ' "tool_calls": [{"id": "c1", "type": "function",'
+    ' "function": {"name": "issue_refund", "arguments": "{}"}}]}}]}\n'
+)
 LOOKUP = [{"name": "lookup_order", "arguments": '{"order": "A-1042"}'}]
 REFUND_CALL = [{"name": "issue_refund", "arguments": "{}"}]
 
@@ -113,7 +119,7 @@ def seeded_tests() -> list[tuple[dict[str, Any], list[TrialRecord]]]:
             turn(2, "Yes, go ahead", refund_texts[1],
                  check(("contains", "failed", "Expected the output to contain 'Refund'")),
                  check(("not-icontains", "passed", ""))),
-            turn(3, "Thanks", refund_texts[2], check(("tool-called", "passed", "")),
+            turn(3, "Thanks", OPENAI_REPLY, check(("tool-called", "passed", "")),
                  calls=REFUND_CALL),
             whole("turns", check(("tool-sequence", "passed", ""),
                                  ("llm-rubric", "passed", "The agent kept the order number")),
@@ -307,6 +313,13 @@ def test_each_turn_is_a_user_bubble_then_an_agent_bubble_with_its_checks(chat_pa
         assert bubbles[1].one("pre", "said").text == reply
     # The trial's metrics: its turns' agent calls (366 ms = 121 + 122 + 123).
     assert test.one("p", "metrics").text == "metrics 366 ms · $0.0030 · m-1 · 120 tokens"
+    # Turn 3 answered an OpenAI reply object: its text in the bubble, the reply behind a fold.
+    raw = turns[2].one("details", "raw")
+    assert (
+        "cmpl-9" in raw.text
+        and "cmpl-9" not in turns[2].one("div", "agent").one("pre", "said").text
+    )
+    assert not turns[0].all("details", "raw")  # a plain text reply is all there is
     # Turn 1: its tool call, with its arguments; its check passed.
     first = turns[0].one("div", "agent")
     assert first.one("code", "tool").text == "lookup_order"

@@ -125,11 +125,30 @@ def _simulator_cost(step: StepRecord) -> str | None:
     return f"{format_cost(step.simulator_cost_usd)} · {step.simulator_tokens or 0} tokens"
 
 
+def _said(output: Any) -> tuple[Any, Any]:
+    """What the agent said in a reply, and the reply as it came when that is not it.
+
+    An OpenAI or Anthropic reply object is read as its message text (as the conversation
+    kept it for the agent's next turn, `engine.graded._reply_text`); its envelope stays
+    behind a fold. Any other reply is what it said.
+    """
+    from ..engine import Response  # the engine only for a conversation shown (~0.2 s)
+    from ..engine.graded._reply_text import reply_parts
+
+    parts = reply_parts(Response(output))
+    if parts is not None:
+        return parts[0], output
+    if isinstance(output, dict) and isinstance(output.get("content"), str):
+        return output["content"], output
+    return output, None
+
+
 def _turn(step: StepRecord, index: int, anchor: str, setup: dict[str, Any]) -> dict[str, Any]:
     simulated = (step.simulator_cost_usd is not None or step.simulator_tokens is not None) or (
         setup["simulated"] and index > setup["scripted"]
     )
     written = setup["first_message"] is not None and index == setup["scripted"] + 1
+    said, raw = (None, None) if step.output is None else _said(step.output)
     return {
         "index": index,
         "anchor": f"{anchor}-turn-{index}",
@@ -140,7 +159,8 @@ def _turn(step: StepRecord, index: int, anchor: str, setup: dict[str, Any]) -> d
         # The simulated user's first message, as the test wrote it (no model wrote it).
         "first_message": simulated and written,
         "simulator": _simulator_cost(step),
-        "output": None if step.output is None else folded(step.output),
+        "output": None if said is None else folded(said),
+        "raw": None if raw is None else folded(raw),
         "tool_calls": _tool_calls(step.tool_calls),
         "checks": _checks(step.checks),
         "error": step.error,
