@@ -14,11 +14,21 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_conversation_view import CRASH, HOSTILE_KEY, REFUND, RUN, SIMULATED, block_of, parse, seed
+from test_conversation_view import (
+    CRASH,
+    HOSTILE_KEY,
+    REFUND,
+    RUN,
+    SIMULATED,
+    block_of,
+    parse,
+    seed,
+    seeded_tests,
+)
 from test_viewer_browser import CHROMIUM, expect, sync_playwright
 from viewer_support import serving
 
-from assertly.store import RunQueries
+from assertly.store import RunQueries, RunStore
 from assertly.viewer import Links, Site
 
 browser_only = pytest.mark.skipif(
@@ -149,6 +159,41 @@ def test_the_chat_is_laid_out_as_a_chat(page: Any, chat_store: Path) -> None:
         passed = test.locator("li.turn").nth(0).locator(".bubble.agent")
         style = "e => getComputedStyle(e).borderLeftColor"
         assert failed.evaluate(style) != passed.evaluate(style)
+
+
+def _save(path: Path, *keys: str) -> None:
+    """Save the seeded trials of ``keys`` into the running run ``live``."""
+    store = RunStore(path)
+    for meta, trials in seeded_tests():
+        if meta["key"] in keys:
+            for trial in trials:
+                store.save_trial("live", meta["key"], trial.trial, trial.to_dict())
+    store.close()
+
+
+@browser_only
+def test_a_live_run_keeps_the_trials_the_reader_folded(page: Any, tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    store = RunStore(path)
+    store.start_run("live", "2026-11-28T20:00:00Z", {"pass_threshold": "all"})
+    store.save_tests("live", [meta for meta, _ in seeded_tests()])
+    store.close()
+    _save(path, SIMULATED)
+    with serving(path) as url:
+        page.goto(f"{url}/runs/live")
+        assert page.locator(".card.failed .v").inner_text() == "1"
+        test = page.locator(f'details.test[data-key="{SIMULATED}"]')
+        test.locator("summary").first.click()
+        trials = test.locator("details.trial-chat")
+        # As the page comes: the trial that failed unfolded, the one that passed folded.
+        assert [trials.nth(n).get_attribute("open") for n in (0, 1)] == [None, ""]
+        trials.nth(0).locator("summary").click()
+        trials.nth(1).locator("summary").click()
+        _save(path, REFUND)  # the run goes on: the page refreshes itself
+        expect(page.locator(".card.failed .v")).to_have_text("2", timeout=8000)
+        trials = page.locator(f'details.test[data-key="{SIMULATED}"] details.trial-chat')
+        assert [trials.nth(n).get_attribute("open") for n in (0, 1)] == ["", None]
+        assert page.locator(f'details.test[data-key="{SIMULATED}"]').get_attribute("open") == ""
 
 
 def test_a_conversation_page_reads_the_same_from_postgres(

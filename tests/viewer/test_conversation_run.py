@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,26 +92,37 @@ TESTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The run, stored by ``assertly run`` (a subprocess, the command as users run it)."""
-    root = tmp_path_factory.mktemp("conversation")
-    (root / "agent.py").write_text(
-        f"HOSTILE = {HOSTILE!r}\n" + AGENT, encoding="utf-8"
-    )  # fmt: skip
-    tests = {"agent": "support_bot", **TESTS}
-    (root / "chat.tests.yaml").write_text(json.dumps(tests), encoding="utf-8")
-    store = root / "runs.sqlite"
+AGENT_SPEC = f"cmd:{shlex.quote(sys.executable)} agent.py"
+
+
+def _run(root: Path, *targets: str) -> dict[str, Any]:
+    """``assertly run`` of the conversations (a subprocess, the command as users run it)."""
     done = subprocess.run(
-        [sys.executable, "-m", "assertly", "run", "chat.tests.yaml", "--store", str(store),
-         "--target", f"cmd:{shlex.quote(sys.executable)} agent.py",
+        [sys.executable, "-m", "assertly", "run", "chat.tests.yaml", "--store", "runs.sqlite",
+         *[arg for target in targets for arg in ("--target", target)],
          "--output", "report.json", "--plain"],
         cwd=root, capture_output=True, text=True, timeout=120, check=False,
         env={**os.environ, "ASSERTLY_RUN_NAME": ""},
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # a turn failed, a trial errored
     report = json.loads((root / "report.json").read_text(encoding="utf-8"))
-    return {"root": root, "store": store, "run_id": report["run_id"], "report": report}
+    return {"root": root, "store": root / "runs.sqlite", "run_id": report["run_id"]} | {
+        "report": report
+    }
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("conversation")
+    (root / "agent.py").write_text(f"HOSTILE = {HOSTILE!r}\n" + AGENT, encoding="utf-8")
+    tests = {"agent": "support_bot", **TESTS}
+    (root / "chat.tests.yaml").write_text(json.dumps(tests), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def ran(project: Path) -> dict[str, Any]:
+    return _run(project, AGENT_SPEC)
 
 
 def _key(test_id: str) -> str:
@@ -179,3 +191,28 @@ def test_a_real_run_shows_as_a_chat_exported(ran: dict[str, Any]) -> None:
     pages = list(out.glob("run-*.html"))
     assert len(pages) == 1
     _check_chat(parse(pages[0].read_text(encoding="utf-8")))
+
+
+def test_a_matrix_run_of_conversations(project: Path) -> None:
+    """Two targets: each cell's test has its own chat, and its turns their own anchors."""
+    ran = _run(project, f"a={AGENT_SPEC}", f"b={AGENT_SPEC}")
+    with (
+        serving(ran["store"]) as url,
+        urllib.request.urlopen(f"{url}/runs/{ran['run_id']}", timeout=30) as got,
+    ):
+        page = parse(got.read().decode())
+    rows = page.one("table", "matrix").one("tbody").all("tr")
+    names = [r.one("th").one("span", "name").text for r in rows]
+    assert names == ["refund_flow [a]", "crash_at_2 [a]", "markup [a]"]
+    assert all(r.one("th").one("span", "conversation").text == "conversation" for r in rows)
+    cells = {a.attrs["data-target"]: a.attrs["href"] for a in rows[0].all("a")}
+    anchors = set()
+    for target, href in cells.items():
+        test = block_of(page, _key("refund_flow") + f"[{target}]")
+        assert test.attrs["id"] == href[1:]  # the cell's link lands on the test
+        turns = test.all("li", "turn")
+        assert len(turns) == 3
+        anchors |= {turn.attrs["id"] for turn in turns}
+    assert len(anchors) == 6  # no two turns of the page share an id
+    ids = [node.attrs["id"] for node in page.walk() if "id" in node.attrs]
+    assert len(ids) == len(set(ids))

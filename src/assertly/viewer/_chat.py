@@ -209,6 +209,7 @@ def _trial(trial: TrialRecord, anchor: str, setup: dict[str, Any]) -> dict[str, 
         extra.append(f"judge {format_cost(metrics['judge_cost_usd'])}")
     return {
         "trial": trial.trial,
+        "anchor": prefix,
         "status": trial.status,
         "symbol": _symbol(trial.status),
         "turns": turns,

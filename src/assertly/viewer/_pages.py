@@ -247,6 +247,7 @@ def matrix_context(
                 "suite": first.suite,
                 "label": label(first),
                 "where": where(first),
+                "conversation": first.conversation,
                 "disagree": row.disagree,
                 "cells": cells,
             }

@@ -28,6 +28,10 @@
     if (!response.ok) return true;
     const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
     const open = openKeys();
+    // A conversation's trials the reader folded or unfolded stay so (they have ids).
+    const folds = new Map(
+      Array.from(document.querySelectorAll("details.trial-chat[id]")).map((d) => [d.id, d.open])
+    );
     for (const id of ["run-header", "live", "shown", "matrix", "test-list"]) {
       const now = document.getElementById(id);
       const next = fresh.getElementById(id);
@@ -35,6 +39,9 @@
     }
     for (const d of document.querySelectorAll("details.test")) {
       if (open.has(d.dataset.key)) d.open = true;
+    }
+    for (const d of document.querySelectorAll("details.trial-chat[id]")) {
+      if (folds.has(d.id)) d.open = folds.get(d.id);
     }
     return fresh.body.hasAttribute("data-refresh");
   }
