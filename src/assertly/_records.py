@@ -200,13 +200,17 @@ def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
     Latency and cost are summed when every step reported them (else None), the model is the
     distinct models joined by ", ", tokens are summed per kind.
     """
+    # A conversation's own step is no call (its calls are its turns); what its judge and
+    # the simulated user's stop cost counts.
+    calls = [step for step in steps if step.ended is None]
+    simulated = [step for step in steps if step.simulator_tokens is not None]
     if len(steps) == 1:
         return steps[0].metrics()
-    latencies = [step.latency_ms for step in steps]
-    costs = [step.cost_usd for step in steps]
-    models = list(dict.fromkeys(step.model for step in steps if step.model))
+    latencies = [step.latency_ms for step in calls]
+    costs = [step.cost_usd for step in calls]
+    models = list(dict.fromkeys(step.model for step in calls if step.model))
     tokens: dict[str, int] = {}
-    for step in steps:
+    for step in calls:
         for kind, count in (step.tokens or {}).items():
             tokens[kind] = tokens.get(kind, 0) + count
     metrics = {
@@ -219,11 +223,6 @@ def combined_metrics(steps: Sequence[StepRecord]) -> dict[str, Any]:
     if judged:
         metrics["judge_cost_usd"] = sum(step.judge_cost_usd or 0.0 for step in judged)
         metrics["judge_tokens"] = sum(step.judge_tokens or 0 for step in judged)
-    simulated = [
-        step
-        for step in steps
-        if step.simulator_cost_usd is not None or step.simulator_tokens is not None
-    ]
     if simulated:
         metrics["simulator_cost_usd"] = sum(step.simulator_cost_usd or 0.0 for step in simulated)
         metrics["simulator_tokens"] = sum(step.simulator_tokens or 0 for step in simulated)
@@ -512,6 +511,8 @@ class RunRecord:
     # What the judge of model-graded assertions cost ({cost_usd, tokens, calls, cached}); None
     # when the run asked no judge.
     judge: dict[str, Any] | None = None
+    # What the simulated user of conversation tests cost (the same keys); None: none was used.
+    simulator: dict[str, Any] | None = None
     # A matrix run's target labels, in order (the first is the base of comparisons); empty
     # for a run of one target.
     targets: list[str] = field(default_factory=list)
@@ -563,16 +564,12 @@ class RunRecord:
             "skipped": counts["skipped"],
             "pass_rate": (counts["passed"] / judged) if judged else 0.0,
             "duration_ms": round(self.duration_ms, 3),
-            **(
-                {
-                    "judge_cost_usd": self.judge["cost_usd"],
-                    "judge_tokens": self.judge["tokens"],
-                    "judge_calls": self.judge["calls"],
-                    "judge_cached": self.judge["cached"],
-                }
-                if self.judge
-                else {}
-            ),
+            **{  # the judge's and the simulated user's spend, each only when it was asked
+                f"{who}_{name}": spent[name]
+                for who, spent in (("judge", self.judge), ("simulator", self.simulator))
+                if spent
+                for name in ("cost_usd", "tokens", "calls", "cached")
+            },
             **({"cached": self.cached} if self.cached else {}),
             **({"budget_stopped": self.budget_stopped} if self.budget_stopped else {}),
         }

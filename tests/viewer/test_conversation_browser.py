@@ -6,9 +6,12 @@ breaks the CSP. PostgreSQL: the page of a conversation run is the page SQLite gi
 ``assertly view --export`` writes the chat into the run's page.
 """
 
+# The fixtures imported below (Chromium, a page, the seeded store) are named again as the tests'
+# parameters: that is how pytest hands them over, not a redefinition.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +24,18 @@ from test_conversation_view import (
     RUN,
     SIMULATED,
     block_of,
+    chat_store,  # noqa: F401  (a fixture)
     parse,
     seed,
     seeded_tests,
 )
-from test_viewer_browser import CHROMIUM, expect, sync_playwright
+from test_viewer_browser import (
+    CHROMIUM,
+    browser,  # noqa: F401  (a fixture: headless Chromium)
+    expect,
+    page,  # noqa: F401  (a fixture: a page that fails its test on a script or CSP error)
+    sync_playwright,
+)
 from viewer_support import serving
 
 from assertly.store import RunQueries, RunStore
@@ -38,13 +48,6 @@ browser_only = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def chat_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("chat") / "runs.sqlite"
-    seed(path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def exported(chat_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``assertly view --export DIR``, the command as users run it."""
     from assertly.cli import main
@@ -53,30 +56,6 @@ def exported(chat_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     done = CliRunner().invoke(main, ["view", "--store", str(chat_store), "--export", str(out)])
     assert done.exit_code == 0, done.output
     return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    assert CHROMIUM is not None
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("console", lambda message: message.type == "error" and errors.append(message.text))
-    yield opened
-    context.close()
-    assert not errors, errors  # no script error and no CSP violation
 
 
 def _hostile_runs_nothing(page: Any) -> None:

@@ -405,7 +405,7 @@ def test_simulated_turns_are_marked_with_their_cost(chat_page: Node) -> None:
     assert "$0.0004 · 61 tokens" in users[1].one("span", "cost").text
     end = first.one("div", "conversation-end")
     assert end.one("span", "ended").attrs["data-ended"] == "stop_token"
-    assert "the simulated user ended it" in end.text
+    assert "the simulated user wrote its stop token" in end.text
     assert "$0.0003 · 12 tokens" in end.text  # its closing message's cost
     assert "simulated user $0.0007 · 73 tokens" in first.one("summary").text
     # Trial 2 ran to max_turns and failed its checks: require_stop named.
@@ -484,3 +484,33 @@ def test_the_api_gives_the_turns_of_the_json_report(chat_store: Path) -> None:
         (3, "passed"),
     ]
     assert trial_data["conversation"]["ended"] == "turns"
+
+
+def test_a_simulated_user_that_could_not_write_and_a_test_of_many_trials(tmp_path: Path) -> None:
+    key = f"{FILE}::support::simulator_down"
+    setup = {"turns": [], "simulated_user": {"persona": PERSONA, "max_turns": 3}}
+    opening = turn(1, "Hi", "Hello", simulator_cost_usd=0.0002, simulator_tokens=30)
+    trials = [trial(key, n, [opening, whole("stop_token", texts=["Hello"])]) for n in range(1, 12)]
+    why = "the simulated user could not write its message: HTTP 500"
+    down = StepRecord("turn 2", "error", error=why, user="")
+    trials.append(trial(key, 12, [opening, down], error=f"turn 2 of up to 3: {why}"))
+    store = RunStore(tmp_path / "runs.sqlite")
+    store.start_run("many", "2026-11-28T20:00:00Z", {"pass_threshold": "all"})
+    store.save_tests("many", [meta(key, setup)])
+    for t in trials:
+        store.save_trial("many", key, t.trial, t.to_dict())
+    store.finish_run("many", "2026-11-28T20:01:00Z", 1.0)
+    store.close()
+    page = parse(Site(RunQueries(tmp_path / "runs.sqlite")).run_page("many", {}, Links()))
+    test = block_of(page, key)
+    # Each trial had one agent reply: the unwritten message is no turn of the agent's.
+    assert test.one("span", "conversation").text == "conversation · 1 turn · simulated user"
+    # Ten transcripts at most, the one that did not pass among them; the rest counted.
+    chats = test.all("details", "trial-chat")
+    assert len(chats) == 10
+    assert chats[-1].attrs["id"].endswith("-trial-12") and "open" in chats[-1].attrs
+    assert "2 more trials not shown" in test.one("p", "more-trials").text
+    last = chats[-1].all("li", "turn")[-1]
+    assert not last.all("div", "agent")  # the agent was never called for it
+    assert why in last.one("div", "user").one("div", "error-box").text
+    assert [a.text for a in test.one("p", "failing-turns").all("a")] == ["! trial 12 · turn 2"]

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._json import dumps
-from .._records import EvalCaseRecord, TestRecord
+from .._records import CONVERSATION_STEP, EvalCaseRecord, TestRecord, TrialRecord
 
-__all__ = ["eval_case_detail", "test_failure_lines", "value_text"]
+__all__ = ["eval_case_detail", "test_failure_lines", "turn_labels", "value_text"]
 
 
 def value_text(value: Any, limit: int = 300) -> str:
@@ -42,9 +42,12 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
             prefix = f"  trials {numbers} ({len(trials)} of {len(test.trials)}): "
         if first.error:
             yield f"{prefix}error: {first.error}"
+        turns = turn_labels(first) if test.conversation else {}
         for failure in first.failures:
             mark = "!" if failure.outcome == "error" else "✗"
-            yield f"{prefix}{mark} {failure.assertion}: {failure.message}"
+            where = turns.get(failure.step or "")
+            where = f"{where}: " if where else ""
+            yield f"{prefix}{mark} {where}{failure.assertion}: {failure.message}"
             if failure.path:
                 yield f"      path:     {failure.path}"
             if failure.expected is not None:
@@ -53,6 +56,15 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
                 yield f"      actual:   {value_text(failure.actual)}"
     if test.flaky:
         yield f"  flaky: {test.passes}/{len(test.trials)} trials passed"
+
+
+def turn_labels(trial: TrialRecord) -> dict[str, str]:
+    """A conversation trial's steps as failures name them: ``turn 2 (user: 'Where is it?')``."""
+    labels = {CONVERSATION_STEP: "the whole conversation"}
+    for step in trial.steps:
+        if step.user is not None:
+            labels[step.name] = f"{step.name} (user: {value_text(step.user, 60)})"
+    return labels
 
 
 def eval_case_detail(case: EvalCaseRecord) -> str:

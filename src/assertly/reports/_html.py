@@ -41,6 +41,7 @@ from ._analysis import (
     value_text,
     where,
 )
+from ._conversation_view import conversation_view, shown_trial
 from ._diff import comparison_view
 
 if TYPE_CHECKING:
@@ -265,7 +266,9 @@ def _detail_view(test: TestRecord) -> dict[str, Any]:
 
 
 def _test_view(test: TestRecord, data: ReportData, *, detailed: bool = True) -> dict[str, Any]:
+    shown = shown_trial(test) if test.conversation and detailed else None
     return {
+        "conversation": None if shown is None else conversation_view(shown),
         "test": test,
         "label": label(test),
         "where": where(test),

@@ -139,7 +139,7 @@ def _diff(
         if lines:
             lines.append("")
         shown_step = failure.step and failure.step != test_id
-        where_parts = [f"{step_label} {failure.step}"] if shown_step else []
+        where_parts = [f"{step_label} {failure.step}".strip()] if shown_step else []
         if failure.path:
             where_parts.append(f"path {failure.path}")
         if multi_trial and failure.trials:
@@ -296,6 +296,11 @@ def _suites(data: ReportData) -> list[str]:
     return ["", "## Suites", "", *_table(header, rows, "llrrrrrr")]
 
 
+def _step(test: TestRecord) -> str:
+    """What a failure's step is called: a conversation's are turns (named ``turn 2``)."""
+    return "" if test.conversation else "step"
+
+
 def _trials_note(test: TestRecord) -> str:
     if len(test.trials) <= 1:
         return ""
@@ -309,6 +314,10 @@ def _detail(test: TestRecord) -> list[str]:
     """A test's input, metrics per trial, distinct outputs and every assertion."""
     detail = test_detail(test)
     lines: list[str] = []
+    if test.conversation:  # the transcript says what was sent and answered, turn by turn
+        from ._markdown_conversation import conversation_lines  # it imports this module
+
+        lines += conversation_lines(test)
     inputs = test.step_inputs()
     for step, value in inputs:
         title = "**Input**" + (f" of step {md_code(step, table=False)}" if step else "")
@@ -321,7 +330,7 @@ def _detail(test: TestRecord) -> list[str]:
             for number, status, metrics in detail.trials
         ]
         lines += ["", *_table(["Trial", "Status", "Metrics"], rows, "rll")]
-    for view in detail.outputs:
+    for view in [] if test.conversation else detail.outputs:  # (the transcript has them)
         title = "**Output**"
         if view.step is not None:
             title += f" of step {md_code(view.step, table=False)}"
@@ -374,7 +383,7 @@ def _failed(data: ReportData) -> list[str]:
             lines += ["", f"- error{which}: {md_text(error)}"]
         failures = test_failures(test)
         if failures:
-            lines += ["", *_diff(failures, len(test.trials) > 1, test.id)]
+            lines += ["", *_diff(failures, len(test.trials) > 1, test.id, step_label=_step(test))]
         elif not test_errors(test):
             lines += ["", "- no failing assertion was recorded"]
         if index < DETAILED_NOT_PASSED:
@@ -420,7 +429,7 @@ def _errored(data: ReportData) -> list[str]:
         lines += ["", f"### 💥 {md_text(test.suite)} {SEP} {md_text(label(test))}"]
         if failures:
             lines += ["", "Failing assertions:", ""]
-            lines += _diff(failures, len(test.trials) > 1, test.id)
+            lines += _diff(failures, len(test.trials) > 1, test.id, step_label=_step(test))
         if detailed:
             lines += _detail(test)
     return lines

@@ -27,16 +27,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-import orjson
-
 from .._check_records import AssertionRecord, CheckRecord
 from .._records import CONVERSATION_STEP, StepRecord, TrialRecord
 from ..engine import CheckContext
 from ..engine._context import CallMetrics
-from ..engine._response import Response
 from ..engine.graded._judging import TRANSCRIPT_KEY
-from ..engine.graded._reply_text import reply_parts
-from ..engine.trajectory._read import trace_of
+from ..engine.graded._reply_text import arguments_text, assistant_reply
 from ..loading import Conversation, SimulatedUser, Step, TestCase
 from ._answer import Answering, answer_step
 from ._steps import Answer, StepChecker, StepFailure
@@ -47,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = [
     "SimulatedMessage",
     "Simulate",
-    "assistant_reply",
     "converse",
     "recheck_conversation",
     "run_conversation",
@@ -162,7 +157,9 @@ class _Transcript:
             self.traced = True
             self.calls += calls
             if calls:
-                listed = "; ".join(f"{call['name']}({_text(call['arguments'])})" for call in calls)
+                listed = "; ".join(
+                    f"{call['name']}({arguments_text(call['arguments'])})" for call in calls
+                )
                 self.lines.append(f"Assistant tool calls: {listed}")
         self.metrics.append(metrics)
         self.called = self.called or called
@@ -183,49 +180,6 @@ class _Transcript:
             tool_calls=self.calls if self.traced else None,
             extra={TRANSCRIPT_KEY: "\n\n".join(self.lines)},
         )
-
-
-def assistant_reply(output: Any, reported: Any) -> tuple[str, list[dict[str, Any]] | None, Any]:
-    """A reply as the conversation keeps it: (its text, its tool calls, the assistant message).
-
-    An OpenAI or Anthropic reply object is read as its message text and tool calls; a JSON
-    object with a ``content`` text as that text; other text as it is, stripped. Tool calls are
-    the ones reported beside the output, else the reply's own (None when neither can be read:
-    a plain text reply made no call anyone can see).
-    """
-    response = Response(output)
-    parts = reply_parts(response)
-    if parts is not None:
-        text = parts[0]
-    elif isinstance(output, dict) and isinstance(output.get("content"), str):
-        text = output["content"]
-    else:
-        text = response.text.strip()  # a command agent's printed line ends in a newline
-    trace = trace_of(response, CheckContext(tool_calls=reported))
-    calls: list[dict[str, Any]] | None = None
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if not isinstance(trace, str):
-        calls = [
-            {"name": name, "arguments": raw}
-            for name, raw in zip(trace.names, trace.raw, strict=True)
-        ]
-        if calls:
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{number}",
-                    "type": "function",
-                    "function": {"name": call["name"], "arguments": _text(call["arguments"])},
-                }
-                for number, call in enumerate(calls, 1)
-            ]
-    return text, calls, message
-
-
-def _text(arguments: Any) -> str:
-    """Arguments as the JSON text an OpenAI message carries."""
-    if isinstance(arguments, str):
-        return arguments
-    return orjson.dumps(arguments, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
 
 
 async def run_conversation(
@@ -301,10 +255,7 @@ async def run_conversation(
         record.status = "error"
         record.error = "the simulated user ended the conversation before the agent replied once"
         return
-    whole = await _judge_whole(judge, conversation, transcript, ended, now)
-    _spend(whole, spent)
-    record.steps.append(whole)
-    _settle(record)
+    await _finish(record, judge, conversation, transcript, (ended, spent), now)
 
 
 async def _user_turn(
@@ -390,10 +341,7 @@ async def recheck_conversation(
             old.simulator_tokens,
         )
         record.steps.append(judged)
-    whole = await _judge_whole(judge, conversation, transcript, ended, now)
-    _spend(whole, spent)
-    record.steps.append(whole)
-    _settle(record)
+    await _finish(record, judge, conversation, transcript, (ended, spent), now)
 
 
 async def _judge_turn(
@@ -445,6 +393,22 @@ async def _judge_whole(
         judged.checks = [*judged.checks, CheckRecord(False, 0.0, [result], outcome="failed")]
         judged.status = "failed"
     return judged
+
+
+async def _finish(
+    record: TrialRecord,
+    judge: StepChecker,
+    conversation: Conversation,
+    transcript: _Transcript,
+    ending: tuple[str, tuple[float, int] | None],
+    now: datetime | None,
+) -> None:
+    """Judge the whole conversation into its own step, then settle the trial's verdict."""
+    ended, spent = ending
+    whole = await _judge_whole(judge, conversation, transcript, ended, now)
+    _spend(whole, spent)
+    record.steps.append(whole)
+    _settle(record)
 
 
 def _spend(step: StepRecord, cost: tuple[float, int] | None) -> None:

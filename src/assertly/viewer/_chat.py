@@ -19,19 +19,16 @@ from typing import Any
 from .._check_records import CheckRecord
 from .._records import CONVERSATION_STEP, StepRecord, TestRecord, TrialRecord, combined_metrics
 from ..reports._analysis import format_cost, format_metrics
+from ..reports._conversation_view import ENDED
 from ._values import folded
 
 __all__ = ["CHECK_SYMBOLS", "conversation_view"]
 
 # A verdict as one character (the console's and Markdown's symbols).
 CHECK_SYMBOLS = {"passed": "\u2713", "failed": "\u2717", "error": "!", "skipped": "\u2013"}
-# Why a conversation ended (`CONVERSATION_ENDINGS`), for people.
-ENDINGS = {
-    "turns": "its scripted turns ran out",
-    "stop_token": "the simulated user ended it (its stop token)",
-    "stop_when": "stop_when passed on the agent's reply",
-    "max_turns": "it reached max_turns",
-}
+# The most trials of a test whose transcripts a page shows (those that did not pass first);
+# the JSON has every one.
+CHATS_SHOWN = 10
 
 
 def _setup(value: Any) -> dict[str, Any]:
@@ -128,19 +125,17 @@ def _simulator_cost(step: StepRecord) -> str | None:
 def _said(output: Any) -> tuple[Any, Any]:
     """What the agent said in a reply, and the reply as it came when that is not it.
 
-    An OpenAI or Anthropic reply object is read as its message text (as the conversation
-    kept it for the agent's next turn, `engine.graded._reply_text`); its envelope stays
-    behind a fold. Any other reply is what it said.
+    The text is the one the conversation kept for the agent's next turn (`assistant_reply`:
+    an OpenAI or Anthropic reply object's message text, a JSON object's ``content``); the
+    reply object itself stays behind a fold. Any other reply is what it said.
     """
     from ..engine import Response  # the engine only for a conversation shown (~0.2 s)
-    from ..engine.graded._reply_text import reply_parts
+    from ..engine.graded._reply_text import assistant_reply
 
-    parts = reply_parts(Response(output))
-    if parts is not None:
-        return parts[0], output
-    if isinstance(output, dict) and isinstance(output.get("content"), str):
-        return output["content"], output
-    return output, None
+    text = assistant_reply(output, None)[0]
+    if isinstance(output, str):
+        return text, None if text == output.strip() else output
+    return (output, None) if text == Response(output).text.strip() else (text, output)
 
 
 def _turn(step: StepRecord, index: int, anchor: str, setup: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +144,8 @@ def _turn(step: StepRecord, index: int, anchor: str, setup: dict[str, Any]) -> d
     )
     written = setup["first_message"] is not None and index == setup["scripted"] + 1
     said, raw = (None, None) if step.output is None else _said(step.output)
+    # The simulated user could not write this turn's message: no agent was called.
+    unwritten = not step.user and step.output is None and step.error is not None
     return {
         "index": index,
         "anchor": f"{anchor}-turn-{index}",
@@ -163,15 +160,14 @@ def _turn(step: StepRecord, index: int, anchor: str, setup: dict[str, Any]) -> d
         "raw": None if raw is None else folded(raw),
         "tool_calls": _tool_calls(step.tool_calls),
         "checks": _checks(step.checks),
-        "error": step.error,
+        "error": None if unwritten else step.error,
+        "user_error": step.error if unwritten else None,
         "metrics": format_metrics(step.metrics()),
     }
 
 
 def _ending(step: StepRecord, setup: dict[str, Any]) -> str:
-    text = ENDINGS.get(
-        step.ended or "", "it ended" if not step.ended else f"it ended: {step.ended}"
-    )
+    text = ENDED.get(step.ended or "", "it ended" if not step.ended else f"it ended: {step.ended}")
     if step.ended == "max_turns" and setup["max_turns"] is not None:
         text += f" ({setup['max_turns']})"
     return text
@@ -182,7 +178,6 @@ def _trial(trial: TrialRecord, anchor: str, setup: dict[str, Any]) -> dict[str, 
     prefix = f"{anchor}-trial-{trial.trial}"
     turns: list[dict[str, Any]] = []
     whole: dict[str, Any] | None = None
-    calls: list[StepRecord] = []
     for step in trial.steps:
         if step.user is None and step.name == CONVERSATION_STEP:
             whole = {
@@ -196,10 +191,7 @@ def _trial(trial: TrialRecord, anchor: str, setup: dict[str, Any]) -> dict[str, 
                 "simulator": _simulator_cost(step),
             }
         else:
-            calls.append(step)
             turns.append(_turn(step, len(turns) + 1, prefix, setup))
-    # The agent's latency and cost are its turns' (the conversation's own step called no
-    # agent: with it, their sums would be unknown); the judge's and simulator's are every step's.
     metrics = combined_metrics(trial.steps)
     extra = []
     if "simulator_cost_usd" in metrics:
@@ -218,7 +210,7 @@ def _trial(trial: TrialRecord, anchor: str, setup: dict[str, Any]) -> dict[str, 
         # write, a cancelled run): shown where the conversation's end would be.
         "error": trial.error if whole is None else None,
         "reason": trial.reason,
-        "metrics": " · ".join([format_metrics(combined_metrics(calls) if calls else {}), *extra]),
+        "metrics": " · ".join([format_metrics(metrics if trial.steps else {}), *extra]),
     }
 
 
@@ -228,7 +220,7 @@ def _label(trials: list[dict[str, Any]], setup: dict[str, Any]) -> str:
     ``2\u20135 turns`` when trials differ; before any trial, what the test scripts; with
     ``· simulated user`` when a model plays the user.
     """
-    counts = sorted({len(trial["turns"]) for trial in trials})
+    counts = sorted({sum(not t["user_error"] for t in trial["turns"]) for trial in trials})
     if counts:
         low, high = counts[0], counts[-1]
         turns = (
@@ -270,17 +262,21 @@ def conversation_view(test: TestRecord, anchor: str) -> dict[str, Any]:
     ``anchor`` is the test's id in the page: its turns' anchors start with it.
 
     ``setup`` (input mapping, persona…), ``trials`` (each a transcript: ``turns``, ``whole``,
-    ``error``), ``label`` (what the test list says of it), ``failing`` (links to the turns
-    that did not pass) and ``open`` (the trials shown unfolded: those that did not pass, else
-    the first).
+    ``error``; at most `CHATS_SHOWN`, those that did not pass first; ``more``: how many
+    others), ``label`` (what the test list says of it), ``failing`` (links to the turns that
+    did not pass) and ``open`` (the trials shown unfolded: those that did not pass, else the
+    first).
     """
     setup = _setup(test.input)
-    trials = [_trial(trial, anchor, setup) for trial in test.trials]
-    not_passed = {t["trial"] for t in trials if t["status"] not in ("passed", "skipped")}
+    every = [_trial(trial, anchor, setup) for trial in test.trials]
+    not_passed = {t["trial"] for t in every if t["status"] not in ("passed", "skipped")}
+    first = sorted(every, key=lambda t: t["trial"] not in not_passed)[:CHATS_SHOWN]
+    trials = [t for t in every if t in first]
     return {
         "setup": setup,
         "trials": trials,
-        "label": _label(trials, setup),
+        "more": len(every) - len(trials),
+        "label": _label(every, setup),
         "failing": _failing(trials),
         "open": not_passed or {trials[0]["trial"]} if trials else set(),
         # A step's failures link to the turn in the first trial it failed in.

@@ -13,17 +13,15 @@ come from the same reader (`read_trace`), so both see the same calls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from .._response import NOT_JSON
-from ..trajectory._read import read_trace
+from .._context import CheckContext
+from .._response import NOT_JSON, Response
+from ..trajectory._read import read_trace, trace_of
 
-if TYPE_CHECKING:
-    from .._response import Response
-
-__all__ = ["judged_text", "reply_parts"]
+__all__ = ["arguments_text", "assistant_reply", "judged_text", "reply_parts"]
 
 
 def judged_text(response: Response) -> str:
@@ -103,3 +101,47 @@ def _arguments(raw: Any) -> str:
         return orjson.dumps(raw).decode()
     except (TypeError, orjson.JSONEncodeError):
         return repr(raw)
+
+
+def assistant_reply(output: Any, reported: Any) -> tuple[str, list[dict[str, Any]] | None, Any]:
+    """A reply as the conversation keeps it: (its text, its tool calls, the assistant message).
+
+    An OpenAI or Anthropic reply object is read as its message text and tool calls; a JSON
+    object with a ``content`` text as that text; other text as it is, stripped. Tool calls are
+    the ones reported beside the output, else the reply's own (None when neither can be read:
+    a plain text reply made no call anyone can see).
+    """
+    response = Response(output)
+    parts = reply_parts(response)
+    if parts is not None:
+        text = parts[0]
+    elif isinstance(output, dict) and isinstance(output.get("content"), str):
+        text = output["content"]
+    else:
+        text = response.text.strip()  # a command agent's printed line ends in a newline
+    trace = trace_of(response, CheckContext(tool_calls=reported))
+    calls: list[dict[str, Any]] | None = None
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if not isinstance(trace, str):
+        calls = [
+            {"name": name, "arguments": raw}
+            for name, raw in zip(trace.names, trace.raw, strict=True)
+        ]
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{number}",
+                    "type": "function",
+                    "function": {
+                        "name": call["name"],
+                        "arguments": arguments_text(call["arguments"]),
+                    },
+                }
+                for number, call in enumerate(calls, 1)
+            ]
+    return text, calls, message
+
+
+def arguments_text(arguments: Any) -> str:
+    """Arguments as the JSON text an OpenAI message carries (``{}`` for none)."""
+    return _arguments(arguments) or "{}"
