@@ -13,12 +13,16 @@ import shlex
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_conversation_view import Node, block_of, parse
 from viewer_support import HOSTILE, serving
+
+from assertly.store import RunQueries
+from assertly.viewer import Links, Site
 
 AGENT = """\
 import json, sys
@@ -216,3 +220,59 @@ def test_a_matrix_run_of_conversations(project: Path) -> None:
     assert len(anchors) == 6  # no two turns of the page share an id
     ids = [node.attrs["id"] for node in page.walk() if "id" in node.attrs]
     assert len(ids) == len(set(ids))
+
+
+@pytest.fixture
+def simulator() -> Iterator[Any]:
+    """A fake OpenAI-compatible endpoint on loopback playing the user (tests/judge)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
+    import fake_openai
+
+    served = fake_openai.serve()
+    fake = next(served)
+    replies = iter(["Yes, go ahead", "Thanks, that is all. [END]"])
+    fake.answers(
+        lambda _body: fake_openai.Raw(200, fake_openai.completion(next(replies), cost=0.01))
+    )
+    yield fake
+    served.close()
+
+
+def test_a_real_simulated_conversation_marks_the_simulated_turns(
+    project: Path, simulator: Any
+) -> None:
+    root = project.parent / "simulated"
+    root.mkdir()
+    (root / "agent.py").write_text((project / "agent.py").read_text("utf-8"), encoding="utf-8")
+    config = {"simulator": {"base_url": simulator.url, "model": "sim-1"}}
+    (root / "assertly.yaml").write_text(json.dumps(config), encoding="utf-8")
+    test = {
+        "id": "impatient",
+        "conversation": {
+            "turns": [{"user": "Hi, I want a refund for order A-1042"}],
+            "simulated_user": {"persona": "A customer who wants a refund", "max_turns": 4},
+        },
+        "assertions": [{"type": "tool-called", "value": "issue_refund"}],
+    }
+    data = {"agent": "support_bot", "test_suites": {"support": {"tests": [test]}}}
+    (root / "sim.tests.yaml").write_text(json.dumps(data), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "assertly", "run", "sim.tests.yaml", "--store", "runs.sqlite",
+         "--target", AGENT_SPEC, "--output", "report.json", "--plain"],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(simulator.requests) == 2  # turn 2's message, then the stop
+    run_id = json.loads((root / "report.json").read_text("utf-8"))["run_id"]
+    html = Site(RunQueries(root / "runs.sqlite"), background=False).run_page(run_id, {}, Links())
+    test_block = block_of(parse(html), "sim.tests.yaml::support::impatient")
+    label = test_block.children[0].one("span", "conversation").text
+    assert label == "conversation · 2 turns · simulated user"
+    users = test_block.all("div", "user")
+    assert ["simulated" in user.classes for user in users] == [False, True]
+    assert users[1].one("pre").text == "Yes, go ahead"
+    assert "$0.0100 · " in users[1].one("span", "cost").text  # what the simulator cost for it
+    assert test_block.all("li", "turn")[1].one("code", "tool").text == "issue_refund"
+    end = test_block.one("div", "conversation-end")
+    assert end.one("span", "ended").attrs["data-ended"] == "stop_token"
+    assert "closing message $0.0100" in end.text
