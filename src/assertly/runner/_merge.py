@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from .._records import RunRecord
 from ..engine._jsonschema import first_error
 from ..store import RunStore, build_run, new_run_id, open_store
 from ..store._files import is_sqlite_file, read_report
-from ._options import parse_shard
+from ._options import RunOptions, parse_shard
 from ._plan import describe_selection
 from ._selection import in_shard
 
@@ -55,6 +55,7 @@ class _Part:
     report: dict[str, Any] | None = None  # a JSON report
     plan: Any = None  # what the shard is a part of (`assertly._digests`), as the part says
     targets: list[str] = field(default_factory=list)  # a matrix run's labels, the base first
+    options: dict[str, Any] = field(default_factory=dict)  # a stored run's options
 
     def tests(self) -> Iterator[tuple[dict[str, Any], dict[int, dict[str, Any]]]]:
         """Each test's metadata with its trial records, in run order."""
@@ -123,6 +124,20 @@ def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def _run_options(parts: list[_Part]) -> dict[str, Any]:
+    """The run options a merged run keeps: its shards', but for ``--shard``.
+
+    Paths, filters, ``--now``, facts, trials, config file...: so a ``recheck`` of the merged
+    run loads the same tests (issue 32: it found none). The shards of one split share them.
+    """
+    stored = next((part.options for part in parts if part.options), {})
+    return {
+        item.name: stored[item.name]
+        for item in fields(RunOptions)
+        if item.name in stored and item.name != "shard"
+    }
+
+
 def _labels(part: _Part) -> list[str]:
     """A part's matrix labels: its plan's (checked by its digest), else what it says."""
     if isinstance(part.plan, dict) and isinstance(part.plan.get("targets"), list):
@@ -169,6 +184,7 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
         store=location,
         plan=options.get("plan"),
         targets=list(options.get("target_labels") or []),
+        options=options,
     )
 
 
@@ -426,6 +442,7 @@ def _merge_into(store: RunStore, parts: list[_Part]) -> RunRecord:
     started = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     threshold = next((part.threshold for part in parts if part.store is not None), "all")
     options = {
+        **_run_options(parts),
         "pass_threshold": threshold,
         "merged_from": [{"source": part.name, "run_id": part.run_id} for part in parts],
         "problems": [],
