@@ -1,7 +1,7 @@
 """A conversation agent for the tests of conversations everywhere (issue 32, item 5).
 
 A real command agent (``cmd:{python} conversation_agent.py VERSION``): it reads the request on
-stdin, appends ``{id, test, messages}`` to ``calls.jsonl`` in its working directory (the
+stdin, appends ``{id, test, version, messages}`` to ``calls.jsonl`` in its working directory (the
 conversation id from ``ASSERTLY_CONVERSATION_ID``, the test from the request's ``test``), then
 answers as an OpenAI reply. What it says proves what it was told: every reply repeats the first
 thing the user said (version ``v2`` forgets it after turn 1), and a user message saying
@@ -28,7 +28,7 @@ def spec(version: str = "v1") -> str:
 
 
 def calls(root: Path) -> list[dict[str, Any]]:
-    """Every request the agent got in ``root``, in order: ``{id, test, messages}``."""
+    """Every request the agent got in ``root``, in order: ``{id, test, version, messages}``."""
     path = root / "calls.jsonl"
     if not path.exists():
         return []
@@ -50,15 +50,18 @@ def assert_single_conversations(logged: list[dict[str, Any]]) -> dict[str, list[
     for conversation_id, requests in by_id.items():
         requests.sort(key=lambda call: len(call["messages"]))
         assert len(requests[0]["messages"]) == 1, f"{conversation_id} starts at turn 1"
-        assert len({call["test"] for call in requests}) == 1, f"{conversation_id}: two tests"
+        assert len({(call["test"], call["version"]) for call in requests}) == 1, (
+            f"{conversation_id}: two tests or agents"
+        )
         for before, after in itertools.pairwise(requests):
             earlier, later = before["messages"], after["messages"]
             assert len(later) == len(earlier) + 2, f"{conversation_id}: a turn missing"
             assert later[: len(earlier)] == earlier, f"{conversation_id}: history rewritten"
             assert later[len(earlier)]["role"] == "assistant"
-            assert later[len(earlier)]["content"] == _reply(earlier, "v1")["content"] or (
-                later[len(earlier)]["content"] == _reply(earlier, "v2")["content"]
-            ), f"{conversation_id}: a reply that is not the one this agent gave"
+            said = _reply(earlier, before["version"])["content"]
+            assert later[len(earlier)]["content"] == said, (
+                f"{conversation_id}: a reply that is not the one this agent gave"
+            )
         for call in requests:
             for message in call["messages"]:
                 if message["role"] == "user":
@@ -89,6 +92,7 @@ def main() -> None:
     entry = {
         "id": os.environ.get("ASSERTLY_CONVERSATION_ID"),
         "test": data.get("test"),
+        "version": version,
         "messages": messages,
     }
     with open("calls.jsonl", "a", encoding="utf-8") as log:
