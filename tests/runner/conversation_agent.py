@@ -1,8 +1,9 @@
 """A conversation agent for the tests of conversations everywhere (issue 32, item 5).
 
 A real command agent (``cmd:{python} conversation_agent.py VERSION``): it reads the request on
-stdin, appends ``{id, test, version, messages}`` to ``calls.jsonl`` in its working directory (the
-conversation id from ``ASSERTLY_CONVERSATION_ID``, the test from the request's ``test``), then
+stdin, appends ``{id, test, version, parent, messages}`` to ``calls.jsonl`` in its working
+directory (the conversation id from ``ASSERTLY_CONVERSATION_ID``, the test from the request's
+``test``, its parent process's id), then
 answers as an OpenAI reply. What it says proves what it was told: every reply repeats the first
 thing the user said (version ``v2`` forgets it after turn 1), and a user message saying
 "go ahead" makes it call ``issue_refund``. ``delay`` in the request makes each call slow,
@@ -28,7 +29,7 @@ def spec(version: str = "v1") -> str:
 
 
 def calls(root: Path) -> list[dict[str, Any]]:
-    """Every request the agent got in ``root``, in order: ``{id, test, version, messages}``."""
+    """Every request the agent got in ``root``, in order (as `main` logs them)."""
     path = root / "calls.jsonl"
     if not path.exists():
         return []
@@ -93,6 +94,7 @@ def main() -> None:
         "id": os.environ.get("ASSERTLY_CONVERSATION_ID"),
         "test": data.get("test"),
         "version": version,
+        "parent": os.getppid(),  # who called it: a Ray worker, or the run's own process
         "messages": messages,
     }
     with open("calls.jsonl", "a", encoding="utf-8") as log:
