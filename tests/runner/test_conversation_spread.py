@@ -156,6 +156,46 @@ def test_shards_merge_with_their_turns_and_recheck_judges_the_merged_run(
     assert failure["step"] == "turn 2" and failure["assertion"] == "contains"
 
 
+def test_shard_reports_merge_as_files_with_their_turns(project: Project) -> None:
+    # CI's way: each shard's JSON report is an artifact, merged from the files.
+    tests = [conversation(f"c{n}") for n in range(4)]
+    tests[1]["trials"] = 2
+    tests[2]["conversation"]["turns"][1]["assertions"] = [{"type": "contains", "value": "no"}]
+    tests[3]["conversation"]["turns"][1]["user"] = "c3 crash now"
+    project.tests_file("t.yaml", {"s": tests})
+    parts = [
+        project.run("run", "t.yaml", "--target", agent.spec(), "--shard", f"{i}/2") for i in (1, 2)
+    ]
+    files = [f"report-{i}.json" for i in (1, 2)]
+    merged = project.run("merge", *files)
+    assert merged.exit_code == 1, merged.stdout + merged.stderr
+    assert merged.report is not None
+
+    def trials(tests: list[dict[str, Any]]) -> dict[str, Any]:
+        # A trial's latency is its turns' (each rounded to the microsecond in the report)
+        # summed: the merged trial's sum may differ from the shard's in the last digit.
+        def rounded(trial: dict[str, Any]) -> dict[str, Any]:
+            latency = trial["metrics"]["latency_ms"]
+            metrics = {**trial["metrics"], "latency_ms": round(latency, 2) if latency else None}
+            return {**trial, "metrics": metrics}
+
+        return {
+            t["id"]: (t["status"], t["score"], [rounded(x) for x in t["trials"]]) for t in tests
+        }
+
+    shards = [t for part in parts for t in (part.report or {})["tests"]]
+    assert trials(merged.report["tests"]) == trials(shards)
+    c2 = merged.tests["c2"]["trials"][0]
+    assert [(f["step"], f["assertion"]) for f in c2["failures"]] == [("turn 2", "contains")]
+    assert merged.tests["c3"]["trials"][0]["error"].startswith("turn 2 of 3: ")
+    # Stored as turns: a report of the merged run renders them again, and the console names
+    # the failing turn.
+    again = project.run("report", merged.report["run_id"])
+    assert trials((again.report or {})["tests"]) == trials(shards)
+    console = project.run("report", merged.report["run_id"], report=False).stdout
+    assert "turn 2 (user: 'c2 then 2')" in console, console
+
+
 def test_j4_each_conversation_sees_only_its_own_history(project: Project) -> None:
     names = [f"c{n}" for n in range(6)]
     tests = [{**conversation(n, turns=4, delay=0.05), "trials": 2} for n in names]

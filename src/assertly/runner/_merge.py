@@ -32,6 +32,7 @@ from .._records import RunRecord
 from ..engine._jsonschema import first_error
 from ..store import RunStore, build_run, new_run_id, open_store
 from ..store._files import is_sqlite_file, read_report
+from ._merge_turns import conversation_steps
 from ._options import RunOptions, parse_shard
 from ._plan import describe_selection
 from ._selection import in_shard
@@ -94,11 +95,14 @@ def _report_meta(test: dict[str, Any]) -> dict[str, Any]:
     )
     if test.get("target") is not None:
         meta["target"] = test["target"]
+    if any("turns" in trial for trial in test.get("trials") or []):
+        meta["conversation"] = True
     return meta
 
 
 def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]:
     metrics = trial.get("metrics") or {}
+    turns = conversation_steps(trial)
     step: dict[str, Any] = {
         "name": str(test.get("id")),
         "status": trial.get("status"),
@@ -116,7 +120,7 @@ def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]
         "trial": trial.get("trial"),
         "status": trial.get("status"),
         "duration_ms": trial.get("duration_ms") or 0.0,
-        "steps": [step] if "output" in trial else [],
+        "steps": turns if turns is not None else [step] if "output" in trial else [],
         "failures": trial.get("failures") or [],
         "error": trial.get("error"),
         "reason": trial.get("reason"),
@@ -124,8 +128,13 @@ def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]
     }
 
 
+# Options of one shard's invocation, not of the tests the merged run holds: which part it
+# was, the run it resumed, what it was called.
+_NOT_MERGED = frozenset({"shard", "resume", "name"})
+
+
 def _run_options(parts: list[_Part]) -> dict[str, Any]:
-    """The run options a merged run keeps: its shards', but for ``--shard``.
+    """The run options a merged run keeps: its shards', but for `_NOT_MERGED`.
 
     Paths, filters, ``--now``, facts, trials, config file...: so a ``recheck`` of the merged
     run loads the same tests (issue 32: it found none). The shards of one split share them.
@@ -134,7 +143,7 @@ def _run_options(parts: list[_Part]) -> dict[str, Any]:
     return {
         item.name: stored[item.name]
         for item in fields(RunOptions)
-        if item.name in stored and item.name != "shard"
+        if item.name in stored and item.name not in _NOT_MERGED
     }
 
 
