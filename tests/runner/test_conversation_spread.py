@@ -194,6 +194,17 @@ def test_shard_reports_merge_as_files_with_their_turns(project: Project) -> None
     assert trials((again.report or {})["tests"]) == trials(shards)
     console = project.run("report", merged.report["run_id"], report=False).stdout
     assert "turn 2 (user: 'c2 then 2')" in console, console
+    # Recheck of the merged run: c0's last turn must now say what it did not; nothing called.
+    calls = len(agent.calls(project.root))
+    tests[0]["conversation"]["turns"][2]["assertions"] = [{"type": "contains", "value": "no"}]
+    project.tests_file("t.yaml", {"s": tests})
+    rechecked = project.run("recheck", merged.report["run_id"])
+    assert rechecked.exit_code == 1, rechecked.stdout + rechecked.stderr
+    assert len(agent.calls(project.root)) == calls
+    statuses = {t["id"]: t["status"] for t in (rechecked.report or {})["tests"]}
+    assert statuses == {"c0": "failed", "c1": "passed", "c2": "failed", "c3": "error"}
+    [failure] = rechecked.tests["c0"]["trials"][0]["failures"]
+    assert failure["step"] == "turn 3"
 
 
 def test_j4_each_conversation_sees_only_its_own_history(project: Project) -> None:

@@ -140,6 +140,15 @@ def _run_options(parts: list[_Part]) -> dict[str, Any]:
     run loads the same tests (issue 32: it found none). The shards of one split share them.
     """
     stored = next((part.options for part in parts if part.options), {})
+    if not stored:  # report files: their tests' files are what the run loaded
+        files = [
+            test.get("file")
+            for part in parts
+            for test in (part.report or {}).get("tests") or []
+            if isinstance(test, dict)
+        ]
+        paths = list(dict.fromkeys(file for file in files if isinstance(file, str) and file))
+        return {"paths": paths} if paths else {}
     return {
         item.name: stored[item.name]
         for item in fields(RunOptions)
