@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import conversation_agent as agent
-from runner_support import Project, assert_report_shape
+from runner_support import Project
 
 ASSERTLY = str(Path(sys.executable).parent / "assertly")
 
@@ -83,15 +83,8 @@ def test_a_killed_conversation_run_resumes_each_unfinished_trial_from_turn_one(
     before = agent.calls(project.root)
     old_ids = {call["id"] for call in before}
 
-    resumed = subprocess.run(
-        [ASSERTLY, "run", "--resume", "last", "-o", "resumed.json"],
-        cwd=project.root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    resumed = project.run("run", "--resume", "last")
+    assert resumed.exit_code == 0, resumed.stdout + resumed.stderr
     after = agent.calls(project.root)[len(before) :]
     # Only the trials without a verdict were called, each a whole new conversation: a new id,
     # turn 1 first, its three turns; the interrupted one was not half-replayed.
@@ -101,8 +94,7 @@ def test_a_killed_conversation_run_resumes_each_unfinished_trial_from_turn_one(
     assert sorted(len(requests) for requests in by_id.values()) == [3] * (len(names) - len(stored))
     [again] = [requests for requests in by_id.values() if requests[0]["test"] == interrupted]
     assert again[0]["messages"] == [{"role": "user", "content": f"{interrupted} hello"}]
-    report = json.loads((project.root / "resumed.json").read_text(encoding="utf-8"))
-    assert_report_shape(report)
+    report = resumed.report or {}
     assert {t["id"]: t["status"] for t in report["tests"]} == dict.fromkeys(names, "passed")
     assert _turn_counts(report) == {name: [3] for name in names}
     assert project.sql("SELECT COUNT(*) FROM trials") == [(len(names),)]
