@@ -13,6 +13,8 @@ inputs generated here from one seed, so every ratio compares the same work:
   `promptfoo eval` on the same cases: wall time and peak RSS.
 * matrix: the same 5,000 cases answered by two fixtures targets in one run (`--target
   v1=… --target v2=…`) against one target: wall times and their ratio (issue 31: <= 2.1x).
+* conversation: 100 scripted 10-turn conversations against a local HTTP agent, by `assertly
+  run` and by a hand-written aiohttp loop sending the same histories (issue 32: <= 1.5x).
 * runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
   second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
 * diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
@@ -75,6 +77,7 @@ from harness import (
     speed_probe,
 )
 from performance_docs import update_docs
+from sections.conversation import section_conversation
 from sections.diff import section_diff
 from sections.end_to_end import section_end_to_end
 from sections.engine import section_engine
@@ -126,6 +129,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "engine": section_engine,
     "end to end": section_end_to_end,
     "matrix": section_matrix,
+    "conversation": section_conversation,
     "runner": section_runner,
     "py agent": section_py_agent,
     "start-up": section_startup,
