@@ -125,7 +125,8 @@ def _turn_of(record: TrialRecord, name: str | None) -> str:
     """
     step = next((step for step in record.steps if step.name == name), None)
     if step is not None and step.user is not None:
-        return f"{step.name} (user: {_short(step.user, 60)}): "
+        said = " ".join(step.user.split())  # on the one line, whatever its line breaks
+        return f"{step.name} (user: {_short(said, 60)}): "
     if step is not None and name == CONVERSATION_STEP and record.steps[0].user is not None:
         return "the whole conversation: "
     return ""
