@@ -62,8 +62,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _check_page(page: str) -> None:
     assert page.count('class="chat"') == 3  # two trials of one test, one of the other
-    assert 'id="trial-2-turn-2"' in page
-    assert 'href="#trial-1-turn-2"' in page  # the failing turn, linked from the chat's head
+    # A turn's anchor starts with its test's id (a page holds many tests).
+    assert re.search(r'id="t-[0-9a-f]{16}-trial-2-turn-2"', page)
+    assert re.search(r'href="#t-[0-9a-f]{16}-trial-1-turn-2"', page)  # the failing turn, linked
     assert "conversation · 2 turns" in page
     assert "hello &lt;b&gt;there&lt;/b&gt;" in page
     assert "&lt;script&gt;document.title=" in page

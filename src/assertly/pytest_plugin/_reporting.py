@@ -113,16 +113,30 @@ def _headline(record: TrialRecord) -> str:
     if record.failures:
         failure = record.failures[0]
         more = len(record.failures) - 1
-        text = one_line(f"{failure.assertion}: {failure.message}")
+        text = one_line(f"{_turn_of(record, failure.step)}{failure.assertion}: {failure.message}")
         return text + (f" (and {more} more)" if more else "")
     return f"the trial ended {record.status}"
 
 
-def _short(value: Any) -> str:
+def _turn_of(record: TrialRecord, name: str | None) -> str:
+    """A failure's conversation turn and what the user said there ("" for another step).
+
+    Or the whole conversation. The short summary line is all many users read.
+    """
+    step = next((step for step in record.steps if step.name == name), None)
+    if step is not None and step.user is not None:
+        said = " ".join(step.user.split())  # on the one line, whatever its line breaks
+        return f"{step.name} (user: {_short(said, 60)}): "
+    if step is not None and name == CONVERSATION_STEP and record.steps[0].user is not None:
+        return "the whole conversation: "
+    return ""
+
+
+def _short(value: Any, limit: int = _VALUE_LIMIT) -> str:
     from .._json import dumps
 
     text = value.rstrip() if isinstance(value, str) else dumps(value)
-    return text if len(text) <= _VALUE_LIMIT else text[: _VALUE_LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_from_record(data: CheckRecord) -> CheckResult:

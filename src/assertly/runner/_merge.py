@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,8 @@ from .._records import RunRecord
 from ..engine._jsonschema import first_error
 from ..store import RunStore, build_run, new_run_id, open_store
 from ..store._files import is_sqlite_file, read_report
-from ._options import parse_shard
+from ._merge_turns import conversation_steps
+from ._options import RunOptions, parse_shard
 from ._plan import describe_selection
 from ._selection import in_shard
 
@@ -55,6 +56,7 @@ class _Part:
     report: dict[str, Any] | None = None  # a JSON report
     plan: Any = None  # what the shard is a part of (`assertly._digests`), as the part says
     targets: list[str] = field(default_factory=list)  # a matrix run's labels, the base first
+    options: dict[str, Any] = field(default_factory=dict)  # a stored run's options
 
     def tests(self) -> Iterator[tuple[dict[str, Any], dict[int, dict[str, Any]]]]:
         """Each test's metadata with its trial records, in run order."""
@@ -93,11 +95,14 @@ def _report_meta(test: dict[str, Any]) -> dict[str, Any]:
     )
     if test.get("target") is not None:
         meta["target"] = test["target"]
+    if any("turns" in trial for trial in test.get("trials") or []):
+        meta["conversation"] = True
     return meta
 
 
 def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]:
     metrics = trial.get("metrics") or {}
+    turns = conversation_steps(trial)
     step: dict[str, Any] = {
         "name": str(test.get("id")),
         "status": trial.get("status"),
@@ -115,11 +120,39 @@ def _report_trial(test: dict[str, Any], trial: dict[str, Any]) -> dict[str, Any]
         "trial": trial.get("trial"),
         "status": trial.get("status"),
         "duration_ms": trial.get("duration_ms") or 0.0,
-        "steps": [step] if "output" in trial else [],
+        "steps": turns if turns is not None else [step] if "output" in trial else [],
         "failures": trial.get("failures") or [],
         "error": trial.get("error"),
         "reason": trial.get("reason"),
         "score": test.get("score"),
+    }
+
+
+# Options of one shard's invocation, not of the tests the merged run holds: which part it
+# was, the run it resumed, what it was called.
+_NOT_MERGED = frozenset({"shard", "resume", "name"})
+
+
+def _run_options(parts: list[_Part]) -> dict[str, Any]:
+    """The run options a merged run keeps: its shards', but for `_NOT_MERGED`.
+
+    Paths, filters, ``--now``, facts, trials, config file...: so a ``recheck`` of the merged
+    run loads the same tests (issue 32: it found none). The shards of one split share them.
+    """
+    stored = next((part.options for part in parts if part.options), {})
+    if not stored:  # report files: their tests' files are what the run loaded
+        files = [
+            test.get("file")
+            for part in parts
+            for test in (part.report or {}).get("tests") or []
+            if isinstance(test, dict)
+        ]
+        paths = list(dict.fromkeys(file for file in files if isinstance(file, str) and file))
+        return {"paths": paths} if paths else {}
+    return {
+        item.name: stored[item.name]
+        for item in fields(RunOptions)
+        if item.name in stored and item.name not in _NOT_MERGED
     }
 
 
@@ -169,6 +202,7 @@ def _stored_part(name: str, path: str | Path, run: str) -> _Part:
         store=location,
         plan=options.get("plan"),
         targets=list(options.get("target_labels") or []),
+        options=options,
     )
 
 
@@ -426,6 +460,7 @@ def _merge_into(store: RunStore, parts: list[_Part]) -> RunRecord:
     started = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     threshold = next((part.threshold for part in parts if part.store is not None), "all")
     options = {
+        **_run_options(parts),
         "pass_threshold": threshold,
         "merged_from": [{"source": part.name, "run_id": part.run_id} for part in parts],
         "problems": [],

@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
-import orjson
 
 from .. import __version__
 from .._records import TestRecord
@@ -30,11 +29,11 @@ from ..reports._analysis import (
     test_detail,
     test_errors,
     test_failures,
-    value_text,
     where,
 )
-from ..reports._conversation_view import conversation_view
 from ..store import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, MatrixPage, TestPage
+from ._chat import CHECK_SYMBOLS, conversation_view
+from ._values import folded
 
 __all__ = ["CSP", "Links", "cell_anchor", "matrix_context", "render"]
 
@@ -46,9 +45,6 @@ CSP = (
 )
 # A <meta> CSP cannot say frame-ancestors (browsers ignore it there, with a console warning).
 CSP_META = CSP.replace("; frame-ancestors 'none'", "")
-FOLD_CHARS = 1_500  # a longer value shows its start, the rest behind "show all"
-FOLD_LINES = 24
-VALUE_LIMIT = 70_000  # the JSON report keeps 64 KiB of an output
 
 
 @cache
@@ -127,45 +123,22 @@ def file_name(run_id: str) -> str:
     return run_id.replace("~", "_")
 
 
-# -- values --------------------------------------------------------------------------------
-
-
-def _text(value: Any) -> str:
-    """A value as the page shows it: text as it came, JSON pretty-printed."""
-    if isinstance(value, str):
-        return value.rstrip("\n")
-    if isinstance(value, dict | list):
-        try:
-            return orjson.dumps(
-                value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-            ).decode()
-        except (TypeError, orjson.JSONEncodeError):
-            pass
-    return value_text(value, VALUE_LIMIT)
-
-
-def folded(value: Any) -> dict[str, Any]:
-    """A value's text, with its start shown apart when it is long (the rest folds away)."""
-    text = _text(value)
-    lines = text.split("\n")
-    if len(text) <= FOLD_CHARS and len(lines) <= FOLD_LINES:
-        return {"head": text, "full": None, "size": len(text)}
-    head = "\n".join(lines[:FOLD_LINES])[:FOLD_CHARS]
-    return {"head": head, "full": text, "size": len(text), "lines": len(lines)}
-
-
 # -- tests ---------------------------------------------------------------------------------
 
 
 def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
     """Everything a run page shows of one test, as text to escape.
 
-    A ``pending`` test (no trial yet in a run still being written) shows its input only.
+    A ``pending`` test (no trial yet in a run still being written) shows its input only. A
+    conversation test (``chat``) shows each trial's transcript instead of inputs and outputs;
+    its failures link to their turns.
     """
     if pending:
         test = replace(test, trials=[])
     detail = test_detail(test)
     inputs = [(step, folded(value)) for step, value in test.step_inputs()]
+    chat = conversation_view(test, cell_anchor(test.key)) if test.conversation else None
+    links = {} if chat is None else chat["step_links"]
     return {
         "test": test,
         "status": PENDING if pending else test.status,
@@ -178,6 +151,7 @@ def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
                 "outcome": f.outcome,
                 "message": f.message,
                 "step": f.step if f.step and f.step != test.id else None,
+                "href": links.get((f.trials[0], f.step)) if f.trials else None,
                 "path": f.path,
                 "expected": folded(f.expected) if f.has_expected else None,
                 "actual": folded(f.actual) if f.has_actual else None,
@@ -219,20 +193,15 @@ def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
             for row in detail.assertions
         ],
         "multi_trial": len(test.trials) > 1,
-        # A conversation test: each trial's transcript (the first few; the JSON has all).
-        "conversations": [conversation_view(trial) for trial in test.trials[:CHATS_SHOWN]]
-        if test.conversation
-        else [],
         "search": " ".join([test.key, test.name, test.id, test.file]).lower(),
         "pending": pending,
         # A matrix run's cell: the id its matrix cell links to, and its row.
         "anchor": None if test.target is None else cell_anchor(test.key),
         "row": None if test.target is None else cell_anchor(test.base_key),
+        # The test's id in the page: a matrix cell's, a conversation's (its turns' links).
+        "id": cell_anchor(test.key) if test.target is not None or chat is not None else None,
+        "chat": chat,
     }
-
-
-# The most trials of a conversation test whose transcripts a page shows.
-CHATS_SHOWN = 10
 
 
 def cell_anchor(key: str) -> str:
@@ -244,7 +213,7 @@ def cell_anchor(key: str) -> str:
 
 
 # What a matrix cell shows of a verdict (the console's and Markdown's symbols).
-SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "\u2013", PENDING: "…"}
+SYMBOLS = {**CHECK_SYMBOLS, PENDING: "…"}
 
 
 def matrix_context(
@@ -278,6 +247,7 @@ def matrix_context(
                 "suite": first.suite,
                 "label": label(first),
                 "where": where(first),
+                "conversation": first.conversation,
                 "disagree": row.disagree,
                 "cells": cells,
             }

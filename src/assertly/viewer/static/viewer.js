@@ -2,7 +2,8 @@
 // - A run still being written (or still being counted) refreshes its page every two seconds,
 //   keeping the tests that are open open.
 // - An exported page (no server to filter) filters its tests here, from the URL's parameters.
-// - In a matrix run, a cell's link (#id) opens the test it names.
+// - In a matrix run, a cell's link (#id) opens the test it names; a link to a conversation's
+//   turn opens its test and its trial.
 // Agent output is never turned into markup: this script only moves nodes the server escaped,
 // and compares text with textContent.
 "use strict";
@@ -27,6 +28,10 @@
     if (!response.ok) return true;
     const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
     const open = openKeys();
+    // A conversation's trials the reader folded or unfolded stay so (they have ids).
+    const folds = new Map(
+      Array.from(document.querySelectorAll("details.trial-chat[id]")).map((d) => [d.id, d.open])
+    );
     for (const id of ["run-header", "live", "shown", "matrix", "test-list"]) {
       const now = document.getElementById(id);
       const next = fresh.getElementById(id);
@@ -34,6 +39,9 @@
     }
     for (const d of document.querySelectorAll("details.test")) {
       if (open.has(d.dataset.key)) d.open = true;
+    }
+    for (const d of document.querySelectorAll("details.trial-chat[id]")) {
+      if (folds.has(d.id)) d.open = folds.get(d.id);
     }
     return fresh.body.hasAttribute("data-refresh");
   }
@@ -123,18 +131,21 @@
     });
   }
 
-  // The test a matrix cell links to (#t-…): opened and shown. The id is looked up, never parsed.
+  // What a link names (#t-…, a matrix cell's test; #t-…-trial-1-turn-3, a conversation's
+  // turn): the test and every fold around the target opened, the target shown. The id is
+  // looked up, never parsed.
   function openLinked() {
-    const id = location.hash.slice(1); // the ids are t- and hex digits: nothing to decode
+    const id = location.hash.slice(1); // the ids are t-, hex digits and -trial-N-turn-N
     const target = id ? document.getElementById(id) : null;
-    if (target && target.matches("details.test")) {
-      target.open = true;
-      target.scrollIntoView({ block: "start" });
+    if (!target || !target.closest("details.test")) return;
+    for (let fold = target; fold; fold = fold.parentElement) {
+      if (fold.tagName === "DETAILS") fold.open = true;
     }
+    target.scrollIntoView({ block: "start" });
   }
 
   document.addEventListener("click", (event) => {
-    const link = event.target instanceof Element ? event.target.closest("table.matrix a") : null;
+    const link = event.target instanceof Element ? event.target.closest('a[href^="#"]') : null;
     // Following the link again (same #id) fires no hashchange: open it after the jump.
     if (link) setTimeout(openLinked, 0);
   });
