@@ -350,8 +350,8 @@ def test_control_characters_in_ids_are_refused_at_load(tmp_path: Path, bad: str)
     (tmp_path / "cases.jsonl").write_text(
         json.dumps({"id": bad, "output": "ok"}) + "\n" + json.dumps({"id": "fine", "output": "ok"})
     )
-    data = {"agent": "bot", "test_suites": {"ds": {"dataset": "cases.jsonl"}}}
-    data["test_suites"]["ds"]["assertions"] = [{"type": "contains", "value": "ok"}]
+    suite = {"dataset": "cases.jsonl", "assertions": [{"type": "contains", "value": "ok"}]}
+    data = {"agent": "bot", "test_suites": {"ds": suite}}
     datasets = _write(tmp_path, "d.tests.yaml", json.dumps(data))
     flow = {"eval": {"cases": [{"id": bad, "fixtures": {}}]}}
     workflow = _write(tmp_path, "w.yaml", json.dumps(flow))
