@@ -18,8 +18,7 @@ from .._exceptions import Problem
 from ..engine import Expectation
 from ._cases import Conversation, SimulatedUser, TestCase, Turn
 from ._compiling import LoadContext, compile_checks, compile_test_checks
-from ._models import FileModel, SimulatedUserModel, TestModel
-from ._models import Turn as TurnOrText
+from ._models import FileModel, SimulatedUserModel, TestModel, TurnOrText
 from ._problems import validation_message
 from ._references import MISSING, fill_text, missing_message
 from ._source import Key, Source

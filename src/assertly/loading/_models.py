@@ -100,7 +100,7 @@ def _turn_text(value: Any) -> Any:
 
 
 # A turn, or its user text alone.
-Turn = Annotated[TurnModel, BeforeValidator(_turn_text)]
+TurnOrText = Annotated[TurnModel, BeforeValidator(_turn_text)]
 
 
 class SimulatedUserModel(FileModel):
@@ -153,7 +153,7 @@ class ConversationModel(FileModel):
         "not hold messages (the history, which would overwrite it).",
         json_schema_extra={"not": {"required": ["messages"]}},
     )
-    turns: list[Turn] | None = Field(
+    turns: list[TurnOrText] | None = Field(
         default=None,
         description="Scripted user turns, in order, each with its own checks (a turn without "
         "checks may be its user text alone).",
