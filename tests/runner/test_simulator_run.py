@@ -295,3 +295,23 @@ def test_the_simulator_defaults_to_the_judge(
     # Its spend is still the simulator's, apart from the judge's.
     assert result.exit_code == 0, result.stdout
     assert result.summary["simulator_calls"] == 1 and result.summary["judge_calls"] == 1
+
+
+def test_a_recheck_needs_no_simulator_and_asks_none(
+    project: Project, simulator: fake_openai.FakeOpenAI, judge: fake_openai.FakeOpenAI
+) -> None:
+    simulator.answers(_says("Where is my refund?", "Thanks. [END]"))
+    _setup(project, simulator, judge, {"persona": PERSONA, "first_message": "Hi"})
+    first = project.run("run", "t.yaml")
+    assert first.exit_code == 0, first.stdout + first.stderr
+    asked = len(simulator.requests)
+    # The config loses its simulator and judge: a recheck calls neither, so it still works
+    # (the stored turns are judged again; the rubric, with no judge, is an error, not a pass).
+    agent = project.root / "agent.py"
+    project.write("assertly.yaml", {"agents": {"bot": f"cmd:{sys.executable} {agent}"}})
+    again = project.run("recheck", "last")
+    assert again.exit_code != 2, again.stdout + again.stderr
+    trial = dict(again.tests["refund"]["trials"][0])
+    assert [turn["user"] for turn in trial["turns"]] == ["Hi", "Where is my refund?"]
+    assert trial["status"] == "error"
+    assert len(simulator.requests) == asked

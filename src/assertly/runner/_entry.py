@@ -43,7 +43,9 @@ from ._support import now_iso
 __all__ = ["arun", "load_run", "prepare", "run"]
 
 
-def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
+def prepare(
+    options: RunOptions, *, calls: bool = True
+) -> tuple[ConfigModel, TestPlan, list[EvalSuite], list[str]]:
     """Load config, plugins and files; select tests.
 
     Raises:
@@ -79,7 +81,8 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     # The shard splits a matrix run's cells (test, target), so it is applied by the plan.
     unsharded = dataclasses.replace(options, shard=None)
     tests = TestPlan(select_tests(loaded.tests, unsharded), loaded.datasets, options, matrix)
-    if refused := simulator_problems(tests.tests, config, tests.datasets):
+    # A simulated user needs a model only where calls are made (a recheck makes none).
+    if calls and (refused := simulator_problems(tests.tests, config, tests.datasets)):
         raise ConfigError(refused)  # as validate does (exit 2), not a run of errors
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
     # a shard takes the eval suites whose file hashes to it.

@@ -54,7 +54,7 @@ def _recheck_in(store: RunStore, run_id: str, now: datetime | None) -> RunRecord
         info = store.run_info(source_id)
         options = RunOptions(now=now)
         restore_options(options, info["options"])
-        config, tests, evals, problems = prepare(options)
+        config, tests, evals, problems = prepare(options, calls=False)
         labels = list(tests.matrix.labels) if tests.matrix is not None else []
         before = info["options"].get("target_labels")
         if isinstance(before, list) and before != labels:
