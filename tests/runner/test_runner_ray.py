@@ -470,3 +470,20 @@ def test_judge_accounting_of_the_workers_reaches_the_report_and_console(
     }
     assert "judge: 3 call(s), 0 from the cache" in remote.stdout
     assert len(fake.requests) == 6  # three per run: the workers really asked
+
+
+# Conversation tests on the workers (issue 32), in this module so they share its one cluster
+# (a cluster per module cost ~7 s each, and starting a third timed out on a busy machine).
+from ray_conversation_cases import (  # noqa: E402
+    test_conversation_trials_run_on_the_workers_as_they_run_locally,
+)
+from ray_simulator_cases import (  # noqa: E402
+    servers,
+    test_the_workers_simulator_spend_reaches_the_report_and_console,
+)
+
+__all__ = [
+    "servers",
+    "test_conversation_trials_run_on_the_workers_as_they_run_locally",
+    "test_the_workers_simulator_spend_reaches_the_report_and_console",
+]

@@ -13,12 +13,12 @@ from runner_support import Project
 from test_conversation_spread import conversation
 
 pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
-from test_runner_ray import cluster  # noqa: F401  (the fixture: one cluster, 2 CPUs)
+# The cluster fixture is test_runner_ray.py's: these cases run in that module.
 
 
 def test_conversation_trials_run_on_the_workers_as_they_run_locally(
     project: Project,
-    cluster: None,  # noqa: F811
+    cluster: None,
 ) -> None:
     tests = [{**conversation("c0"), "trials": 2}, conversation("c1", turns=2)]
     broken = conversation("broken")

@@ -17,13 +17,10 @@ from runner_support import Project
 
 pytest.importorskip("ray", reason="the Ray backend's tests need `pip install assertly[ray]`")
 
-from test_runner_ray import cluster
 from test_simulator_run import _says, _setup
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 import fake_openai
-
-__all__ = ["cluster"]
 
 
 @pytest.fixture
