@@ -65,6 +65,7 @@ def test_the_console_names_the_failing_turn_and_the_user_message(project: Path) 
     assert "✗ turn 2 (user: 'Where is my order A-1042?'): contains:" in out
     assert "✗ the whole conversation: contains:" in out
     assert "error: turn 2 of 2: " in out and "exited with code 4" in out
+    assert "user said: 'crash please'" in out
     assert "\x1b[31m" not in out  # the agent's escape code is shown inert
 
 

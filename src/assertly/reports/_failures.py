@@ -42,6 +42,9 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
             prefix = f"  trials {numbers} ({len(trials)} of {len(test.trials)}): "
         if first.error:
             yield f"{prefix}error: {first.error}"
+            last = first.steps[-1] if test.conversation and first.steps else None
+            if last is not None and last.user is not None and last.status == "error":
+                yield f"      user said: {value_text(last.user)}"  # the turn that failed
         turns = turn_labels(first) if test.conversation else {}
         for failure in first.failures:
             mark = "!" if failure.outcome == "error" else "✗"
