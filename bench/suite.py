@@ -22,6 +22,9 @@ inputs generated here from one seed, so every ratio compares the same work:
   trajectory assertions) against a plain `contains` (and `is-json`, which parses JSON as they
   must) on the same tool-calling responses, in every format assertly reads: checks per second
   and the ratio of times, overall and per format (`--only trajectory`).
+* conversation: 10-turn scripted conversations against a local HTTP agent, `assertly run -j 1`
+  against a hand-written loop sending the same messages and running the same compiled checks:
+  time per turn and the ratio (issue 32: <= 1.5x).
 
 This machine's speed moves by up to twofold for seconds at a time, so the tools are timed in
 interleaved rounds (see `interleaved`), and the suite reports how much CPU other processes took
@@ -75,6 +78,7 @@ from harness import (
     speed_probe,
 )
 from performance_docs import update_docs
+from sections.conversation import section_conversation
 from sections.diff import section_diff
 from sections.end_to_end import section_end_to_end
 from sections.engine import section_engine
@@ -132,6 +136,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "scale": section_scale,
     "diff": section_diff,
     "trajectory": section_trajectory,
+    "conversation": section_conversation,
     "viewer": section_viewer,
     "similar": section_similar,
     "scale-out": section_scaleout,
