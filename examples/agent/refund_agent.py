@@ -10,8 +10,7 @@ it already did from its own earlier tool calls in the history (``ASSERTLY_CONVER
 names the conversation, for an agent that keeps state elsewhere). Its one bug, on purpose: a
 user who says "yes" gets the refund at once, even when the user asked a question first.
 
-    echo '{"messages": [{"role": "user", "content": "Refund A-1042"}]}' \\
-        | python3 agent/refund_agent.py
+    echo '{"messages": [{"role": "user", "content": "A-1042"}]}' | python3 agent/refund_agent.py
 """
 
 from __future__ import annotations

@@ -48,7 +48,8 @@ def user_reply(messages: list[dict[str, Any]]) -> str:
 class Model(BaseHTTPRequestHandler):
     """An OpenAI-compatible ``/v1/chat/completions`` answering with `user_reply`."""
 
-    def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
+    def do_POST(self) -> None:
+        """Answer a chat completion request (the name http.server calls)."""
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = user_reply(request["messages"])
         body = json.dumps(
@@ -65,8 +66,8 @@ class Model(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, *args: Any) -> None:  # quiet
-        pass
+    def log_message(self, *args: Any) -> None:
+        """Log nothing: the run's output is what matters."""
 
 
 def main() -> None:
