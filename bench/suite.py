@@ -13,6 +13,8 @@ inputs generated here from one seed, so every ratio compares the same work:
   `promptfoo eval` on the same cases: wall time and peak RSS.
 * matrix: the same 5,000 cases answered by two fixtures targets in one run (`--target
   v1=… --target v2=…`) against one target: wall times and their ratio (issue 31: <= 2.1x).
+* conversation: 100 scripted 10-turn conversations against a local HTTP agent, by `assertly
+  run` and by a hand-written aiohttp loop sending the same histories (issue 32: <= 1.5x).
 * runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
   second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
 * diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
@@ -22,9 +24,6 @@ inputs generated here from one seed, so every ratio compares the same work:
   trajectory assertions) against a plain `contains` (and `is-json`, which parses JSON as they
   must) on the same tool-calling responses, in every format assertly reads: checks per second
   and the ratio of times, overall and per format (`--only trajectory`).
-* conversation: 10-turn scripted conversations against a local HTTP agent, `assertly run -j 1`
-  against a hand-written loop sending the same messages and running the same compiled checks:
-  time per turn and the ratio (issue 32: <= 1.5x).
 
 This machine's speed moves by up to twofold for seconds at a time, so the tools are timed in
 interleaved rounds (see `interleaved`), and the suite reports how much CPU other processes took
@@ -130,13 +129,13 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "engine": section_engine,
     "end to end": section_end_to_end,
     "matrix": section_matrix,
+    "conversation": section_conversation,
     "runner": section_runner,
     "py agent": section_py_agent,
     "start-up": section_startup,
     "scale": section_scale,
     "diff": section_diff,
     "trajectory": section_trajectory,
-    "conversation": section_conversation,
     "viewer": section_viewer,
     "similar": section_similar,
     "scale-out": section_scaleout,

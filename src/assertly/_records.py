@@ -511,6 +511,8 @@ class RunRecord:
     # What the judge of model-graded assertions cost ({cost_usd, tokens, calls, cached}); None
     # when the run asked no judge.
     judge: dict[str, Any] | None = None
+    # What the simulated user of conversation tests cost (the same keys); None: none was used.
+    simulator: dict[str, Any] | None = None
     # A matrix run's target labels, in order (the first is the base of comparisons); empty
     # for a run of one target.
     targets: list[str] = field(default_factory=list)
@@ -562,16 +564,12 @@ class RunRecord:
             "skipped": counts["skipped"],
             "pass_rate": (counts["passed"] / judged) if judged else 0.0,
             "duration_ms": round(self.duration_ms, 3),
-            **(
-                {
-                    "judge_cost_usd": self.judge["cost_usd"],
-                    "judge_tokens": self.judge["tokens"],
-                    "judge_calls": self.judge["calls"],
-                    "judge_cached": self.judge["cached"],
-                }
-                if self.judge
-                else {}
-            ),
+            **{  # the judge's and the simulated user's spend, each only when it was asked
+                f"{who}_{name}": spent[name]
+                for who, spent in (("judge", self.judge), ("simulator", self.simulator))
+                if spent
+                for name in ("cost_usd", "tokens", "calls", "cached")
+            },
             **({"cached": self.cached} if self.cached else {}),
             **({"budget_stopped": self.budget_stopped} if self.budget_stopped else {}),
         }

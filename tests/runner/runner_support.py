@@ -90,7 +90,8 @@ PINNED_TRIAL = (
     "metrics",
 )
 PINNED_METRICS = ("latency_ms", "cost_usd", "model", "tokens")
-JUDGE_METRICS = {"judge_cost_usd", "judge_tokens"}
+# The judge's and the simulated user's spend (issue 32), each only when it was asked.
+JUDGE_METRICS = {"judge_cost_usd", "judge_tokens", "simulator_cost_usd", "simulator_tokens"}
 STATUSES = {"passed", "failed", "error", "skipped"}
 
 

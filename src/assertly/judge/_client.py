@@ -18,13 +18,14 @@ import json
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._secrets import mask_url, remember_from_environment, url_secrets
 from ..engine.graded._judging import VERDICT_SCHEMA, Judgement, JudgeRequest, read_verdict, start_of
 from ..engine.graded._vectors import vectors_problem
+from ._chat import ChatReply, cached_chat, kept_chat
 from ._reading import cached_vector, read_vectors, token_count
 
 if TYPE_CHECKING:
@@ -250,6 +251,36 @@ class JudgeClient:
                 )
             replies.append(reply)
         return Judgement(tuple(replies), cached=cached == samples, cost_usd=cost, tokens=tokens)
+
+    async def chat(
+        self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None = None
+    ) -> ChatReply:
+        """A plain chat completion (no verdict format asked, none read; `_chat`): as `answer`."""
+        settings = self.settings(options or {})
+        if isinstance(settings, str):
+            return ChatReply(error=settings)
+        key = self.cache_key(settings, messages, 0)
+        found = cached_chat(self.store, self.cache, key)
+        if found is not None:
+            self.cached += found.cached
+            return found
+        if settings["key_problem"]:
+            return ChatReply(error=settings["key_problem"])
+        spent_all, reservation = await self._reserve()
+        if spent_all:
+            return ChatReply(error=spent_all)
+        spent, deadline = None, time.monotonic() + self.timeout_s
+        body = functools.partial(_body, settings, messages, None)
+        try:
+            reply, used, spent = await self._call(
+                settings, deadline, "/chat/completions", lambda _: body(), self._reply
+            )
+        except _Failure as failure:
+            return ChatReply(error=str(failure))
+        finally:
+            self._release(reservation, spent)
+        keep = self.store if self.cache == "rw" else None
+        return kept_chat(keep, key, reply, settings, used, spent, _now_iso())
 
     async def _reserve(self) -> tuple[str | None, float]:
         """Wait until a call fits the budget: (why none may be made, or None; its reservation).

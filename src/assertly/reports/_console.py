@@ -196,3 +196,10 @@ class ConsoleReporter:
                 f"{judge['tokens']} tokens, ${judge['cost_usd']:.4f}",
                 markup=False,
             )
+        if run.simulator:  # the simulated user's spend (conversation tests), apart too
+            spent = run.simulator
+            print_(
+                f"simulator: {spent['calls']} call(s), {spent['cached']} from the cache, "
+                f"{spent['tokens']} tokens, ${spent['cost_usd']:.4f}",
+                markup=False,
+            )

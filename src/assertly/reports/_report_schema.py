@@ -49,6 +49,12 @@ def report_schema() -> dict[str, Any]:
                 "type": "integer",
                 "description": "The judge's tokens for this trial. Only when a judge was asked.",
             },
+            "simulator_cost_usd": {
+                "type": "number",
+                "description": "What the simulated user of a conversation cost (apart from the "
+                "agent's and the judge's; 0 for cached replies). Only when it was asked.",
+            },
+            "simulator_tokens": {"type": "integer", "description": "The simulated user's tokens."},
         },
         required=["latency_ms", "cost_usd", "model", "tokens"],
     )
@@ -230,6 +236,17 @@ def report_schema() -> dict[str, Any]:
             "judge_tokens": {"type": "integer"},
             "judge_calls": {"type": "integer", "description": "Judge requests sent."},
             "judge_cached": {"type": "integer", "description": "Replies from the judge cache."},
+            "simulator_cost_usd": {
+                "type": "number",
+                "description": "The run's spend on the simulated user of conversation tests "
+                "(only when one was asked; apart from the judge's).",
+            },
+            "simulator_tokens": {"type": "integer"},
+            "simulator_calls": {"type": "integer", "description": "Simulator requests sent."},
+            "simulator_cached": {
+                "type": "integer",
+                "description": "Simulator replies from the judge cache.",
+            },
             "cached": {
                 "type": "integer",
                 "description": "Trials answered from the response cache (only when any).",

@@ -48,6 +48,7 @@ from ._options import RunOptions
 from ._response_cache import ResponseCache
 from ._resume import planned_trials
 from ._selection import TestPlan
+from ._simulator import UserSimulator
 from ._steps import check_step, check_steps
 from ._suite_hooks import SuiteHookState
 from ._support import (
@@ -66,6 +67,8 @@ Listener = Callable[[str, Any], None]
 
 class Runner:
     """Runs loaded tests against targets, writing every trial to the store."""
+
+    _simulator: UserSimulator | None = None  # conversation tests' simulated user (first use)
 
     def __init__(
         self,
@@ -112,9 +115,9 @@ class Runner:
         self.budget = RunBudget(options.max_cost_usd or config.max_cost_usd, self._judge_spent)
 
     def _judge_spent(self) -> float:
-        """What the judge has spent in this invocation (the run budget counts it)."""
-        client = self.model_judge.client
-        spent = client.cost_usd if client is not None else 0.0
+        """What the judge and the simulated user spent in this invocation (the budget counts it)."""
+        client, simulated = self.model_judge.client, self._simulator
+        spent = (client.cost_usd if client else 0.0) + (simulated.cost_usd if simulated else 0.0)
         return spent + float(self.model_judge.elsewhere["cost_usd"])
 
     # -- targets ---------------------------------------------------------------------------
@@ -244,6 +247,8 @@ class Runner:
         if self.check_process is not None:
             await self.check_process.aclose()
         await self.model_judge.close(getattr(self, "run_id", None))
+        if self._simulator is not None:
+            await self._simulator.close(getattr(self, "run_id", None))
 
     # -- hooks -----------------------------------------------------------------------------
     async def _run_hook(self, name: str, target: str | None = None) -> str | None:
@@ -327,9 +332,11 @@ class Runner:
         respond = partial(answer_step, self, test, target, timeout, record)
         await check_steps(record, test.steps, respond, self._check_step, now=self.options.now)
 
-    def simulator_for(self) -> Any:
-        """The run's simulated user (built on first use; the simulator helper's part)."""
-        return None
+    def simulator_for(self) -> UserSimulator | None:
+        """The run's simulated user, made on first use (None: no simulator: nor judge:)."""
+        if self._simulator is None:
+            self._simulator = UserSimulator.of_run(self)
+        return self._simulator
 
     async def _check_step(
         self, step: Step, output: Any, context: CheckContext, called: bool

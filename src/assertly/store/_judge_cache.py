@@ -2,7 +2,8 @@
 
 The cache is shared by every run of the store: a digest of a judge request (endpoint, model,
 messages, parameters; never the key) names the judge's reply. ``judge_spend`` keeps what each
-run spent on the judge, summed over its resumptions.
+run spent on the judge, summed over its resumptions, and (under the run's id with
+``SIMULATOR_SPEND`` after it) what it spent on the simulated user of conversation tests.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import Any
 from .._secrets import redact_value
 
 __all__ = ["JUDGE_SCHEMA", "JUDGE_SCHEMA_POSTGRES", "JudgeCache"]
+
+# The simulated user's spend is a judge_spend row of its own: the run's id and this (issue 32).
+SIMULATOR_SPEND = "#simulator"
 
 # Part of the SQLite store's schema (`_sqlite._SCHEMA`).
 JUDGE_SCHEMA = """
@@ -108,3 +112,13 @@ class JudgeCache:
         if row is None:
             return None
         return {"cost_usd": row[0], "tokens": row[1], "calls": row[2], "cached": row[3]}
+
+    def add_simulator_spend(
+        self, run_id: str, cost_usd: float, tokens: int, calls: int, cached: int
+    ) -> None:
+        """Add what this invocation spent on the simulated user (issue 32), apart from the judge."""
+        self.add_judge_spend(run_id + SIMULATOR_SPEND, cost_usd, tokens, calls, cached)
+
+    def simulator_spend(self, run_id: str) -> dict[str, Any] | None:
+        """``{cost_usd, tokens, calls, cached}`` of a run that used a simulated user, else None."""
+        return self.judge_spend(run_id + SIMULATOR_SPEND)

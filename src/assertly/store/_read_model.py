@@ -191,6 +191,7 @@ def build_run(store: RunStore, run_id: str) -> RunRecord:
         shard=options.get("shard"),
         plan=options.get("plan"),
         judge=store.judge_spend(run_id),
+        simulator=store.simulator_spend(run_id),
         targets=list(options.get("target_labels") or []),
         name=options.get("name"),
         provenance=options.get("provenance"),

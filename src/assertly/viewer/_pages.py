@@ -33,6 +33,7 @@ from ..reports._analysis import (
     value_text,
     where,
 )
+from ..reports._conversation_view import conversation_view
 from ..store import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, MatrixPage, TestPage
 
 __all__ = ["CSP", "Links", "cell_anchor", "matrix_context", "render"]
@@ -218,12 +219,20 @@ def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
             for row in detail.assertions
         ],
         "multi_trial": len(test.trials) > 1,
+        # A conversation test: each trial's transcript (the first few; the JSON has all).
+        "conversations": [conversation_view(trial) for trial in test.trials[:CHATS_SHOWN]]
+        if test.conversation
+        else [],
         "search": " ".join([test.key, test.name, test.id, test.file]).lower(),
         "pending": pending,
         # A matrix run's cell: the id its matrix cell links to, and its row.
         "anchor": None if test.target is None else cell_anchor(test.key),
         "row": None if test.target is None else cell_anchor(test.base_key),
     }
+
+
+# The most trials of a conversation test whose transcripts a page shows.
+CHATS_SHOWN = 10
 
 
 def cell_anchor(key: str) -> str:
