@@ -65,18 +65,15 @@ NOT_RUN: dict[str, str] = {
     "docs/scale.md | pip install 'assertly[ray]'": _NEEDS_NETWORK,
     "README.md | make demo": _MAKE,
     "docs/index.md | make demo": _MAKE,
-    "README.md | make check": _MAKE,
     "docs/architecture.md | make check": _MAKE,
     "docs/performance.md | make bench": _MAKE,
     "docs/performance.md | assertly run e2e.tests.json --target fixtures:e2e.": _BENCH,
     "docs/performance.md | assertly run scale.tests.json --plain --store scal": _BENCH,
     "README.md | assertly run tests/agents --baseline blessed --min": _PROJECT,
     "README.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
-    "README.md | assertly run tests/agents --target base=my_agent -": _PROJECT,
     "docs/scale.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
     "docs/scale.md | assertly merge shard-1.json shard-2.json shard-3.j": _PROJECT,
     "docs/ci.md | set +e": "a shell script over a user's own project (tests/agents): illustrative",
-    "README.md | assertly view": _SERVER,
     # issue 31: `diff RUN:LABEL` and `--gate-target` are built beside the matrix core; run
     # this block once they are merged (drop the entry).
     "docs/viewer.md | assertly view": _SERVER,
