@@ -47,7 +47,7 @@ OPENING = "(The conversation has not started: write your first message to the as
 NO_TEXT = "(no reply)"
 # A user's message is not a book: a longer reply is a model gone astray, not a turn.
 MAX_MESSAGE_CHARS = 20_000
-_JUDGE = re.compile(r"\b(the judge|judge)('s)?\b")
+_JUDGE = re.compile(r"\b(the judge|judge)('s)?\b(?!-)")  # not --judge-cache: a real option
 
 
 @dataclass(frozen=True, slots=True)
