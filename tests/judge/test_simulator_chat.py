@@ -17,10 +17,10 @@ import pytest
 from fake_openai import FakeOpenAI, Raw, completion
 
 from assertly.judge import ChatReply, JudgeClient
+from assertly.judge._chat import MAX_REPLY_CHARS
 from assertly.loading import JudgeModel, SimulatedUser
 from assertly.runner._simulator import (
     INSTRUCTION,
-    MAX_MESSAGE_CHARS,
     NO_TEXT,
     OPENING,
     SimulatedMessage,
@@ -145,6 +145,25 @@ def test_a_reply_with_no_text_is_an_error_and_never_kept(fake: FakeOpenAI, tmp_p
         store.close()
 
 
+def test_a_reply_too_long_is_an_error_and_never_kept(fake: FakeOpenAI, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite")
+    try:
+        fake.answers("y" * (MAX_REPLY_CHARS + 1), "short")
+        long = chat(JudgeClient(config(fake), store))
+        assert long.text is None and long.error is not None and "20,000" in long.error
+        assert chat(JudgeClient(config(fake), store)).text == "short"
+        assert len(fake.requests) == 2
+        # A row kept by something else that this version would not keep is a miss.
+        client = JudgeClient(config(fake), store, cache="replay")
+        settings = client.settings({})
+        assert isinstance(settings, dict)
+        key = JudgeClient.cache_key(settings, HELLO, 0)
+        store.save_judge_reply(key, "z" * (MAX_REPLY_CHARS + 1), "sim-1", 1, 0.0, "now")
+        assert chat(client).error is not None and len(fake.requests) == 2
+    finally:
+        store.close()
+
+
 # --- UserSimulator: what it sends --------------------------------------------------------------
 
 
@@ -237,7 +256,7 @@ def test_a_custom_stop_token(fake: FakeOpenAI) -> None:
         (Raw(200, b"<html>bad gateway</html>"), "not JSON"),
         (Raw(500, b"the model is down"), "HTTP 500"),
         (Raw(404, b'{"error": "no such model"}'), "HTTP 404"),
-        (Raw(200, completion("x" * (MAX_MESSAGE_CHARS + 1))), "characters long"),
+        (Raw(200, completion("x" * (MAX_REPLY_CHARS + 1))), "characters long"),
     ],
     ids=["no-choices", "no-content", "null", "blank", "not-json", "500", "404", "too-long"],
 )

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..store import RunStore
 
-__all__ = ["ChatReply", "cached_chat", "kept_chat"]
+__all__ = ["MAX_REPLY_CHARS", "ChatReply", "cached_chat", "kept_chat"]
+
+# A longer reply is a model gone astray (a user's message is not a book): an error, not kept.
+MAX_REPLY_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +44,11 @@ class ChatReply:
 def cached_chat(store: RunStore | None, cache: str, key: str) -> ChatReply | None:
     """The reply the judge cache keeps for ``key`` in ``cache`` mode; None: ask the endpoint.
 
-    A kept reply with no text (a store written by something else) is a miss. In ``replay``
-    a miss is the error, and nothing is asked.
+    A kept reply that would not be kept now (no text, too long: a store written by something
+    else) is a miss. In ``replay`` a miss is the error, and nothing is asked.
     """
     found = store.judge_reply(key) if store is not None and cache != "off" else None
-    if found is not None and found.strip():
+    if found is not None and found.strip() and len(found) <= MAX_REPLY_CHARS:
         return ChatReply(found, cached=True)
     if cache == "replay":
         return ChatReply(
@@ -66,13 +69,19 @@ def kept_chat(
 ) -> ChatReply:
     """A new reply as `JudgeClient.chat` returns it, kept in ``store`` (None: not kept).
 
-    Only a reply with text is kept: an empty one is an error now, and kept it would answer
-    every later run without the endpoint being asked again.
+    Only a reply with text, of at most `MAX_REPLY_CHARS`, is kept: another is an error now,
+    and kept it would answer every later run without the endpoint being asked again.
     """
+    why = None
     if not isinstance(reply, str) or not reply.strip():
-        return ChatReply(
-            error=f"the model's reply has no text: {reply!r}", cost_usd=cost_usd, tokens=tokens
+        why = f"the model's reply has no text: {reply!r}"
+    elif len(reply) > MAX_REPLY_CHARS:
+        why = (
+            f"the model's reply is {len(reply):,} characters long (at most "
+            f"{MAX_REPLY_CHARS:,}): {reply[:80]!r}…"
         )
+    if why is not None:
+        return ChatReply(error=why, cost_usd=cost_usd, tokens=tokens)
     if store is not None:
         store.save_judge_reply(key, reply, str(settings["model"]), tokens, cost_usd, saved_at)
     return ChatReply(reply, cost_usd=cost_usd, tokens=tokens)

@@ -10,6 +10,7 @@ from ._config import (
     find_config,
     load_config,
     load_config_plugins,
+    simulator_problems,
 )
 from ._files import load_data_argument, load_located_argument, read_text_argument
 from ._models import ConfigModel, JudgeModel
@@ -43,4 +44,5 @@ __all__ = [
     "load_paths",
     "located_in_file",
     "read_text_argument",
+    "simulator_problems",
 ]

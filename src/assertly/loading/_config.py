@@ -217,7 +217,7 @@ def check_against_config(
     for test in tests:
         if test.suite_hooks is not None:
             suites.setdefault(test.suite_hooks.key, test.suite_hooks)
-        where = f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
+        where = _test_where(test)
         for kind, names in (("setup", test.setup), ("cleanup", test.cleanup)):
             check(names, f"{where}: {kind}")
         if test.agent not in config.agents and test.agent not in config.matrix:
@@ -227,9 +227,7 @@ def check_against_config(
             facts.setdefault(fact, where)
         if config.judge is None and _needs_judge([test.expectations()]):
             problems.append(Problem(where, _NO_JUDGE))
-        simulated = test.conversation is not None and test.conversation.simulated_user
-        if simulated and config.simulator is None and config.judge is None:
-            problems.append(Problem(where, _NO_SIMULATOR))
+    problems += simulator_problems(tests, config, datasets)
     if config.judge is None:
         for dataset in datasets:
             if _needs_judge([dataset.checks]):
@@ -262,6 +260,30 @@ _NO_SIMULATOR = (
     "simulated_user needs a model to play the user: add simulator: {base_url: …, model: …} "
     "(or judge:, which it uses by default) to the config"
 )
+
+
+def simulator_problems(
+    tests: Iterable[TestCase], config: ConfigModel, datasets: Sequence[Dataset] = ()
+) -> list[Problem]:
+    """A simulated user with no model to play it (no ``simulator:`` and no ``judge:``).
+
+    ``validate`` and ``run`` refuse it up front (exit 2), each test and dataset line named
+    where it is, rather than end every such trial ``error``. A dataset's lines are scanned
+    only then (none is when the config has a model).
+    """
+    if config.simulator is not None or config.judge is not None:
+        return []
+    problems = []
+    for test in tests:
+        if test.conversation is not None and test.conversation.simulated_user is not None:
+            problems.append(Problem(_test_where(test), _NO_SIMULATOR))
+    for dataset in datasets:
+        problems += [Problem(where, _NO_SIMULATOR) for where in dataset.simulated_lines()]
+    return problems
+
+
+def _test_where(test: TestCase) -> str:
+    return f"{test.file}:{test.line}: {test.id}" if test.line else f"{test.file}: {test.id}"
 
 
 def _needs_judge(checks: Iterable[Iterable[Any]]) -> bool:

@@ -11,9 +11,12 @@ A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_c
 "tags", "description", "vars", "expected"}``, every key optional; ``vars`` and ``expected`` are
 the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in the suite's
 assertions (`._references`). A line with ``output`` is judged as recorded (no call); one
-without is sent to the agent as ``input``. The file is read line by line when the run gets to it
-and never held in memory, so a million cases judge in flat memory. A case is keyed by its line
-(``file:line``), which stays unique even when two lines share an ``id``.
+without is sent to the agent as ``input``. A line with ``conversation`` (``{input, turns:
+[text | {user}], simulated_user: {persona, ...}}``, its vars filled into what the user says)
+is a conversation test the suite's checks judge whole (`._conversations.line_conversation`).
+The file is read line by line when the run gets to it and never held in memory, so a million
+cases judge in flat memory. A case is keyed by its line (``file:line``), which stays unique
+even when two lines share an ``id``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .._exceptions import Problem
 from .._json import loads
 from ..engine import Expectation
 from ._cases import Step, SuiteHooks, TestCase, definition_digest
+from ._conversations import line_conversation
 from ._models import id_problem
 from ._references import MISSING, CaseCompiler
 
@@ -36,6 +40,7 @@ CASE_KEYS = frozenset(
     {
         "id",
         "input",
+        "conversation",
         "output",
         "model",
         "cost_usd",
@@ -113,6 +118,24 @@ class Dataset:
             return 1  # `cases` yields one case that says why
         return lines
 
+    def simulated_lines(self) -> Iterator[str]:
+        """Where a line has a simulated user (``file:line``; lines that cannot be read: none)."""
+        shown = shown_path(self.path)
+        try:
+            with self.path.open("rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if b"simulated_user" not in raw:  # most lines: never parsed
+                        continue
+                    try:
+                        line = loads(raw)
+                    except ValueError:
+                        continue  # `cases` says what is wrong with it
+                    conversation = line.get("conversation") if isinstance(line, dict) else None
+                    if isinstance(conversation, dict) and conversation.get("simulated_user"):
+                        yield f"{shown}:{number}"
+        except OSError:
+            return
+
     def cases(self) -> Iterator[TestCase]:
         """Each line as a test; a line that cannot be read is a test with a problem."""
         shown = shown_path(self.path)
@@ -164,18 +187,29 @@ class Dataset:
         if self.compiler is not None and not problems:
             checks, found = self.compiler.checks(variables, line.get("expected", MISSING), where)
             problems.extend(found)
-        recorded = None
-        if "output" in line:
+        recorded = conversation = None
+        if "conversation" in line:
+            conversation, found = line_conversation(line, variables, where)
+            problems.extend(found)
+            if conversation is not None:
+                conversation.checks = checks
+        elif "output" in line:
             recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
         elif line and "input" not in line:
-            problems.append(Problem(where, "a line needs output (recorded) or input (to send)"))
+            problems.append(
+                Problem(where, "a line needs output (recorded), input or conversation (to send)")
+            )
         test = TestCase(
             id=case_id,
             name=str(line.get("name") or case_id),
             suite=self.suite,
             file=shown,
             agent=self.agent,
-            steps=[Step(case_id, line.get("input"), checks, recorded=recorded)],
+            # A conversation has no steps: its turns are (`TestCase.conversation`).
+            steps=[]
+            if conversation
+            else [Step(case_id, line.get("input"), checks, recorded=recorded)],
+            conversation=conversation,
             line=number,
             description=line.get("description"),
             trials=self.trials,
@@ -186,15 +220,22 @@ class Dataset:
             case_key=f"{self.file}::{self.suite}::{where}",
             # A case is defined by the suite's checks and its own input; a recorded output is
             # the response under judgement, not part of the definition.
-            definition=definition_digest(self.definition, line.get("input"))
-            if variables is None and "expected" not in line
-            else definition_digest(
-                self.definition, line.get("input"), variables, line.get("expected")
-            ),
+            definition=_definition(self.definition, line),
             pass_threshold=self.pass_threshold,
             suite_hooks=self.suite_hooks,
         )
         return test
+
+
+def _definition(suite: str, line: dict[str, Any]) -> str:
+    """A line's definition: its suite's, its input or conversation, its vars and expected."""
+    if "conversation" in line:  # (the digest of lines without one is kept as it was)
+        return definition_digest(
+            suite, line.get("input"), line.get("vars"), line.get("expected"), line["conversation"]
+        )
+    if line.get("vars") is None and "expected" not in line:
+        return definition_digest(suite, line.get("input"))
+    return definition_digest(suite, line.get("input"), line.get("vars"), line.get("expected"))
 
 
 def shown_path(path: Path) -> str:

@@ -123,9 +123,22 @@ class SimulatedUserModel(FileModel):
 class ConversationModel(FileModel):
     """A multi-turn test: scripted user turns, a simulated user, or scripted turns then one."""
 
+    # For editors; the loader says the same in its own words (`._conversations`).
+    model_config = ConfigDict(
+        **FileModel.model_config,
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["turns"], "properties": {"turns": {"minItems": 1}}},
+                {"required": ["simulated_user"]},
+            ]
+        },
+    )
+
     input: dict[str, Any] | None = Field(
         default=None,
-        description="Merged into every request beside messages (e.g. {user_id: 42}).",
+        description="Merged into every request beside messages (e.g. {user_id: 42}); it may "
+        "not hold messages (the history, which would overwrite it).",
+        json_schema_extra={"not": {"required": ["messages"]}},
     )
     turns: list[TurnModel] | None = Field(
         default=None, description="Scripted user turns, in order, each with its own checks."
@@ -137,6 +150,19 @@ class ConversationModel(FileModel):
 
 class TestModel(FileModel):
     """One test of an agent test file."""
+
+    # For editors: a conversation stands alone (the loader refuses it beside input/multi_step).
+    model_config = ConfigDict(
+        **FileModel.model_config,
+        json_schema_extra={
+            "not": {
+                "anyOf": [
+                    {"required": ["conversation", "input"]},
+                    {"required": ["conversation", "multi_step"]},
+                ]
+            }
+        },
+    )
 
     id: Id = Field(min_length=1, description="Unique id within the file.")
     name: str | None = None

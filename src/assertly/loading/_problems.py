@@ -14,10 +14,13 @@ from .._exceptions import Problem
 from ._models import (
     AgentTestFileModel,
     ConfigModel,
+    ConversationModel,
     EvalCaseModel,
+    SimulatedUserModel,
     StepModel,
     SuiteModel,
     TestModel,
+    TurnModel,
 )
 from ._source import Key, Source
 
@@ -102,6 +105,9 @@ def _did_you_mean(key: str) -> str:
         (SuiteModel, "in a suite"),
         (TestModel, "in a test"),
         (StepModel, "in a step of multi_step"),
+        (ConversationModel, "in a test's conversation"),
+        (TurnModel, "in a turn of conversation.turns"),
+        (SimulatedUserModel, "in conversation.simulated_user"),
         (EvalCaseModel, "in an eval case"),
         (ConfigModel, "in the project config (assertly.yaml)"),
     )

@@ -23,7 +23,7 @@ import orjson
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 
-__all__ = ["CaseCompiler", "Template", "has_references"]
+__all__ = ["CaseCompiler", "Template", "fill_text", "has_references", "missing_message"]
 
 _REFERENCE = re.compile(r"\{\{\s*(expected|vars\.([A-Za-z_][A-Za-z0-9_-]*))\s*\}\}")
 _WHOLE = re.compile(r"^\s*\{\{\s*(expected|vars\.([A-Za-z_][A-Za-z0-9_-]*))\s*\}\}\s*$")
@@ -116,6 +116,31 @@ def _as_text(value: Any) -> str:
 
 MISSING = _MISSING
 
+
+def missing_message(missing: list[str], variables: Any) -> str:
+    """What a line lacks: the references ``missing`` it has no value for, and its vars."""
+    have = sorted(variables) if isinstance(variables, Mapping) else []
+    hint = f" (its vars: {', '.join(have)})" if have else " (it has no vars)"
+    hint = "" if missing == ["expected"] else hint
+    return f"the line has no value for {{{{ {', '.join(missing)} }}}}{hint}"
+
+
+def fill_text(text: str, variables: Any, expected: Any) -> tuple[str, list[str]]:
+    """``text`` with a line's references filled in, always as text; and those it lacks.
+
+    A conversation's user texts and persona take a line's ``vars``/``expected`` this way
+    (`._conversations`): a whole-string reference to a number or list becomes its JSON.
+    """
+    if "{{" not in text:
+        return text, []
+    template = Template(text)
+    values = template.values(variables, expected)
+    if isinstance(values, list):
+        return text, values
+    filled = template.fill(values)
+    return (filled if isinstance(filled, str) else _as_text(filled)), []
+
+
 # Distinct filled expectations kept per dataset suite (a dataset of unique references compiles
 # each line; one of shared references compiles each once).
 _KEEP = 1024
@@ -160,11 +185,7 @@ class CaseCompiler:
                 else:
                     values.update(found)
         if missing:
-            have = sorted(variables) if isinstance(variables, Mapping) else []
-            hint = f" (its vars: {', '.join(have)})" if have else " (it has no vars)"
-            hint = "" if missing == ["expected"] else hint
-            names = ", ".join(missing)
-            return [], [Problem(where, f"the line has no value for {{{{ {names} }}}}{hint}")]
+            return [], [Problem(where, missing_message(missing, variables))]
         try:
             key = orjson.dumps(values, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
         except (TypeError, orjson.JSONEncodeError):

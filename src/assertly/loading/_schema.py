@@ -126,6 +126,9 @@ def _with_assertions(schema: dict[str, Any]) -> dict[str, Any]:
                     properties["expect"] = {"$ref": "#/$defs/expect"}
                 if "assertions" in properties:
                     properties["assertions"] = typed_list
+                if "stop_when" in properties:  # a simulated user's stop rule: typed assertions
+                    described = properties["stop_when"].get("description")
+                    properties["stop_when"] = {**typed_list, "description": described}
                 if "expected" in properties:
                     properties["expected"] = {"type": "object", "additionalProperties": typed_list}
             for key, child in node.items():

@@ -13,23 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .._exceptions import ConfigError, Problem
 from ..engine import Expectation
 from ..engine import compile as compile_expectation
 from ..engine.graded._judging import FileJudgeRules
-from ._cases import (
-    Conversation,
-    EvalCase,
-    EvalSuite,
-    SimulatedUser,
-    Step,
-    SuiteHooks,
-    TestCase,
-    Turn,
-    definition_digest,
-)
+from ._cases import EvalCase, EvalSuite, Step, SuiteHooks, TestCase, definition_digest
+from ._compiling import LoadContext as _LoadContext
+from ._compiling import compile_checks as _compile_checks
+from ._conversations import conversation_shape_problems, fill_conversation
 from ._datasets import Dataset, has_lines, inside_project
 from ._discover import discover
 from ._models import (
@@ -41,7 +32,7 @@ from ._models import (
     WorkflowModel,
     id_problem,
 )
-from ._problems import Label, key_parts
+from ._problems import Label
 from ._problems import located as _located
 from ._problems import validate as _validate
 from ._references import CaseCompiler, has_references
@@ -81,93 +72,6 @@ class LoadResult:
             for case in suite.cases:
                 found.extend(case.problems)
         return found
-
-
-class _LoadContext:
-    """What every file of one load shares: the project directory and compiled expectations.
-
-    Generated suites repeat one assertion list in thousands of tests; an `Expectation` is
-    immutable, so equal specs share one (compiling a 10-assertion list costs ~0.3 ms).
-    """
-
-    def __init__(
-        self,
-        sensitive_prefixes: Sequence[str] | None,
-        project_dir: Path,
-        shape: dict[str, str] | None = None,
-        judge_rules: FileJudgeRules | None = None,
-    ) -> None:
-        self.sensitive_prefixes = sensitive_prefixes
-        self.project_dir = project_dir
-        self.shape = shape or {}  # the config's: every file's default
-        # Test files never choose their judge's endpoint or key themselves (the config does).
-        self.judge_rules = judge_rules or FileJudgeRules()
-        self._compiled: dict[bytes, Expectation] = {}
-
-    def compile(
-        self,
-        spec: Any,
-        *,
-        threshold: float | None,
-        location: str,
-        shape: dict[str, str] | None = None,
-    ) -> Expectation:
-        """The compiled expectation of ``spec``.
-
-        Raises:
-            ConfigError: The spec is invalid (problems located relative to ``location``).
-        """
-        try:
-            # 1, 1.0 and true stay distinct; sorted keys make equal dicts equal.
-            key = orjson.dumps([location, threshold, spec, shape], option=orjson.OPT_SORT_KEYS)
-        except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits: no sharing
-            key = None
-        found = self._compiled.get(key) if key is not None else None
-        if found is None:
-            found = compile_expectation(
-                spec,
-                threshold=threshold,
-                sensitive_prefixes=self.sensitive_prefixes,
-                shape=shape or None,
-                location=location,
-                judge_rules=self.judge_rules,
-            )
-            if key is not None:
-                self._compiled[key] = found
-        return found
-
-
-def _compile_checks(
-    expect: dict[str, Any] | None,
-    assertions: list[Any] | None,
-    threshold: float | None,
-    source: Source,
-    key: Key,
-    context: _LoadContext,
-    *,
-    label: Label | None = None,
-    shape: dict[str, str] | None = None,
-    typed_key: str = "assertions",
-) -> tuple[list[Expectation], list[Problem]]:
-    checks: list[Expectation] = []
-    problems: list[Problem] = []
-    for name, spec in (("expect", expect), (typed_key, assertions)):
-        if spec is None:
-            continue
-        try:
-            checks.append(
-                context.compile(
-                    spec,
-                    threshold=threshold if name != "expect" else None,
-                    location=name,
-                    shape=shape if name == "expect" else None,  # only the expect dict reads it
-                )
-            )
-        except ConfigError as error:
-            for problem in error.problems:
-                parts = key_parts(problem.location)
-                problems.append(Problem(_located(source, (*key, *parts), label), problem.message))
-    return checks, problems
 
 
 def _as_list(value: str | list[str] | None) -> list[str]:
@@ -226,6 +130,7 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                 suite_hooks=hooks,
             )
             test.problems.extend(problems)
+            test.problems.extend(conversation_shape_problems(raw, source, key, test_id))
             if "::" in test_id:
                 test.problems.append(
                     Problem(
@@ -392,7 +297,7 @@ def _fill_test(
     if model.priority is not None:
         test.priority = model.priority
     if model.conversation is not None:
-        _fill_conversation(test, model, source, key, context, shape)
+        fill_conversation(test, model, source, key, context, shape)
         return
     if model.multi_step:
         if model.expect is not None or model.assertions is not None:
@@ -433,86 +338,6 @@ def _fill_test(
     )
     test.problems.extend(problems)
     test.steps.append(Step(test.id, model.input, checks))
-
-
-def _fill_conversation(
-    test: TestCase,
-    model: TestModel,
-    source: Source,
-    key: Key,
-    context: _LoadContext,
-    shape: dict[str, str],
-) -> None:
-    """A conversation test: its turns' checks, its stop rule's, and the whole conversation's."""
-    conversation = model.conversation
-    assert conversation is not None
-    where = f"{source.where((*key, 'conversation'))}: {test.id}"
-    for beside in ("input", "multi_step"):
-        if getattr(model, beside) is not None:
-            hint = (
-                "put what every request carries in conversation.input"
-                if beside == "input"
-                else "a conversation's turns are its steps"
-            )
-            test.problems.append(
-                Problem(
-                    f"{source.where((*key, beside))}: {test.id}",
-                    f"a test has either conversation or {beside}, not both: {hint}",
-                )
-            )
-    if not conversation.turns and conversation.simulated_user is None:
-        test.problems.append(
-            Problem(where, "a conversation needs turns, a simulated_user, or both")
-        )
-    label = (test.id, len(key))
-    found = Conversation(input=conversation.input)
-    for number, turn in enumerate(conversation.turns or ()):
-        checks, problems = _compile_checks(
-            turn.expect,
-            turn.assertions,
-            None,
-            source,
-            (*key, "conversation", "turns", number),
-            context,
-            label=label,
-            shape=shape,
-        )
-        test.problems.extend(problems)
-        found.turns.append(Turn(turn.user, checks))
-    simulated = conversation.simulated_user
-    if simulated is not None:
-        stop_when, problems = _compile_checks(
-            None,
-            simulated.stop_when,
-            None,
-            source,
-            (*key, "conversation", "simulated_user"),
-            context,
-            label=label,
-            typed_key="stop_when",
-        )
-        test.problems.extend(problems)
-        found.simulated_user = SimulatedUser(
-            simulated.persona,
-            simulated.first_message,
-            simulated.max_turns,
-            stop_when,
-            simulated.stop_token,
-            simulated.require_stop,
-        )
-    checks, problems = _compile_checks(
-        model.expect,
-        model.assertions,
-        model.threshold,
-        source,
-        key,
-        context,
-        label=label,
-        shape=shape,
-    )
-    test.problems.extend(problems)
-    found.checks = checks
-    test.conversation = found
 
 
 def _add_step(

@@ -255,10 +255,7 @@ async def run_conversation(
         record.status = "error"
         record.error = "the simulated user ended the conversation before the agent replied once"
         return
-    whole = await _judge_whole(judge, conversation, transcript, ended, now)
-    _spend(whole, spent)
-    record.steps.append(whole)
-    _settle(record)
+    await _finish(record, judge, conversation, transcript, (ended, spent), now)
 
 
 async def _user_turn(
@@ -344,10 +341,7 @@ async def recheck_conversation(
             old.simulator_tokens,
         )
         record.steps.append(judged)
-    whole = await _judge_whole(judge, conversation, transcript, ended, now)
-    _spend(whole, spent)
-    record.steps.append(whole)
-    _settle(record)
+    await _finish(record, judge, conversation, transcript, (ended, spent), now)
 
 
 async def _judge_turn(
@@ -399,6 +393,22 @@ async def _judge_whole(
         judged.checks = [*judged.checks, CheckRecord(False, 0.0, [result], outcome="failed")]
         judged.status = "failed"
     return judged
+
+
+async def _finish(
+    record: TrialRecord,
+    judge: StepChecker,
+    conversation: Conversation,
+    transcript: _Transcript,
+    ending: tuple[str, tuple[float, int] | None],
+    now: datetime | None,
+) -> None:
+    """Judge the whole conversation into its own step, then settle the trial's verdict."""
+    ended, spent = ending
+    whole = await _judge_whole(judge, conversation, transcript, ended, now)
+    _spend(whole, spent)
+    record.steps.append(whole)
+    _settle(record)
 
 
 def _spend(step: StepRecord, cost: tuple[float, int] | None) -> None:

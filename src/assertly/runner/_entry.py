@@ -25,6 +25,7 @@ from ..loading import (
     load_config,
     load_config_plugins,
     load_paths,
+    simulator_problems,
 )
 from ..store import RunStore, build_run, new_run_id, open_store
 from ..targets import parse_spec
@@ -78,6 +79,8 @@ def prepare(options: RunOptions) -> tuple[ConfigModel, TestPlan, list[EvalSuite]
     # The shard splits a matrix run's cells (test, target), so it is applied by the plan.
     unsharded = dataclasses.replace(options, shard=None)
     tests = TestPlan(select_tests(loaded.tests, unsharded), loaded.datasets, options, matrix)
+    if refused := simulator_problems(tests.tests, config, tests.datasets):
+        raise ConfigError(refused)  # as validate does (exit 2), not a run of errors
     # Filters pick tests; an eval suite is judged whole, so any filter leaves evals out, and
     # a shard takes the eval suites whose file hashes to it.
     evals = [] if filtered(options) else loaded.evals

@@ -50,6 +50,7 @@ from ..store import RunStore
 from ._model_judge import judge_counts
 from ._options import RunOptions
 from ._run import Listener, Runner
+from ._simulator import add_simulator_spend
 
 __all__ = ["RayRunner", "RayWorker"]
 
@@ -281,6 +282,7 @@ class RayRunner(Runner):
                     self._alone.discard(index)
             self.secrets.update(secrets)  # the store redacts what the worker's targets hold
             self.model_judge.add_spend(spend)  # stored with the run's spend when it ends
+            add_simulator_spend(self, spend)  # the simulated user's, apart
             return TrialRecord.from_dict(data)
         message = (
             f"the Ray worker running this trial died, and so did the one it was retried on "
@@ -422,7 +424,10 @@ class RayWorker:
         them), taken with no await in between, so trials that judge at the same time on this
         worker's event loop are each counted once.
         """
-        now = judge_counts(cast(Runner, self.runner).model_judge.client)
+        runner = cast(Runner, self.runner)
+        now = judge_counts(runner.model_judge.client)
+        simulated = judge_counts(runner._simulator.client if runner._simulator else None)
+        now.update({f"simulator_{name}": count for name, count in simulated.items()})
         spend = {name: now[name] - self.reported.get(name, 0) for name in now}
         self.reported = now
         return spend

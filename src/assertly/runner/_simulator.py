@@ -13,8 +13,9 @@ refuse a request with no user message.
 Its replies go through its own `JudgeClient` (its cost and tokens stay apart from the
 judge's), so they are kept in the judge cache, keyed like judge requests, and ``--judge-cache``
 governs them: a rerun against an unchanged agent replays the conversation with no call. A
-reply that cannot be read (no text, an HTTP error after the retries, not JSON, too long) is
-no message: `UserSimulator.next_message` returns why, and the trial is an error naming its turn.
+reply that cannot be read (no text, an HTTP error after the retries, not JSON, too long:
+`judge._chat`) is no message: `UserSimulator.next_message` returns why, and the trial is an
+error naming its turn.
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
     from ..loading import ConfigModel, JudgeModel, SimulatedUser
     from ..store import RunStore
 
-__all__ = ["INSTRUCTION", "NO_TEXT", "OPENING", "SimulatedMessage", "UserSimulator"]
+__all__ = [
+    "INSTRUCTION",
+    "NO_TEXT",
+    "OPENING",
+    "SimulatedMessage",
+    "UserSimulator",
+    "add_simulator_spend",
+]
 
 # After the persona, in the system prompt ({stop} is the conversation's stop token).
 INSTRUCTION = (
@@ -45,8 +53,6 @@ INSTRUCTION = (
 OPENING = "(The conversation has not started: write your first message to the assistant.)"
 # An agent message with no text, as the simulator sees it.
 NO_TEXT = "(no reply)"
-# A user's message is not a book: a longer reply is a model gone astray, not a turn.
-MAX_MESSAGE_CHARS = 20_000
 _JUDGE = re.compile(r"\b(the judge|judge)('s)?\b(?!-)")  # not --judge-cache: a real option
 
 
@@ -100,6 +106,8 @@ class UserSimulator:
         self._store = store
         self._secrets = secrets
         self._refused = refused
+        # What simulated users elsewhere spent for this run (the Ray backend's workers).
+        self.elsewhere: dict[str, Any] = judge_counts(None)
 
     @classmethod
     def of_run(cls, runner: Any) -> UserSimulator | None:
@@ -120,8 +128,8 @@ class UserSimulator:
 
     @property
     def cost_usd(self) -> float:
-        """What the simulated user has cost so far in this invocation."""
-        return self.client.cost_usd
+        """What the simulated user has cost so far in this invocation (workers' included)."""
+        return self.client.cost_usd + float(self.elsewhere["cost_usd"])
 
     async def next_message(
         self, user: SimulatedUser, history: list[dict[str, Any]]
@@ -139,13 +147,25 @@ class UserSimulator:
         """Close the client; store what this invocation spent for ``run_id``."""
         client = self.client
         await client.close()
-        spend = judge_counts(client)
+        own = judge_counts(client)
+        spend = {name: own[name] + self.elsewhere[name] for name in own}
         if run_id is not None and self._store is not None and (spend["calls"] or spend["cached"]):
             self._store.add_simulator_spend(
                 run_id, spend["cost_usd"], spend["tokens"], spend["calls"], spend["cached"]
             )
         client.calls = client.cached = client.tokens = 0
         client.cost_usd = 0.0
+        self.elsewhere = judge_counts(None)
+
+
+def add_simulator_spend(runner: Any, spend: dict[str, Any]) -> None:
+    """Count what a Ray worker's simulated user spent (``simulator_*`` of a trial's spend)."""
+    if not spend.get("simulator_calls") and not spend.get("simulator_cached"):
+        return
+    simulator = runner.simulator_for()
+    if simulator is not None:
+        for name in simulator.elsewhere:
+            simulator.elsewhere[name] += spend.get(f"simulator_{name}") or 0
 
 
 def messages(user: SimulatedUser, history: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -166,11 +186,6 @@ def messages(user: SimulatedUser, history: list[dict[str, Any]]) -> list[dict[st
 
 def _message(stop: str, text: str, reply: Any) -> SimulatedMessage | str:
     """The reply as the user's message, or why it is none."""
-    if len(text) > MAX_MESSAGE_CHARS:
-        return (
-            f"the simulator's reply is {len(text):,} characters long (a user's message is at "
-            f"most {MAX_MESSAGE_CHARS:,}): {text[:80]!r}…"
-        )
     ended = stop in text
     said = text.replace(stop, "").strip()
     if not said and not ended:
