@@ -120,6 +120,7 @@ STDIN: dict[str, str] = {
 # YAML examples that name a file the next block shows: where that block is written first.
 BESIDE: dict[str, str] = {
     "docs/running.md | agent: notes (2)": "data/answers.jsonl",
+    "docs/conversations.md | agent: support (3)": "data/dialogues.jsonl",
 }
 
 # docs/pytest.md's example project: its files, each the block that shows it. Its ``$ pytest``
@@ -139,6 +140,7 @@ _WITH_JUDGE = "judge: {base_url: 'http://127.0.0.1:8000/v1', model: doc-judge}\n
 WITH_CONFIG: dict[str, str] = {
     "docs/conversations.md | agent: support": _WITH_JUDGE,
     "docs/conversations.md | agent: support (2)": _WITH_JUDGE,
+    "docs/conversations.md | agent: support (3)": _WITH_JUDGE,
 }
 
 # Shell blocks that continue a session: commands run first, in the sandbox, not checked.
