@@ -10,9 +10,7 @@ examples/judge/record_simulator.py.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +24,12 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture
-def examples(tmp_path: Path) -> Iterator[Path]:
+def examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of examples/ without stored runs, as the working directory."""
     copy = tmp_path / "examples"
     shutil.copytree(EXAMPLES, copy, ignore=shutil.ignore_patterns("reports", "*.sqlite*"))
-    before = Path.cwd()
-    os.chdir(copy)
-    try:
-        yield copy
-    finally:
-        os.chdir(before)
+    monkeypatch.chdir(copy)
+    return copy
 
 
 def _run(*args: str) -> tuple[int, dict[str, Any], str]:
