@@ -3,7 +3,8 @@
 # runs the example agent tests and workflow eval with `assertly run` from examples/, writes
 # reports to examples/reports/, re-renders the stored run with `assertly report`, validates
 # the files with `assertly validate`, compares two runs (`--baseline`, `diff`) and two versions
-# of the example agent in one run (`--target v1=… --target v2=…`).
+# of the example agent in one run (`--target v1=… --target v2=…`), and runs conversation tests:
+# scripted users, and a simulated user replayed offline from its recorded replies.
 # Run it with `make demo` (which puts .venv/bin on PATH first), or from the repository root:
 #   PATH=.venv/bin:$PATH bash examples/demo.sh
 # Some steps are meant to fail (exit code 1) or to be refused (exit code 2). Any other
@@ -45,6 +46,25 @@ demo() {
 
 check() {
     demo "$1" check "${@:2}"
+}
+
+# file_replies FILE: file recorded model replies (JSON Lines of key, model, reply) into the
+# run store's judge cache, where `--judge-cache replay` reads them.
+file_replies() {
+    printf '$ python3 -c ... %s   # file the recorded replies in the run store\n' "$1"
+    python3 - "$1" <<'PY' || exit 1
+import json
+import sys
+
+from assertly.store import RunStore
+
+store = RunStore("reports/runs.sqlite")
+with open(sys.argv[1], encoding="utf-8") as handle:
+    for line in handle:
+        entry = json.loads(line)
+        store.save_judge_reply(entry["key"], entry["reply"], entry["model"], 0, 0.0, "recorded")
+store.close()
+PY
 }
 
 heading "1. An agent's JSON search response against an expect dict (passes)"
@@ -104,7 +124,8 @@ demo 1 report last -o reports/last.md
 sed -n '1,12p' reports/last.md
 
 heading "12. Load and compile the test files without running anything"
-demo 0 validate notes.tests.yaml summarizer.workflow.yaml support.tests.yaml
+demo 0 validate notes.tests.yaml summarizer.workflow.yaml support.tests.yaml \
+    conversations.tests.yaml
 
 heading "13. Did my change make it worse? A new agent version, gated on the run of step 9"
 demo 1 run notes.tests.yaml summarizer.workflow.yaml --now 2026-01-20T00:00:00Z --plain \
@@ -136,30 +157,44 @@ heading "18. Model-graded: an LLM judge (llm-rubric), offline from its recorded 
 # into the run store's judge cache, `--judge-cache replay` reads them and calls no model (a
 # missing one would be an error, never a pass). Each dataset line brings its own vars and
 # expected answer, read by {{ vars.NAME }} and {{ expected }} in the suite's assertions.
-printf '$ python3 -c ... judge/judge-cache.jsonl   # file the recorded replies in the run store\n'
-python3 - <<'PY' || exit 1
-import json
-
-from assertly.store import RunStore
-
-store = RunStore("reports/runs.sqlite")
-with open("judge/judge-cache.jsonl", encoding="utf-8") as handle:
-    for line in handle:
-        entry = json.loads(line)
-        store.save_judge_reply(entry["key"], entry["reply"], entry["model"], 0, 0.0, "recorded")
-store.close()
-PY
+file_replies judge/judge-cache.jsonl
 demo 1 run judge/support.tests.yaml --plain --judge-cache replay
 
 heading "19. An llm-rubric needs a judge: validate checks the config has one"
 demo 0 validate judge/support.tests.yaml
 
-heading "20. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
+heading "20. A conversation with scripted users: each turn judged, then the whole (one fails at turn 2)"
+# The agent (agent/refund_agent.py) is called once per turn with the whole history as OpenAI
+# messages. A failed turn does not stop the conversation: question_before_refund fails at turn
+# 2 (the agent refunds before answering) and at turn 3 (the refund was already issued).
+demo 1 run conversations.tests.yaml --suite scripted --plain
+
+heading "21. A simulated user, offline: its recorded replies replayed from the judge cache"
+# A model plays the user (config simulator:); its replies were recorded once by
+# judge/record_simulator.py into judge/simulator-cache.jsonl. Filed into the run store's judge
+# cache, `--judge-cache replay` reads them and calls no model (a miss would be an error).
+file_replies judge/simulator-cache.jsonl
+demo 0 run conversations.tests.yaml --suite simulated --plain --judge-cache replay \
+    -o reports/conversation.json
+printf '$ python3 -c ... reports/conversation.json   # the transcript, turn by turn\n'
+python3 - <<'PY' || exit 1
+import json
+
+trial = json.load(open("reports/conversation.json", encoding="utf-8"))["tests"][0]["trials"][0]
+for turn in trial["turns"]:
+    calls = ", ".join(call["name"] for call in turn["tool_calls"] or [])
+    print(f"turn {turn['index']} user:  {turn['user']}")
+    print(f"       agent: {turn['output']['choices'][0]['message']['content']}")
+    print(f"       tools: {calls or '-'}   {turn['outcome']}")
+print(f"conversation: {trial['conversation']['outcome']}, ended by {trial['conversation']['ended']}")
+PY
+
+heading "22. Browse the runs: the viewer's pages and JSON as static files (assertly view --export)"
 demo 0 view --export reports/view
 ls reports/view
 printf '(serve them: python3 -m http.server -d examples/reports/view, or run `assertly view` for the live viewer)\n'
 
-heading "21. Semantic similarity (similar), offline with a local model"
+heading "23. Semantic similarity (similar), offline with a local model"
 if python3 -c 'from assertly.engine.graded._embeddings import missing_extra; raise SystemExit(bool(missing_extra()))' 2>/dev/null; then
     # A paraphrase passes; a reply about something else fails (exit code 1).
     echo 'Your refund arrives within five business days.' >reports/refund_reply.txt
@@ -172,4 +207,5 @@ else
 fi
 
 printf '\nDemo finished: every command exited with the expected code.\n'
-printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, matrix.json, view/index.html\n'
+printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, matrix.json,\n'
+printf '         conversation.json, view/index.html\n'

@@ -65,21 +65,21 @@ NOT_RUN: dict[str, str] = {
     "docs/scale.md | pip install 'assertly[ray]'": _NEEDS_NETWORK,
     "README.md | make demo": _MAKE,
     "docs/index.md | make demo": _MAKE,
-    "README.md | make check": _MAKE,
     "docs/architecture.md | make check": _MAKE,
     "docs/performance.md | make bench": _MAKE,
     "docs/performance.md | assertly run e2e.tests.json --target fixtures:e2e.": _BENCH,
     "docs/performance.md | assertly run scale.tests.json --plain --store scal": _BENCH,
     "README.md | assertly run tests/agents --baseline blessed --min": _PROJECT,
     "README.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
-    "README.md | assertly run tests/agents --target base=my_agent -": _PROJECT,
     "docs/scale.md | assertly run tests/agents --shard 2/4 -o shard-2.j": _PROJECT,
     "docs/scale.md | assertly merge shard-1.json shard-2.json shard-3.j": _PROJECT,
     "docs/ci.md | set +e": "a shell script over a user's own project (tests/agents): illustrative",
-    "README.md | assertly view": _SERVER,
     # issue 31: `diff RUN:LABEL` and `--gate-target` are built beside the matrix core; run
     # this block once they are merged (drop the entry).
     "docs/viewer.md | assertly view": _SERVER,
+    "docs/conversations.md | assertly run conversations.tests.yaml --suite simu": (
+        "records a simulated user from its model (needs one listening), then replays it"
+    ),
     # Python that is not a program.
     "docs/pytest.md | assertly.assert_response(response, expectation, *,": "a signature",
     "docs/pytest.md | $ pytest -q --assertly-config bad.yaml tests/agent": _UNSHOWN,
@@ -120,6 +120,7 @@ STDIN: dict[str, str] = {
 # YAML examples that name a file the next block shows: where that block is written first.
 BESIDE: dict[str, str] = {
     "docs/running.md | agent: notes (2)": "data/answers.jsonl",
+    "docs/conversations.md | agent: support (3)": "data/dialogues.jsonl",
 }
 
 # docs/pytest.md's example project: its files, each the block that shows it. Its ``$ pytest``
@@ -132,6 +133,15 @@ PYTEST_PROJECT: dict[str, str] = {
     "tests/test_search_agent.py": "docs/pytest.md | import assertly",
 }
 _PYTEST_HEADER = re.compile(r"^(platform |rootdir: |plugins: |cachedir: )")
+
+# Test files that need a config beside them (a judge for llm-rubric, a model for a simulated
+# user): validated with this config as assertly.yaml.
+_WITH_JUDGE = "judge: {base_url: 'http://127.0.0.1:8000/v1', model: doc-judge}\n"
+WITH_CONFIG: dict[str, str] = {
+    "docs/conversations.md | agent: support": _WITH_JUDGE,
+    "docs/conversations.md | agent: support (2)": _WITH_JUDGE,
+    "docs/conversations.md | agent: support (3)": _WITH_JUDGE,
+}
 
 # Shell blocks that continue a session: commands run first, in the sandbox, not checked.
 PREPARE: dict[str, list[str]] = {
@@ -170,7 +180,7 @@ def inside(sandbox: Path) -> Iterator[Path]:
 
 def test_every_listed_block_exists() -> None:
     keys = {block.key for block in BLOCKS}
-    listed = [*NOT_RUN, *REFUSED, *FOREIGN, *PRELUDE, *STDIN, *BESIDE, *PREPARE]
+    listed = [*NOT_RUN, *REFUSED, *FOREIGN, *PRELUDE, *STDIN, *BESIDE, *PREPARE, *WITH_CONFIG]
     listed += PYTEST_PROJECT.values()
     stale = sorted(key for key in listed if key not in keys)
     assert stale == [], f"NOT_RUN names blocks that no page has any more: {stale}"
@@ -230,7 +240,7 @@ _TEST_FILE_KEYS = {"test_suites", "tests", "agent", "blocks", "eval"}
 _CONFIG_KEYS = {
     "agents", "judge", "store", "hooks", "facts", "secrets_from_tests", "sensitive_prefixes",
     "plugins", "concurrency", "timeout_s", "trials", "rate_limit", "defaults", "shape",
-    "matrix",
+    "matrix", "simulator",
 }  # fmt: skip
 
 
@@ -254,6 +264,8 @@ def _run_yaml(block: Block, sandbox: Path) -> None:
     if keys & _TEST_FILE_KEYS:
         name = "example.workflow.yaml" if "blocks" in keys else "example.tests.yaml"
         (folder / name).write_text(block.text, encoding="utf-8")
+        if block.key in WITH_CONFIG:
+            (folder / "assertly.yaml").write_text(WITH_CONFIG[block.key], encoding="utf-8")
         _expect_outcome(block, *_cli(folder, "validate", name), ok=(0,))
     elif keys and keys <= _CONFIG_KEYS:
         (folder / "assertly.yaml").write_text(block.text, encoding="utf-8")

@@ -53,7 +53,7 @@ INSTRUCTION = (
 OPENING = "(The conversation has not started: write your first message to the assistant.)"
 # An agent message with no text, as the simulator sees it.
 NO_TEXT = "(no reply)"
-_JUDGE = re.compile(r"\b(the judge|judge)('s)?\b")
+_JUDGE = re.compile(r"\b(the judge|judge)('s)?\b(?!-)")  # not --judge-cache: a real option
 
 
 @dataclass(frozen=True, slots=True)
