@@ -158,3 +158,16 @@ def test_chromium_renders_the_chat_and_runs_nothing_the_agent_wrote(
     assert not re.search(r"<img\b", dom, re.I)
     assert dom.count('class="bubble agent"') == 5  # 3 turns, and 2 of the crashed test
     assert "exited with code 4" in dom
+
+
+def test_the_csv_row_gives_the_agents_messages_and_names_the_failing_turn(project: Path) -> None:
+    import csv
+
+    result = CliRunner().invoke(main, ["run", "c.tests.yaml", "-o", "r.csv"])
+    assert result.exit_code == 1
+    with (project / "r.csv").open(encoding="utf-8-sig", newline="") as handle:
+        rows = {row["id"]: row for row in csv.DictReader(handle)}
+    wrong = rows["wrong_turn"]
+    assert wrong["first_failure"].startswith("turn 2: contains: Output does not contain")
+    assert wrong["output"].count("reply ") == 3  # the three replies, joined
+    assert rows["crash"]["first_failure"].startswith("turn 2 of 2: ")

@@ -72,7 +72,10 @@ def _output_text(test: TestRecord, trial: TrialRecord) -> str:
     if not trial.steps:
         return ""
     value: Any
-    if test.multi_step:
+    if test.conversation:  # the agent's messages joined, as the whole conversation read them
+        whole = [step for step in trial.steps if step.ended is not None]
+        value = whole[0].output if whole else [step.output for step in trial.steps]
+    elif test.multi_step:
         value = [{"step": step.name, "output": step.output} for step in trial.steps]
     else:
         value = trial.steps[0].output
@@ -90,7 +93,10 @@ def _first_failure(trial: TrialRecord) -> str:
         return trial.error
     for failure in trial.failures:
         where = f" (at {failure.path})" if failure.path else ""
-        return f"{failure.assertion}: {failure.message}{where}"
+        # A conversation's failure names its turn (or the whole conversation).
+        conversation = any(step.user is not None for step in trial.steps)
+        turn = f"{failure.step}: " if conversation and failure.step else ""
+        return f"{turn}{failure.assertion}: {failure.message}{where}"
     return ""
 
 
