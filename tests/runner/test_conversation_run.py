@@ -257,3 +257,26 @@ def test_a_python_agent_reads_the_conversation_id_from_its_environment(
         sys.path.remove(str(project.root))
     assert result.status("py") == "passed", result.stdout
     assert Path(project.root / "py_agent.py").exists()
+
+
+def test_recheck_refuses_a_conversation_whose_scripted_turns_changed_in_number(
+    project: Project,
+) -> None:
+    project.tests_file("t.yaml", {"support": [REFUND]})
+    first = project.run("run", "t.yaml", "--target", _agent(project))
+    run_id = first.report["run_id"] if first.report else ""
+    # A turn added with a check that would fail: never sent, so never a pass on a recheck.
+    longer = json.loads(json.dumps(REFUND))
+    longer["conversation"]["turns"].append(
+        {"user": "And my other order?", "assertions": [{"type": "contains", "value": "x"}]}
+    )
+    project.tests_file("t.yaml", {"support": [longer]})
+    trial = _trial(project.run("recheck", run_id), "refund_flow")
+    assert trial["status"] == "error"
+    assert "the test now has 3 scripted turns, the run sent 2" in trial["error"]
+    shorter = json.loads(json.dumps(REFUND))
+    shorter["conversation"]["turns"].pop()
+    project.tests_file("t.yaml", {"support": [shorter]})
+    trial = _trial(project.run("recheck", run_id), "refund_flow")
+    assert trial["status"] == "error"
+    assert "the run sent 2 turns, the test now has 1 scripted turns" in trial["error"]

@@ -307,6 +307,10 @@ async def recheck_conversation(
         error: The stored trial's error.
         now: The clock date assertions read.
     """
+    changed = _turns_changed(conversation, stored)
+    if changed is not None:
+        record.status, record.error = "error", changed
+        return
     transcript = _Transcript()
     ended = "turns"
     spent: tuple[float, int] | None = None
@@ -342,6 +346,29 @@ async def recheck_conversation(
         )
         record.steps.append(judged)
     await _finish(record, judge, conversation, transcript, (ended, spent), now)
+
+
+def _turns_changed(conversation: Conversation, stored: Sequence[StepRecord]) -> str | None:
+    """Why a stored conversation no longer fits the test's scripted turns, or None.
+
+    A scripted turn added since the run was never sent: judging the stored turns alone would
+    skip its checks (a pass the test no longer earns). A stored turn beyond the script, with
+    no simulated user now, answers a turn the test no longer has.
+    """
+    sent = sum(1 for step in stored if step.user is not None)
+    finished = any(step.user is None for step in stored)  # the conversation's own step
+    scripted = len(conversation.turns)
+    if finished and sent < scripted:
+        return (
+            f"the test now has {scripted} scripted turns, the run sent {sent}: the turns "
+            "added were never answered; run the test again"
+        )
+    if conversation.simulated_user is None and sent > scripted:
+        return (
+            f"the run sent {sent} turns, the test now has {scripted} scripted turns and no "
+            "simulated user: run the test again"
+        )
+    return None
 
 
 async def _judge_turn(
