@@ -165,18 +165,26 @@ def test_shard_reports_merge_as_files_with_their_turns(project: Project) -> None
 
     def trials(tests: list[dict[str, Any]]) -> dict[str, Any]:
         # A trial's latency is its turns' (each rounded to the microsecond in the report)
-        # summed: the merged trial's sum may differ from the shard's in the last digit.
-        def rounded(trial: dict[str, Any]) -> dict[str, Any]:
-            latency = trial["metrics"]["latency_ms"]
-            metrics = {**trial["metrics"], "latency_ms": round(latency, 2) if latency else None}
-            return {**trial, "metrics": metrics}
+        # summed: the merged trial's sum may differ from the shard's in the last digits, so
+        # it is compared apart (`latencies`), within a hundredth of a millisecond.
+        def without_latency(trial: dict[str, Any]) -> dict[str, Any]:
+            return {**trial, "metrics": {**trial["metrics"], "latency_ms": None}}
 
         return {
-            t["id"]: (t["status"], t["score"], [rounded(x) for x in t["trials"]]) for t in tests
+            t["id"]: (t["status"], t["score"], [without_latency(x) for x in t["trials"]])
+            for t in tests
+        }
+
+    def latencies(tests: list[dict[str, Any]]) -> dict[tuple[str, int], Any]:
+        return {
+            (t["id"], x["trial"]): x["metrics"]["latency_ms"] for t in tests for x in t["trials"]
         }
 
     shards = [t for part in parts for t in (part.report or {})["tests"]]
     assert trials(merged.report["tests"]) == trials(shards)
+    for key, latency in latencies(shards).items():
+        found = latencies(merged.report["tests"])[key]
+        assert found == latency or abs(found - latency) <= 0.01, (key, found, latency)
     c2 = merged.tests["c2"]["trials"][0]
     assert [(f["step"], f["assertion"]) for f in c2["failures"]] == [("turn 2", "contains")]
     assert merged.tests["c3"]["trials"][0]["error"].startswith("turn 2 of 3: ")
