@@ -280,3 +280,25 @@ def test_recheck_refuses_a_conversation_whose_scripted_turns_changed_in_number(
     trial = _trial(project.run("recheck", run_id), "refund_flow")
     assert trial["status"] == "error"
     assert "the run sent 2 turns, the test now has 1 scripted turns" in trial["error"]
+
+
+def test_a_fixtures_target_answers_each_turn_by_test_id_and_turn(project: Project) -> None:
+    recorded = [
+        {"id": "refund_flow/turn 1", "output": "Looking up your order A-1042"},
+        {
+            "id": "refund_flow/turn 2",
+            "output": "Refund issued",
+            "tool_calls": [{"name": "issue_refund", "arguments": {}}],
+        },
+    ]
+    project.write("fx.jsonl", "\n".join(json.dumps(line) for line in recorded) + "\n")
+    test = json.loads(json.dumps(REFUND))
+    test["assertions"] = [
+        {"type": "contains", "value": "Refund issued"},
+        {"type": "tool-called", "value": "issue_refund"},
+    ]
+    project.tests_file("t.yaml", {"support": [test]})
+    result = project.run("run", "t.yaml", "--target", "fixtures:fx.jsonl")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    turns = _trial(result, "refund_flow")["turns"]
+    assert [t["output"] for t in turns] == ["Looking up your order A-1042", "Refund issued"]
