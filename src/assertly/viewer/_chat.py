@@ -20,12 +20,13 @@ from .._check_records import CheckRecord
 from .._records import CONVERSATION_STEP, StepRecord, TestRecord, TrialRecord, combined_metrics
 from ..reports._analysis import format_cost, format_metrics
 from ..reports._conversation_view import ENDED
+from ..reports._matrix_text import MARKS
 from ._values import folded
 
 __all__ = ["CHECK_SYMBOLS", "conversation_view"]
 
-# A verdict as one character (the console's and Markdown's symbols).
-CHECK_SYMBOLS = {"passed": "\u2713", "failed": "\u2717", "error": "!", "skipped": "\u2013"}
+# A verdict as one character: the reports' marks, not a copy of them.
+CHECK_SYMBOLS = MARKS
 # The most trials of a test whose transcripts a page shows (those that did not pass first);
 # the JSON has every one.
 CHATS_SHOWN = 10
