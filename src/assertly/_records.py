@@ -10,13 +10,13 @@ and the package's JSON codec.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ._check_records import AssertionRecord, CheckRecord
 from ._eval_records import EvalCaseRecord, EvalRecord
-from ._json import loads, to_json_bytes
+from ._spans import SpanSet
+from ._trial_report import OUTPUT_LIMIT, conversation_report, report_output, trace_report
 from ._verdicts import PassThreshold, Status, pass_at_k, status_of, status_of_counts
 
 __all__ = [
@@ -67,6 +67,8 @@ class StepRecord:
     simulator_tokens: int | None = None
     # On a conversation's own step: why the conversation ended (`CONVERSATION_ENDINGS`).
     ended: str | None = None
+    # The call's spans (`SpanSet`), why none arrived (a sentence), or None: none asked.
+    spans: SpanSet | str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (the store keeps this; the output under its stored name).
@@ -95,6 +97,9 @@ class StepRecord:
             data["simulator_tokens"] = self.simulator_tokens
         if self.ended is not None:
             data["ended"] = self.ended
+        if self.spans is not None:
+            spans = self.spans
+            data["spans"] = spans if isinstance(spans, str) else spans.to_json()
         return data
 
     @classmethod
@@ -119,6 +124,7 @@ class StepRecord:
             get("simulator_cost_usd"),
             get("simulator_tokens"),
             get("ended"),
+            None if get("spans") is None else SpanSet.from_json(data["spans"]),
         )
 
     def failures(self) -> list[AssertionRecord]:
@@ -155,36 +161,6 @@ def _rounded(value: float | None) -> float | None:
 CONVERSATION_ENDINGS = ("turns", "stop_token", "stop_when", "max_turns")
 # A conversation trial's own step (its checks judge the whole conversation).
 CONVERSATION_STEP = "conversation"
-
-
-# The most text of one response the JSON report holds (characters): a bigger response is cut
-# there and marked ``output_truncated`` (the run store keeps it whole).
-OUTPUT_LIMIT = 64 * 1024
-
-
-def report_output(value: Any, limit: int = OUTPUT_LIMIT) -> tuple[Any, bool]:
-    """A response as the JSON report gives it, and whether it was cut.
-
-    Text that is a JSON object or array (an agent's stdout, an HTTP body) is given as that
-    JSON; other text as text. Text longer than ``limit`` characters is cut to ``limit``; a JSON
-    value whose JSON text is longer becomes that text, cut (a string: a cut JSON value is no
-    longer JSON).
-    """
-    if value is None or isinstance(value, bool | int | float):
-        return value, False
-    if isinstance(value, str):
-        if len(value) > limit:
-            return value[:limit], True
-        stripped = value.strip()
-        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-            with suppress(ValueError, RecursionError):
-                return loads(stripped), False
-        return value, False
-    text = to_json_bytes(value)
-    if len(text) <= limit:  # bytes >= characters: within the limit either way
-        return value, False
-    decoded = text.decode("utf-8", errors="replace")
-    return (value, False) if len(decoded) <= limit else (decoded[:limit], True)
 
 
 def _total(values: list[float | None]) -> float | None:
@@ -436,48 +412,8 @@ class TestRecord:
             "output_truncated": truncated,
             **({"turns": turns, "conversation": whole} if turns is not None else {}),
             "metrics": combined_metrics(trial.steps),
+            **({"trace": trace} if (trace := trace_report(trial.steps)) is not None else {}),
         }
-
-
-def conversation_report(
-    steps: Sequence[StepRecord],
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None, Any, bool]:
-    """A conversation trial as the JSON report gives it: (turns, whole, output, whether cut).
-
-    Each turn ``{index, user, output, tool_calls, outcome, checks, metrics}``; ``whole`` is
-    ``{outcome, checks, ended}`` of the conversation's own checks (None when a turn's call
-    failed and they were not judged); the output is the agent's messages joined by blank
-    lines, what those checks read.
-    """
-    turns: list[dict[str, Any]] = []
-    truncated = False
-    transcript: Any = None
-    whole: dict[str, Any] | None = None
-    for step in steps:
-        if step.user is None:  # the conversation's own step
-            transcript = step.output
-            whole = {
-                "outcome": step.status,
-                "checks": [check.to_json() for check in step.checks],
-                "ended": step.ended,
-            }
-            continue
-        value, cut = report_output(step.output)
-        truncated = truncated or cut
-        turns.append(
-            {
-                "index": len(turns) + 1,
-                "user": step.user,
-                "output": value,
-                "tool_calls": step.tool_calls,
-                "outcome": step.status,
-                "checks": [check.to_json() for check in step.checks],
-                **({"error": step.error} if step.error else {}),
-                "metrics": step.metrics(),
-            }
-        )
-    output, cut = report_output(transcript)
-    return turns, whole, output, truncated or cut
 
 
 @dataclass(slots=True, repr=False)

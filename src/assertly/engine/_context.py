@@ -47,6 +47,8 @@ class CallMetrics:
         model: The model that answered, if reported.
         tokens: Token counts, if reported.
         tool_calls: The tool calls reported with it (what trajectory assertions judge).
+        spans: The call's OpenTelemetry spans (`SpanSet`), why none arrived (a sentence), or
+            None when the call did not ask for spans.
     """
 
     latency_ms: float | None = None
@@ -54,6 +56,7 @@ class CallMetrics:
     model: str | None = None
     tokens: dict[str, int] | None = None
     tool_calls: Any = None
+    spans: Any = None
 
 
 # Contexts carrying only a fixed `now` are immutable, so one per distinct `now` is reused.
@@ -72,6 +75,8 @@ class CheckContext:
         steps: Responses stored by earlier steps of a multi-step test (``no_overlap``).
         now: "Today" for date assertions; the current time when not given.
         extra: Anything else a custom assertion may want (tokens, trace ids …).
+        spans: The call's spans (`assertly._spans.SpanSet`), why none arrived (a sentence
+            for an ``error``), or None when the call did not ask for spans.
     """
 
     __slots__ = (
@@ -80,6 +85,7 @@ class CheckContext:
         "extra",
         "latency_ms",
         "model",
+        "spans",
         "steps",
         "tool_calls",
         "trace_cache",
@@ -95,8 +101,10 @@ class CheckContext:
         now: str | datetime | date | None = None,
         extra: Mapping[str, Any] | None = None,
         tool_calls: Any = None,
+        spans: Any = None,
     ) -> None:
         self.cost_usd = cost_usd
+        self.spans = spans
         self.latency_ms = latency_ms
         self.model = model
         self.tool_calls = tool_calls
@@ -111,7 +119,16 @@ class CheckContext:
         steps, extra = dict(self.steps), dict(self.extra)
         return (
             _restore,
-            (self.cost_usd, self.latency_ms, self.model, steps, extra, self._now, self.tool_calls),
+            (
+                self.cost_usd,
+                self.latency_ms,
+                self.model,
+                steps,
+                extra,
+                self._now,
+                self.tool_calls,
+                self.spans,
+            ),
         )
 
     def replaced(
@@ -126,6 +143,7 @@ class CheckContext:
             extra=self.extra if extra is None else extra,
             now=now,
             tool_calls=self.tool_calls,
+            spans=self.spans,
         )
 
     @classmethod
@@ -140,6 +158,7 @@ class CheckContext:
             steps=steps,
             now=now,
             tool_calls=metrics.tool_calls,
+            spans=metrics.spans,
         )
 
     @property
@@ -168,7 +187,7 @@ class CheckContext:
             return shared
         if isinstance(context, CheckContext):
             return context if now is None else context.replaced(now)
-        known = {"cost_usd", "latency_ms", "model", "steps", "now", "tool_calls"}
+        known = {"cost_usd", "latency_ms", "model", "steps", "now", "tool_calls", "spans"}
         extra = {key: value for key, value in context.items() if key not in known}
         return cls(
             cost_usd=context.get("cost_usd"),
@@ -178,6 +197,7 @@ class CheckContext:
             now=now if now is not None else context.get("now"),
             extra=extra,
             tool_calls=context.get("tool_calls"),
+            spans=context.get("spans"),
         )
 
 
@@ -189,6 +209,7 @@ def _restore(
     extra: dict[str, Any],
     now: datetime | None,
     tool_calls: Any = None,
+    spans: Any = None,
 ) -> CheckContext:
     return CheckContext(
         cost_usd=cost_usd,
@@ -198,4 +219,5 @@ def _restore(
         extra=extra,
         now=now,
         tool_calls=tool_calls,
+        spans=spans,
     )

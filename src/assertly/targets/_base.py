@@ -42,12 +42,43 @@ class TargetRequest:
             every turn: sent as ``X-Assertly-Conversation-Id`` (HTTP) or in the environment
             as ``ASSERTLY_CONVERSATION_ID`` (``cmd:`` and ``py:``), so a stateful agent can
             keep its own state per conversation. None: not a conversation.
+        traceparent: The W3C ``traceparent`` of this call when the run receives spans
+            (issue 33): sent as the ``traceparent`` header (HTTP) or as ``TRACEPARENT`` in
+            the environment (``cmd:``, ``py:``), so the agent's spans join a trace the run
+            knows. None: no spans asked.
+        otlp_endpoint: The run's OTLP/HTTP receiver (``http://127.0.0.1:PORT``), given to
+            ``cmd:`` and ``py:`` agents as ``OTEL_EXPORTER_OTLP_ENDPOINT`` and (with
+            ``/v1/traces``) ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``.
     """
 
     input: Any
     timeout_s: float
     key: str | None = None
     conversation_id: str | None = None
+    traceparent: str | None = None
+    otlp_endpoint: str | None = None
+
+    def environment(self) -> dict[str, str]:
+        """What a ``cmd:`` or ``py:`` agent finds in its environment for this call."""
+        env: dict[str, str] = {}
+        if self.conversation_id is not None:
+            env["ASSERTLY_CONVERSATION_ID"] = self.conversation_id
+        if self.traceparent is not None:
+            env["TRACEPARENT"] = self.traceparent
+        if self.otlp_endpoint is not None:
+            env["OTEL_EXPORTER_OTLP_ENDPOINT"] = self.otlp_endpoint
+            env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{self.otlp_endpoint}/v1/traces"
+            # JSON or protobuf: the receiver reads both; protobuf is the SDK's default.
+        return env
+
+    def headers(self) -> dict[str, str]:
+        """What an HTTP agent receives as headers for this call, besides the configured ones."""
+        headers: dict[str, str] = {}
+        if self.conversation_id is not None:
+            headers["X-Assertly-Conversation-Id"] = self.conversation_id
+        if self.traceparent is not None:
+            headers["traceparent"] = self.traceparent
+        return headers
 
 
 @dataclass(slots=True)

@@ -91,8 +91,7 @@ class CommandTarget(BaseTarget):
         with tempfile.TemporaryDirectory(prefix="assertly-") as scratch:
             metadata_file = Path(scratch) / "metadata.json"
             env = {**self.env, "ASSERTLY_METADATA_FILE": str(metadata_file)}
-            if request.conversation_id is not None:
-                env["ASSERTLY_CONVERSATION_ID"] = request.conversation_id
+            env.update(request.environment())
             try:
                 process = await _spawn(self.argv, env, self.cwd)
             except OSError as error:

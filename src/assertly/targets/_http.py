@@ -126,7 +126,7 @@ class HttpTarget(BaseTarget):
                 timeout = aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001))
             try:
                 status, raw, headers, charset = await self._post(
-                    session, body, timeout, deadline, request.conversation_id
+                    session, body, timeout, deadline, request.headers()
                 )
             except TimeoutError:
                 raise TargetError(f"timed out after {timeout_s:g} s") from None
@@ -167,7 +167,7 @@ class HttpTarget(BaseTarget):
         body: bytes,
         timeout: Any,
         deadline: float,
-        conversation_id: str | None = None,
+        extra_headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes, Any, str | None]:
         """POST once, following redirects as browsers and curl do.
 
@@ -182,8 +182,10 @@ class HttpTarget(BaseTarget):
         from yarl import URL
 
         url, method, headers = URL(self.url), "POST", self._sent
-        if conversation_id is not None:
-            headers = {**headers, "X-Assertly-Conversation-Id": conversation_id}
+        if extra_headers:
+            # The call's own (conversation id, traceparent): they name the call, not a
+            # credential, so a redirect keeps them.
+            headers = {**headers, **extra_headers}
         data: bytes | None = body
         loop = asyncio.get_running_loop()
         for hop in range(_MAX_REDIRECTS + 1):

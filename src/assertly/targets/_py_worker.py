@@ -46,6 +46,13 @@ from typing import IO, Any
 # Returned values are judged, stored and reported as they are; deeper ones (and cycles, which
 # are infinitely deep) would exhaust the recursion of every JSON writer on the way.
 MAX_VALUE_NESTING = 200
+# The environment variables that belong to one call (`TargetRequest.environment`).
+CALL_VARIABLES = (
+    "ASSERTLY_CONVERSATION_ID",
+    "TRACEPARENT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+)
 _HEADER = struct.Struct(">Q")
 # How often the process checks that the runner is still there (an agent stuck in a call never
 # reads the end of its input, so this is how an orphan ends).
@@ -260,13 +267,15 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes]) -> None:
         request = receive(requests)
         if request is None:
             return
-        payload, _key, conversation_id = request
-        # One call at a time in this process: the conversation's id is the environment's
-        # for the call (a stateful agent reads it), and gone after it.
-        if conversation_id is None:
-            os.environ.pop("ASSERTLY_CONVERSATION_ID", None)
-        else:
-            os.environ["ASSERTLY_CONVERSATION_ID"] = conversation_id
+        payload, _key, call_env = request
+        # One call at a time in this process: the call's own variables (a conversation's
+        # id, the traceparent, the OTLP endpoint) are the environment's for the call (an
+        # agent reads them), and gone after it.
+        for name in CALL_VARIABLES:
+            if name in call_env:
+                os.environ[name] = call_env[name]
+            else:
+                os.environ.pop(name, None)
         send(replies, ("ack", None))
         try:
             if inspect.iscoroutinefunction(function):

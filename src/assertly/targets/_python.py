@@ -384,7 +384,7 @@ class PythonTarget(BaseTarget):
         for attempt in (1, 2):
             idle = self._idle_process()
             process: _AgentProcess = idle if idle is not None else await self._start_process()
-            sent = (request.input, request.key, request.conversation_id)
+            sent = (request.input, request.key, request.environment())
             reply_of = _in_daemon_thread(process.exchange, sent)
             try:
                 acknowledged, reply = await reply_of
