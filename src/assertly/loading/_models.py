@@ -411,6 +411,36 @@ class JudgeModel(FileModel):
     )
 
 
+class TracesModel(FileModel):
+    """``traces:`` in the config: receiving an instrumented agent's spans (docs/traces.md)."""
+
+    receive: bool = Field(
+        default=False,
+        description="Listen on loopback for OTLP/HTTP spans during a run and give every agent "
+        "call a traceparent, even when no test asks for spans (a test with span assertions "
+        "or source: trace asks on its own).",
+    )
+    wait_ms: float = Field(
+        default=2000.0,
+        ge=0,
+        le=600_000,
+        description="How long a call waits for its spans after the reply (ends early once "
+        "the root span has arrived).",
+    )
+    prefer: bool = Field(
+        default=False,
+        description="Trajectory assertions of both dialects read the tool calls from the "
+        "spans instead of the reply (a call with no spans is then an error for them).",
+    )
+    max_spans: int = Field(
+        default=10_000,
+        ge=1,
+        le=1_000_000,
+        description="The most spans kept per call; more are counted and dropped, and "
+        "judgements that count spans are then errors.",
+    )
+
+
 class ConfigModel(FileModel):
     """Project config (``assertly.yaml`` or ``[tool.assertly]`` in ``pyproject.toml``).
 
@@ -469,6 +499,10 @@ class ConfigModel(FileModel):
         default=None,
         description="The model playing simulated users of conversation tests (same keys as "
         "judge:); default: the judge.",
+    )
+    traces: TracesModel = Field(
+        default_factory=TracesModel,
+        description="Receiving OpenTelemetry spans from instrumented agents (docs/traces.md).",
     )
     secrets_from_tests: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
         default_factory=list,

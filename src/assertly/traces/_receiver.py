@@ -1,0 +1,190 @@
+"""The run's OTLP/HTTP receiver: spans of each agent call, found by the trace id it was given.
+
+While a run needs spans it listens on loopback (``POST /v1/traces``, protobuf or JSON,
+gzip accepted). Each call of an agent gets a trace of its own (`SpanReceiver.expect`: a
+fresh trace id and the span id of a parent that stands for assertly, sent as a W3C
+``traceparent``); the spans that arrive with that trace id are kept for the call, up to
+``max_spans`` (the rest counted as dropped). Spans of any other trace id are counted and
+dropped: a forged or stray trace never mixes into a call's spans, and nothing is kept for it.
+After the reply the call waits for its spans (`SpanReceiver.collect`) until the root span
+arrived (an exported span has ended, and the root ends last) or ``wait_ms`` passed.
+
+Bounded: a body over ``max_body_bytes`` (compressed or not) is refused with 413, a body of
+more than ``max_spans_per_body`` spans with 400; bodies are decoded off the event loop when
+they are big, so a flood does not stall the run's clock; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .._spans import Span, SpanSet, spans_missing
+from ._otlp import OtlpError, decode_otlp
+
+__all__ = ["CallTrace", "SpanReceiver"]
+
+# Bodies at least this big are decoded in a thread (the event loop keeps timing calls).
+_THREADED_BODY: Final = 256 * 1024
+
+
+@dataclass(slots=True, eq=False)
+class CallTrace:
+    """One call's trace: what is sent with the call, and its spans as they arrive.
+
+    Attributes:
+        trace_id: The call's trace id (32 hex digits).
+        parent_id: The span id of the parent assertly stands for (16 hex digits).
+        spans: The spans received so far (at most the receiver's ``max_spans``).
+        dropped: Spans of this trace over the limit, not kept.
+    """
+
+    trace_id: str
+    parent_id: str
+    spans: list[Span] = field(default_factory=list)
+    dropped: int = 0
+    strays_before: int = 0
+    root: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def traceparent(self) -> str:
+        """The W3C ``traceparent`` of the call (version 00, sampled)."""
+        return f"00-{self.trace_id}-{self.parent_id}-01"
+
+
+class SpanReceiver:
+    """An OTLP/HTTP trace receiver on loopback for one run (see the module docstring).
+
+    Args:
+        max_spans: The most spans kept per call.
+        max_body_bytes: The largest body read, before and after decompression.
+        max_spans_per_body: The most spans one body may hold.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_spans: int = 10_000,
+        max_body_bytes: int = 32 * 1024 * 1024,
+        max_spans_per_body: int = 200_000,
+    ) -> None:
+        self.max_spans = max_spans
+        self.max_body_bytes = max_body_bytes
+        self.max_spans_per_body = max_spans_per_body
+        self.endpoint = ""
+        # Spans of trace ids no call is waiting for: counted, never kept.
+        self.strays = 0
+        self.received = 0
+        self.refused = 0
+        self._calls: dict[str, CallTrace] = {}
+        self._runner: Any = None
+
+    async def start(self) -> None:
+        """Listen on a free loopback port (`endpoint` is then ``http://127.0.0.1:PORT``)."""
+        from aiohttp import web
+
+        app = web.Application(client_max_size=self.max_body_bytes)
+        app.router.add_post("/v1/traces", self._export)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        self._runner = runner
+        port = runner.addresses[0][1]
+        self.endpoint = f"http://127.0.0.1:{port}"
+
+    async def aclose(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    def expect(self) -> CallTrace:
+        """A new call's trace, whose spans are kept from now until `collect` ends."""
+        call = CallTrace(secrets.token_hex(16), secrets.token_hex(8), strays_before=self.strays)
+        self._calls[call.trace_id] = call
+        return call
+
+    def forget(self, call: CallTrace) -> None:
+        """Stop keeping spans for ``call`` (its call failed: nothing will judge them)."""
+        self._calls.pop(call.trace_id, None)
+
+    async def collect(self, call: CallTrace, wait_ms: float) -> SpanSet | str:
+        """The call's spans once its root span arrived or ``wait_ms`` passed; then forgotten.
+
+        Returns:
+            The spans, or why there are none (`spans_missing`: an ``error`` for the checks
+            that need them).
+        """
+        if not call.root.is_set() and wait_ms > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(call.root.wait(), wait_ms / 1000)
+        self.forget(call)
+        if not call.spans:
+            return spans_missing(wait_ms, self.strays - call.strays_before)
+        return SpanSet(call.spans, call.trace_id, call.dropped, call.parent_id)
+
+    def accept(self, spans: list[Span]) -> None:
+        """File decoded spans under the calls waiting for them; count the others."""
+        self.received += len(spans)
+        calls = self._calls
+        limit = self.max_spans
+        for span in spans:
+            call = calls.get(span.trace_id)
+            if call is None:
+                self.strays += 1
+                continue
+            if len(call.spans) >= limit:
+                call.dropped += 1
+                continue
+            call.spans.append(span)
+            parent = span.parent_id
+            if parent is None or parent == call.parent_id:
+                call.root.set()
+
+    async def _export(self, request: Any) -> Any:
+        from aiohttp import web
+
+        body = await request.read()  # bounded by client_max_size (413 beyond it)
+        encoding = request.headers.get("Content-Encoding", "").strip().lower()
+        content_type = request.headers.get("Content-Type", "application/x-protobuf")
+        try:
+            if encoding == "gzip":
+                body = self._gunzip(body)
+            elif encoding not in ("", "identity"):
+                raise OtlpError(f"unsupported Content-Encoding {encoding!r} (gzip or none)")
+            if len(body) >= _THREADED_BODY:
+                spans = await asyncio.to_thread(
+                    decode_otlp, body, content_type, self.max_spans_per_body
+                )
+            else:
+                spans = decode_otlp(body, content_type, self.max_spans_per_body)
+        except _TooBig as error:
+            self.refused += 1
+            return web.Response(status=413, text=str(error))
+        except OtlpError as error:
+            self.refused += 1
+            return web.Response(status=400, text=str(error))
+        self.accept(spans)
+        if content_type.startswith("application/json"):
+            return web.Response(body=b"{}", content_type="application/json")
+        # An empty ExportTraceServiceResponse is zero bytes of protobuf.
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    def _gunzip(self, body: bytes) -> bytes:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            data = inflater.decompress(body, self.max_body_bytes + 1)
+        except zlib.error as error:
+            raise OtlpError(f"the gzip body cannot be read: {error}") from None
+        if len(data) > self.max_body_bytes or inflater.unconsumed_tail:
+            raise _TooBig(f"the decompressed body is over {self.max_body_bytes:,} bytes: not read")
+        return data
+
+
+class _TooBig(OtlpError):
+    """A body (decompressed) over the limit."""
