@@ -30,11 +30,13 @@ from typing import Any, Final, Literal
 
 __all__ = [
     "MODEL_OPERATIONS",
+    "MissingCalls",
     "ModelCall",
     "Span",
     "SpanEvent",
     "SpanSet",
     "SpanStatus",
+    "merged_spans",
     "spans_missing",
 ]
 
@@ -279,6 +281,37 @@ class SpanSet:
         trace_id = data["trace_id"]
         spans = [Span.from_row(row, trace_id) for row in data.get("spans") or ()]
         return cls(spans, trace_id, data.get("dropped", 0), data.get("parent_id"))
+
+
+class MissingCalls(str):
+    """The tool calls of a call whose spans did not arrive, under ``traces: {prefer: true}``.
+
+    Given as the call's reported tool calls: not a list, so trajectory assertions give an
+    error with this text (why no spans arrived), never a pass on the reply's own calls.
+    """
+
+    __slots__ = ()
+
+
+def merged_spans(sets: list[SpanSet | str | None]) -> SpanSet | str | None:
+    """The spans of several calls as one set (a conversation's turns, judged as a whole).
+
+    None when no call asked for spans; a call's reason when its spans are missing (the whole
+    cannot be judged without them); else every span, the first call's trace id, the dropped
+    counts summed.
+    """
+    found: list[SpanSet] = []
+    for spans in sets:
+        if isinstance(spans, str):
+            return spans
+        if spans is not None:
+            found.append(spans)
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    every = [span for spans in found for span in spans.spans]
+    return SpanSet(every, found[0].trace_id, sum(spans.dropped for spans in found))
 
 
 def spans_missing(wait_ms: float, strays: int = 0) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from .._exceptions import TargetError
 from .._records import StepRecord, TrialRecord
+from .._spans import SpanSet
 from ..loading import Step, TestCase
 from ..targets import Target, TargetRequest, TargetResponse
 from ..targets._base import metadata_from
@@ -20,6 +21,7 @@ from ._budget import RunBudget
 from ._response_cache import REPLAY_MISS, ResponseCache, call_key
 from ._steps import Answer, StepFailure
 from ._support import RateLimiter
+from ._tracing import RunTraces
 
 __all__ = ["Answering", "answer_step", "call_key_of"]
 
@@ -29,6 +31,7 @@ class Answering(Protocol):
 
     response_cache: ResponseCache
     budget: RunBudget
+    traces: RunTraces
     _limiter: RateLimiter
 
     def target_spec(self, agent: str, label: str | None = None) -> tuple[Any, Any]:
@@ -58,7 +61,8 @@ async def answer_step(
         if hit is not None:
             trial.cached = True
             kept, kept_ms = hit
-            return Answer(kept.output, kept.metrics(kept_ms), True)
+            metrics = runner.traces.evidence(kept.metrics(kept_ms), kept.spans)
+            return Answer(kept.output, metrics, True)
         if runner.response_cache.mode == "replay":
             return _refused(step, REPLAY_MISS)
     if called:
@@ -66,6 +70,8 @@ async def answer_step(
         refused = runner.budget.refused()  # after the wait: the budget may be spent by now
         if refused is not None:
             return _refused(step, refused)
+    # A live call that asks for spans gets a trace of its own (the receiver's).
+    call_trace = await runner.traces.expect(step) if called else None
     call_started = time.perf_counter()
     response: TargetResponse
     try:
@@ -77,20 +83,37 @@ async def answer_step(
         else:
             # A target of recorded responses answers by the test's id (step), else input.
             request_key = test.id if len(test.steps) == 1 else f"{test.id}/{step.name}"
-            request = TargetRequest(step.input, timeout, request_key, conversation_id)
+            request = TargetRequest(
+                step.input,
+                timeout,
+                request_key,
+                conversation_id,
+                call_trace.traceparent if call_trace is not None else None,
+                runner.traces.endpoint if call_trace is not None else None,
+            )
             response = await target.call(request)
     except TargetError as error:
+        runner.traces.forget(call_trace)
         # Never cached (the next run calls again); whatever it cost was not reported.
         failed = StepRecord(step.name, "error", error=str(error))
         return StepFailure(f"step {step.name}: {error}", failed)
+    except BaseException:
+        runner.traces.forget(call_trace)
+        raise
     # Only a call has a latency to measure: a recorded output that reports none was not
-    # measured, so `latency` on it is an error, not a pass in 0 ms.
+    # measured, so `latency` on it is an error, not a pass in 0 ms. (The wait for the
+    # call's spans comes after: it is not the agent's latency.)
     measured = (time.perf_counter() - call_started) * 1000 if called else None
+    spans: SpanSet | str | None = response.spans
+    if call_trace is not None:
+        spans = await runner.traces.collect(call_trace)
+        response.spans = spans if isinstance(spans, SpanSet) else None
+    metrics = runner.traces.evidence(response.metrics(measured), spans)
     if called:
-        runner.budget.add(response.cost_usd)
-    if key is not None:
+        runner.budget.add(metrics.cost_usd)
+    if key is not None and not isinstance(spans, str):  # never kept without its spans
         runner.response_cache.keep(key, response, measured)
-    return Answer(response.output, response.metrics(measured), called)
+    return Answer(response.output, metrics, called)
 
 
 def call_key_of(runner: Answering, test: TestCase, trial: int, step: Step) -> str | None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._check_records import AssertionRecord, CheckRecord
 from .._records import CONVERSATION_STEP, StepRecord, TrialRecord
+from .._spans import MissingCalls, merged_spans
 from ..engine import CheckContext
 from ..engine._context import CallMetrics
 from ..engine.graded._judging import TRANSCRIPT_KEY
@@ -170,6 +171,11 @@ class _Transcript:
         latencies = [m.latency_ms for m in self.metrics]
         costs = [m.cost_usd for m in self.metrics]
         models = list(dict.fromkeys(m.model for m in self.metrics if m.model))
+        # traces: {prefer: true} and a turn without spans: the whole conversation's calls
+        # cannot be read either (never the other turns' calls alone).
+        missing = next(
+            (m.tool_calls for m in self.metrics if type(m.tool_calls) is MissingCalls), None
+        )
         return CheckContext(
             cost_usd=None if None in costs or not costs else sum(c or 0.0 for c in costs),
             latency_ms=None
@@ -177,8 +183,9 @@ class _Transcript:
             else sum(v or 0.0 for v in latencies),
             model=", ".join(models) or None,
             now=now,
-            tool_calls=self.calls if self.traced else None,
+            tool_calls=missing or (self.calls if self.traced else None),
             extra={TRANSCRIPT_KEY: "\n\n".join(self.lines)},
+            spans=merged_spans([m.spans for m in self.metrics]),
         )
 
 
@@ -334,7 +341,9 @@ async def recheck_conversation(
             record.steps.append(StepRecord(old.name, "error", error=why, user=old.user))
             record.status, record.error = "error", why
             return
-        metrics = CallMetrics(old.latency_ms, old.cost_usd, old.model, old.tokens, old.tool_calls)
+        metrics = CallMetrics(
+            old.latency_ms, old.cost_usd, old.model, old.tokens, old.tool_calls, old.spans
+        )
         calls = transcript.add(old.user, old.output, metrics, False)
         answer = Answer(old.output, metrics)
         judged = await _judge_turn(
@@ -386,13 +395,13 @@ async def _judge_turn(
     recheck of the stored turn reads exactly what the run read.
     """
     turn_metrics = CallMetrics(
-        metrics.latency_ms, metrics.cost_usd, metrics.model, metrics.tokens, calls
+        metrics.latency_ms, metrics.cost_usd, metrics.model, metrics.tokens, calls, metrics.spans
     )
     context = CheckContext.of_call(turn_metrics, steps=None, now=now)
     judged = await judge(step, answer.output, context, answer.called)
     judged.latency_ms, judged.cost_usd = metrics.latency_ms, metrics.cost_usd
     judged.model, judged.tokens = metrics.model, metrics.tokens
-    judged.tool_calls, judged.user = calls, user
+    judged.tool_calls, judged.user, judged.spans = calls, user, metrics.spans
     return judged
 
 

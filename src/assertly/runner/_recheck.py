@@ -206,6 +206,7 @@ async def _recheck_trial(
             current.model,
             current.tokens,
             current.tool_calls,
+            current.spans,
         )
         return Answer(current.output, metrics)
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .._json import to_json_bytes
+from .._spans import SpanSet
 from ..targets import TargetResponse
 from ..targets._base import metadata_from
 from ._support import now_iso
@@ -65,6 +66,8 @@ class ResponseCache:
         extra = stored.get("metadata")
         if isinstance(extra, dict):
             response.metadata = extra
+        if isinstance(stored.get("spans"), dict):  # the call's spans, judged again
+            response.spans = cast(SpanSet, SpanSet.from_json(stored["spans"]))
         latency = stored.get("measured_ms")
         return response, latency if isinstance(latency, int | float) else None
 
@@ -79,4 +82,6 @@ class ResponseCache:
                 data[name] = value
         if response.metadata:
             data["metadata"] = response.metadata
+        if response.spans is not None:
+            data["spans"] = response.spans.to_json()
         self.store.save_response(key, data, now_iso())

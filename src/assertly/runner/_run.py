@@ -58,6 +58,7 @@ from ._support import (
     raise_if_cancelled,
     run_hook,
 )
+from ._tracing import RunTraces
 
 __all__ = ["Listener", "RunOptions", "Runner"]
 
@@ -113,6 +114,7 @@ class Runner:
         mode = (options.cache or config.cache) if store is not None else "off"
         self.response_cache = ResponseCache(mode, store)
         self.budget = RunBudget(options.max_cost_usd or config.max_cost_usd, self._judge_spent)
+        self.traces = RunTraces(config.traces)
 
     def _judge_spent(self) -> float:
         """What the judge and the simulated user spent in this invocation (the budget counts it)."""
@@ -246,6 +248,7 @@ class Runner:
                 await target.aclose()
         if self.check_process is not None:
             await self.check_process.aclose()
+        await self.traces.aclose()
         await self.model_judge.close(getattr(self, "run_id", None))
         if self._simulator is not None:
             await self._simulator.close(getattr(self, "run_id", None))

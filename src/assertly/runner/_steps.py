@@ -104,7 +104,7 @@ async def check_steps(
         judged = await judge(step, answer.output, context, answer.called)
         judged.latency_ms, judged.cost_usd = metrics.latency_ms, metrics.cost_usd
         judged.model, judged.tokens = metrics.model, metrics.tokens
-        judged.tool_calls = metrics.tool_calls
+        judged.tool_calls, judged.spans = metrics.tool_calls, metrics.spans
         record.steps.append(judged)
         scores.append(judged.score if judged.score is not None else 0.0)
         if step.store:

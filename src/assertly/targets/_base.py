@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._exceptions import TargetError
+from .._spans import SpanSet
 from ..engine._context import CallMetrics
 
 __all__ = [
@@ -98,6 +99,8 @@ class TargetResponse:
             list is kept as written, so that those assertions report it as an error.
         metadata: Anything else the target reported (``tool_calls`` found here is read too
             when the field is not set).
+        spans: The call's spans (`SpanSet`) when a recorded trace or the response cache
+            gave them; a live call's spans come from the run's receiver instead.
     """
 
     output: Any
@@ -107,6 +110,7 @@ class TargetResponse:
     tokens: dict[str, int] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_calls: list[Any] | None = None
+    spans: SpanSet | None = None
 
     def reported_tool_calls(self) -> Any:
         """``tool_calls``, else ``metadata["tool_calls"]``: what trajectory assertions judge."""
@@ -118,7 +122,7 @@ class TargetResponse:
         """The call's metrics, once: the latency reported, else ``measured_ms`` (if measured)."""
         latency = self.latency_ms if self.latency_ms is not None else measured_ms
         return CallMetrics(
-            latency, self.cost_usd, self.model, self.tokens, self.reported_tool_calls()
+            latency, self.cost_usd, self.model, self.tokens, self.reported_tool_calls(), self.spans
         )
 
 
