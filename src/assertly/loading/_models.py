@@ -432,6 +432,14 @@ class TracesModel(FileModel):
         description="Trajectory assertions of both dialects read the tool calls from the "
         "spans instead of the reply (a call with no spans is then an error for them).",
     )
+    port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="The loopback port the receiver listens on; a free one by default (cmd: "
+        "and py: agents are told it). An HTTP agent that runs on its own exports to a fixed "
+        "one: e.g. 4318, with OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318.",
+    )
     max_spans: int = Field(
         default=10_000,
         ge=1,

@@ -9,7 +9,7 @@ refuses ends the trial in an error; an answered call's cost is counted and the a
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._exceptions import TargetError
 from .._records import StepRecord, TrialRecord
@@ -22,6 +22,9 @@ from ._response_cache import REPLAY_MISS, ResponseCache, call_key
 from ._steps import Answer, StepFailure
 from ._support import RateLimiter
 from ._tracing import RunTraces
+
+if TYPE_CHECKING:
+    from ..traces import CallTrace
 
 __all__ = ["Answering", "answer_step", "call_key_of"]
 
@@ -70,11 +73,14 @@ async def answer_step(
         refused = runner.budget.refused()  # after the wait: the budget may be spent by now
         if refused is not None:
             return _refused(step, refused)
-    # A live call that asks for spans gets a trace of its own (the receiver's).
-    call_trace = await runner.traces.expect(step) if called else None
+    call_trace: CallTrace | None = None
     call_started = time.perf_counter()
     response: TargetResponse
     try:
+        if called:
+            # A live call that asks for spans gets a trace of its own (the receiver's).
+            call_trace = await runner.traces.expect(step)
+            call_started = time.perf_counter()
         if step.recorded is not None:
             output, metadata = step.recorded
             response = TargetResponse(output=output, **metadata_from(metadata))

@@ -15,6 +15,7 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._exceptions import TargetError
 from .._spans import MissingCalls, SpanSet
 from ..engine._context import CallMetrics
 
@@ -53,8 +54,16 @@ class RunTraces:
                 if self.receiver is None:
                     from ..traces import SpanReceiver
 
-                    receiver = SpanReceiver(max_spans=self.config.max_spans)
-                    await receiver.start()
+                    receiver = SpanReceiver(
+                        max_spans=self.config.max_spans, port=self.config.port or 0
+                    )
+                    try:
+                        await receiver.start()
+                    except OSError as error:
+                        raise TargetError(
+                            f"cannot receive spans on 127.0.0.1:{self.config.port}: "
+                            f"{error.strerror or error} (traces: port: in the config)"
+                        ) from None
                     self.receiver = receiver
         return self.receiver.expect()
 

@@ -63,6 +63,7 @@ class SpanReceiver:
         max_spans: The most spans kept per call.
         max_body_bytes: The largest body read, before and after decompression.
         max_spans_per_body: The most spans one body may hold.
+        port: The loopback port to listen on (0: a free one).
     """
 
     def __init__(
@@ -71,7 +72,9 @@ class SpanReceiver:
         max_spans: int = 10_000,
         max_body_bytes: int = 32 * 1024 * 1024,
         max_spans_per_body: int = 200_000,
+        port: int = 0,
     ) -> None:
+        self.port = port
         self.max_spans = max_spans
         self.max_body_bytes = max_body_bytes
         self.max_spans_per_body = max_spans_per_body
@@ -84,14 +87,18 @@ class SpanReceiver:
         self._runner: Any = None
 
     async def start(self) -> None:
-        """Listen on a free loopback port (`endpoint` is then ``http://127.0.0.1:PORT``)."""
+        """Listen on loopback (`endpoint` is then ``http://127.0.0.1:PORT``).
+
+        Raises:
+            OSError: The port is taken.
+        """
         from aiohttp import web
 
         app = web.Application(client_max_size=self.max_body_bytes)
         app.router.add_post("/v1/traces", self._export)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", self.port)
         await site.start()
         self._runner = runner
         port = runner.addresses[0][1]
