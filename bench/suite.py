@@ -15,6 +15,8 @@ inputs generated here from one seed, so every ratio compares the same work:
   v1=… --target v2=…`) against one target: wall times and their ratio (issue 31: <= 2.1x).
 * conversation: 100 scripted 10-turn conversations against a local HTTP agent, by `assertly
   run` and by a hand-written aiohttp loop sending the same histories (issue 32: <= 1.5x).
+* traces: OTLP spans from the OpenTelemetry SDK received and judged per second (protobuf and
+  JSON, one core), and the time receiving spans adds to a trial (issue 33: >= 50,000/s, <= 5 ms).
 * runner: 2,000 tests against a local HTTP agent answering after 50 ms, at -j 64: tests per
   second as a fraction of the ideal 64 / 0.05 s = 1,280/s.
 * diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
@@ -87,6 +89,7 @@ from sections.scale import section_scale
 from sections.scaleout import section_scaleout
 from sections.similar import section_similar
 from sections.startup import section_startup
+from sections.traces import section_traces
 from sections.trajectory import section_trajectory
 from sections.viewer import section_viewer
 
@@ -130,6 +133,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "end to end": section_end_to_end,
     "matrix": section_matrix,
     "conversation": section_conversation,
+    "traces": section_traces,
     "runner": section_runner,
     "py agent": section_py_agent,
     "start-up": section_startup,

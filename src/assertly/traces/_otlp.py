@@ -105,9 +105,7 @@ def read_otlp_json(value: Any, max_spans: int = 1_000_000) -> list[Span]:
                 raise OtlpError(f"resourceSpans[{r}].scopeSpans[{s}] has no list of spans")
             if len(spans) + len(items) > max_spans:
                 raise OtlpError(f"more than {max_spans:,} spans in one document")
-            for i, item in enumerate(items):
-                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
-                spans.append(_json_span(item, where))
+            spans += [_json_span(item, (r, s, i)) for i, item in enumerate(items)]
     return spans
 
 
@@ -119,55 +117,70 @@ def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     return traces
 
 
-def _json_span(item: Any, where: str) -> Span:
-    if not isinstance(item, dict):
-        raise OtlpError(f"{where} is not an object")
-    trace_id = _json_id(item.get("traceId"), 16, f"{where}.traceId")
-    span_id = _json_id(item.get("spanId"), 8, f"{where}.spanId")
+def _json_span(item: Any, where: tuple[int, int, int]) -> Span:
+    if type(item) is not dict:
+        raise OtlpError(f"{_where(where)} is not an object")
+    trace_id = _json_id(item.get("traceId"), 16, where, "traceId")
+    span_id = _json_id(item.get("spanId"), 8, where, "spanId")
     parent = item.get("parentSpanId")
-    parent_id = _json_id(parent, 8, f"{where}.parentSpanId") if parent else None
-    status = item.get("status") or {}
-    code = status.get("code", 0) if isinstance(status, dict) else 0
+    parent_id = _json_id(parent, 8, where, "parentSpanId") if parent else None
+    status = item.get("status")
+    code: Any = 0
+    message = ""
+    if type(status) is dict and status:
+        code = status.get("code", 0)
+        message = _text(status.get("message", ""))
     kind = item.get("kind", 0)
-    events = tuple(
-        SpanEvent(
-            _text(event.get("name", "")),
-            _number(event.get("timeUnixNano")),
-            _json_attributes(event.get("attributes")),
+    raw_events = item.get("events")
+    events = (
+        tuple(
+            SpanEvent(
+                _text(event.get("name", "")),
+                _number(event.get("timeUnixNano")),
+                _json_attributes(event.get("attributes")),
+            )
+            for event in raw_events
+            if type(event) is dict
         )
-        for event in item.get("events") or ()
-        if isinstance(event, dict)
+        if raw_events and type(raw_events) is list
+        else ()
     )
     return Span(
         trace_id,
         span_id,
         parent_id,
         _text(item.get("name", "")),
-        _KINDS.get(kind, 0) if isinstance(kind, str) else kind if type(kind) is int else 0,
+        kind if type(kind) is int else _KINDS.get(kind, 0) if type(kind) is str else 0,
         _number(item.get("startTimeUnixNano")),
         _number(item.get("endTimeUnixNano")),
-        _STATUS.get(code, "unset") if isinstance(code, int | str) else "unset",
-        _text(status.get("message", "")) if isinstance(status, dict) else "",
+        _STATUS.get(code, "unset") if type(code) in (int, str) else "unset",
+        message,
         _json_attributes(item.get("attributes")),
         events,
     )
 
 
-def _json_id(value: Any, size: int, where: str) -> str:
+def _where(where: tuple[int, int, int]) -> str:
+    return "resourceSpans[{}].scopeSpans[{}].spans[{}]".format(*where)
+
+
+def _json_id(value: Any, size: int, where: tuple[int, int, int], key: str) -> str:
     """A trace (16 bytes) or span (8 bytes) id: hex as OTLP/JSON writes it, or base64."""
-    if isinstance(value, str):
-        if len(value) == size * 2:
+    if type(value) is str:
+        if len(value) == size * 2 and value.isascii() and value.isalnum():
             try:
-                return bytes.fromhex(value).hex()
+                int(value, 16)  # (hex digits only: faster than bytes.fromhex and back)
             except ValueError:
                 pass
+            else:
+                return value.lower()
         try:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
             raw = b""
         if len(raw) == size:
             return raw.hex()
-    raise OtlpError(f"{where} is {value!r}: expected {size * 2} hex digits")
+    raise OtlpError(f"{_where(where)}.{key} is {value!r}: expected {size * 2} hex digits")
 
 
 def _number(value: Any) -> int:
@@ -180,17 +193,27 @@ def _number(value: Any) -> int:
 
 
 def _text(value: Any) -> str:
+    if type(value) is str and len(value) <= MAX_TEXT:
+        return value
     text = value if isinstance(value, str) else str(value)
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
 
 
 def _json_attributes(items: Any, depth: int = 0) -> dict[str, Any]:
     attributes: dict[str, Any] = {}
-    if not isinstance(items, list):
+    if type(items) is not list:
         return attributes
     for item in items:
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            attributes[_text(item["key"])] = _json_value(item.get("value"), depth)
+        if type(item) is dict:
+            key = item.get("key")
+            if type(key) is str:
+                value = item.get("value")
+                if type(value) is dict and len(value) == 1:
+                    text = value.get("stringValue")
+                    if type(text) is str and len(text) <= MAX_TEXT:  # the common case
+                        attributes[key if len(key) <= MAX_TEXT else _text(key)] = text
+                        continue
+                attributes[_text(key)] = _json_value(value, depth)
     return attributes
 
 
