@@ -83,7 +83,7 @@ class Options:
         judge_rules: What assertions may set of their judge (`FileJudgeRules`; test files).
     """
 
-    __slots__ = ("backtracks", "judge_rules", "judged", "sensitive_prefixes", "shape")
+    __slots__ = ("backtracks", "judge_rules", "judged", "sensitive_prefixes", "shape", "spans")
 
     def __init__(
         self,
@@ -103,6 +103,9 @@ class Options:
         # Whether a pattern may search on the time-limited engine (`may_backtrack`): the
         # expectation's checks then share one limit for those searches (`one_time_limit`).
         self.backtracks = False
+        # Set by the builders of span assertions and of ``source: trace``: the runner then
+        # asks the agent's call for its spans (`Expectation.needs_spans`).
+        self.spans = False
 
 
 class BuildContext:

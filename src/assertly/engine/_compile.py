@@ -65,6 +65,7 @@ class Expectation:
         "backtracks",
         "dialect",
         "judged",
+        "needs_spans",
         "threshold",
     )
 
@@ -98,6 +99,8 @@ class Expectation:
         # Whether a pattern may run on the time-limited engine (set by `compile`): each check
         # then gives all such searches one limit (`one_time_limit`), not one limit each.
         self.backtracks = False
+        # Whether a check needs the call's spans (set by `compile`): the runner asks for them.
+        self.needs_spans = False
 
     def __len__(self) -> int:
         return len(self._checkers)
@@ -505,6 +508,7 @@ def compile(
             )
         compiled = Expectation("expect", checkers, [1.0] * len(checkers), [], threshold)
         compiled.judged = options.judged
+        compiled.needs_spans = options.spans
         compiled.backtracks = options.backtracks
         return compiled
     if isinstance(expectation, list | tuple):
@@ -517,6 +521,7 @@ def compile(
             raise ConfigError(problems, title=_TITLE)
         compiled = Expectation("typed", checkers, weights, metrics, threshold)
         compiled.judged = options.judged
+        compiled.needs_spans = options.spans
         compiled.backtracks = options.backtracks
         return compiled
     raise ConfigError(

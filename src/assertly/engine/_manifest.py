@@ -28,6 +28,8 @@ FAMILIES: tuple[str, ...] = (
     # The trajectory assertions, both dialects (engine/trajectory/).
     "assertly.engine.trajectory.expect",
     "assertly.engine.trajectory.typed",
+    # The span assertions (engine/spans/).
+    "assertly.engine.spans.typed",
     # The model-graded assertions (engine/graded/).
     "assertly.engine.graded.rubric",
     "assertly.engine.graded.similarity",

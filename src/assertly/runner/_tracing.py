@@ -43,7 +43,7 @@ class RunTraces:
         """Whether a call of ``step`` asks for spans."""
         if self.config.receive or self.config.prefer:
             return True
-        return any(getattr(check, "needs_spans", False) for check in step.checks)
+        return any(check.needs_spans for check in step.checks)
 
     async def expect(self, step: Step) -> CallTrace | None:
         """A trace for the call of ``step`` when it asks for spans (the receiver started)."""

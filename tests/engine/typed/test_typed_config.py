@@ -38,9 +38,16 @@ VALID_VALUE: dict[str, Any] = {
     "tool-call-count": {"max": 1},
     "llm-rubric": "The answer is polite.",
     "similar": "x",
+    "span-count": {"max": 3},
+    "span-duration": {"max_ms": 100},
+    "no-error-spans": None,
+    "span-attribute": {"name": "x", "key": "k", "value": 1},
 }
+# (The trajectory assertions take config.source.)
 WITHOUT_OPTIONS = sorted(
-    set(VALID_VALUE) - {"regex", "rouge-n", "tool-sequence", "llm-rubric", "similar"}
+    set(VALID_VALUE)
+    - {"regex", "rouge-n", "tool-called", "tool-sequence", "tool-call-count", "llm-rubric"}
+    - {"similar"}
     | {"cost", "latency"}
 )
 WITHOUT_THRESHOLD = sorted(

@@ -427,7 +427,8 @@ def test_tool_calls_reach_a_custom_assertion() -> None:
         ),
         (
             {"type": "tool-sequence", "value": ["a"], "config": {"mod": "exact"}},
-            "assertions[0].config.mod: unknown parameter (allowed: mode) (did you mean 'mode'?)",
+            "assertions[0].config.mod: unknown parameter (allowed: source, mode) "
+            "(did you mean 'mode'?)",
         ),
         (
             {"type": "tool-called", "value": {"name": "a", "arg": {}}},

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
+from ..spans._checks import FromSpans
 from ..typed._wrapper import TypedSpec
 from ._checks import CallPattern, ToolCalled, ToolCount
 from ._sequence import ToolSequence
@@ -23,6 +24,7 @@ __all__ = [
     "CallSpec",
     "CountValue",
     "SequenceOptions",
+    "SourceOptions",
     "ToolCalledValue",
     "compile_call",
     "compile_calls",
@@ -54,10 +56,20 @@ class ToolCalledValue(CallSpec):
     max: int | None = Field(default=None, ge=0, description="Most matching calls.")
 
 
-class SequenceOptions(BaseModel):
-    """``tool-sequence``'s config."""
+class SourceOptions(BaseModel):
+    """Where a trajectory assertion reads the tool calls (``config: {source: trace}``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    source: Literal["response", "trace"] = Field(
+        default="response",
+        description="response: the reply's calls (or the calls the agent reported); trace: "
+        "the call's OpenTelemetry execute_tool spans (docs/traces.md).",
+    )
+
+
+class SequenceOptions(SourceOptions):
+    """``tool-sequence``'s config."""
 
     mode: Literal["in_order", "exact", "unordered", "subset", "superset"] = Field(
         default="in_order",
@@ -131,9 +143,21 @@ def _bounds(low: int | None, high: int | None, ctx: BuildContext) -> bool:
     return True
 
 
-@typed_assertion("tool-called")
+def _sourced(checker: Checker | None, spec: TypedSpec, ctx: BuildContext) -> Checker | None:
+    """The checker, reading the calls from the call's spans under ``source: trace``."""
+    if checker is None or spec.config.get("source", "response") != "trace":
+        return checker
+    ctx.options.spans = True
+    return FromSpans(checker)
+
+
+@typed_assertion("tool-called", options=SourceOptions)
 def build_tool_called(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """A tool (optionally with these arguments) is called between min (1) and max times."""
+    return _sourced(_tool_called(spec, ctx), spec, ctx)
+
+
+def _tool_called(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     where = ctx.at("value")
     value = spec.value
     if isinstance(value, str) and value:
@@ -167,12 +191,16 @@ def build_tool_sequence(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if patterns is None:
         return None
     mode = spec.config.get("mode", "in_order")  # validated against SequenceOptions already
-    return ToolSequence("tool-sequence", patterns, mode, threshold)
+    return _sourced(ToolSequence("tool-sequence", patterns, mode, threshold), spec, ctx)
 
 
-@typed_assertion("tool-call-count")
+@typed_assertion("tool-call-count", options=SourceOptions)
 def build_tool_call_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     """The number of tool calls (of one tool, with name) is between min and max."""
+    return _sourced(_tool_call_count(spec, ctx), spec, ctx)
+
+
+def _tool_call_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     where = ctx.at("value")
     example = "{max: 5} or {min: 1, max: 2, name: search}"
     if not isinstance(spec.value, dict):
