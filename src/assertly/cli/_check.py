@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .._exceptions import ConfigError, Problem
+from .._spans import SpanSet
 from .._terminal import terminal_safe
 from ._support import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, echo_json, parse_now, print_problems
 
@@ -25,9 +26,15 @@ __all__ = ["check_command", "schema_command"]
 @click.option(
     "--response",
     "response_argument",
-    required=True,
     metavar="RESPONSE",
-    help="The response to judge: a file, or - for standard input.",
+    help="The response to judge: a file, or - for standard input (with --trace: optional; "
+    "the root span's output by default).",
+)
+@click.option(
+    "--trace",
+    "trace_argument",
+    metavar="FILE",
+    help="The call's recorded spans: an OTLP JSON file (one document, or one per line).",
 )
 @click.option(
     "--context",
@@ -46,7 +53,8 @@ __all__ = ["check_command", "schema_command"]
 )
 def check_command(
     expect_argument: str,
-    response_argument: str,
+    response_argument: str | None,
+    trace_argument: str | None,
     context_argument: str | None,
     now: str | None,
     output_format: str,
@@ -54,6 +62,7 @@ def check_command(
     """Judge one response against an expectation."""
     from ..engine import compile as compile_expectation
     from ..loading import load_located_argument, located_in_file, read_text_argument
+    from ..loading._trace_files import root_output
 
     try:
         data, source = load_located_argument(expect_argument, "expectation")
@@ -69,7 +78,18 @@ def check_command(
             ) from None
         context = _load_context(context_argument)
         moment = parse_now(now)
-        response = read_text_argument(response_argument, "response")
+        response: Any = None
+        if trace_argument is not None:
+            spans = _load_trace(trace_argument)
+            context = {**(context or {}), "spans": spans}
+            response = root_output(spans)
+        elif response_argument is None:
+            raise ConfigError(
+                [Problem("--response", "give the response to judge (a file, or - for stdin)")],
+                title="missing --response",
+            )
+        if response_argument is not None:
+            response = read_text_argument(response_argument, "response")
     except ConfigError as error:
         if output_format == "json":
             echo_json({"error": "configuration", "problems": [str(p) for p in error.problems]})
@@ -102,6 +122,20 @@ def _unwrap(data: Any) -> tuple[Any, float | None, Any, tuple[str, ...]]:
         rest = {key: value for key, value in data.items() if key != "shape"}
         return rest, None, data["shape"], ()
     return data, None, None, ()
+
+
+def _load_trace(argument: str) -> SpanSet:
+    from pathlib import Path
+
+    from ..loading._trace_files import recorded_trace
+
+    path = Path(argument)
+    spans = recorded_trace(path.name, path.parent, path.parent)
+    if isinstance(spans, str):
+        raise ConfigError(
+            [Problem(argument, spans.removeprefix("trace: "))], title="invalid --trace"
+        )
+    return spans
 
 
 def _load_context(argument: str | None) -> dict[str, Any] | None:

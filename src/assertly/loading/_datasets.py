@@ -8,7 +8,8 @@ A suite that names a ``dataset`` instead of listing ``tests`` runs one test per 
         assertions: [{type: contains, value: security}]
 
 A line is ``{"id", "input", "output", "model", "cost_usd", "latency_ms", "tool_calls", "name",
-"tags", "description", "vars", "expected"}``, every key optional; ``vars`` and ``expected`` are
+"tags", "description", "vars", "expected", "trace"}``, every key optional (``trace``: the
+recorded call's OTLP JSON spans, or a file of them: `._trace_files`); ``vars`` and ``expected`` are
 the line's own references, read by ``{{ vars.NAME }}`` / ``{{ expected }}`` in the suite's
 assertions (`._references`). A line with ``output`` is judged as recorded (no call); one
 without is sent to the agent as ``input``. A line with ``conversation`` (``{input, turns:
@@ -28,11 +29,13 @@ from typing import Any
 
 from .._exceptions import Problem
 from .._json import loads
+from .._spans import SpanSet
 from ..engine import Expectation
 from ._cases import Step, SuiteHooks, TestCase, definition_digest
 from ._conversations import line_conversation
 from ._models import id_problem
 from ._references import MISSING, CaseCompiler
+from ._trace_files import read_trace_file, recorded_trace, root_output, trace_files
 
 __all__ = ["CASE_KEYS", "Dataset", "has_lines", "inside_project"]
 
@@ -51,6 +54,7 @@ CASE_KEYS = frozenset(
         "description",
         "vars",
         "expected",
+        "trace",
     }
 )
 _METADATA = ("model", "cost_usd", "latency_ms", "tool_calls")
@@ -59,6 +63,13 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 def has_lines(path: Path) -> bool:
+    """Whether a dataset has a case: a non-blank line, or (a directory) an OTLP JSON file."""
+    if path.is_dir():
+        return any(True for _ in trace_files(path))
+    return _has_lines(path)
+
+
+def _has_lines(path: Path) -> bool:
     """Whether a JSON Lines file has a non-blank line (reads up to the first one)."""
     with path.open("rb") as handle:
         return any(not line.isspace() for line in handle)
@@ -105,9 +116,13 @@ class Dataset:
     suite_hooks: SuiteHooks | None = None
     # Set when the suite's assertions reference a line's vars/expected: each line's checks.
     compiler: CaseCompiler | None = None
+    # The project directory: a line's ``trace:`` path stays inside it.
+    project: Path | None = None
 
     def count(self) -> int:
         """Cases in the file (non-blank lines), counted without parsing them."""
+        if self.path.is_dir():
+            return sum(1 for _ in trace_files(self.path))  # (a file may hold more traces)
         lines = 0
         try:
             with self.path.open("rb") as handle:
@@ -139,6 +154,9 @@ class Dataset:
     def cases(self) -> Iterator[TestCase]:
         """Each line as a test; a line that cannot be read is a test with a problem."""
         shown = shown_path(self.path)
+        if self.path.is_dir():  # a directory of recorded traces
+            yield from self._trace_cases(shown)
+            return
         try:
             handle = self.path.open("rb")
         except OSError as error:  # gone or unreadable since it was loaded
@@ -150,22 +168,44 @@ class Dataset:
                     continue
                 yield self._case(raw, number, shown)
 
+    def _trace_cases(self, shown: str) -> Iterator[TestCase]:
+        """Each trace of each OTLP JSON file of the directory as a test (``file:N``: its Nth)."""
+        from ..traces import OtlpError, group_by_trace
+
+        for path in trace_files(self.path):
+            where = f"{shown}/{path.name}"
+            try:
+                traces = group_by_trace(read_trace_file(path))
+            except (OtlpError, ValueError, OSError) as error:
+                failure = str(getattr(error, "strerror", None) or error)
+                yield self._case_of({"id": path.stem}, 1, where, [failure])
+                continue
+            for number, (trace_id, spans) in enumerate(traces.items(), start=1):
+                case_id = path.stem if len(traces) == 1 else f"{path.stem}-{trace_id[:8]}"
+                line = {"id": case_id, "trace": SpanSet(spans, trace_id)}
+                yield self._case_of(line, number, where, [])
+
     def _case(self, raw: bytes, number: int, shown: str, failure: str | None = None) -> TestCase:
-        where = f"{shown}:{number}"
-        problems: list[Problem] = [Problem(where, failure)] if failure else []
         line: Any = None
+        failures = [failure] if failure else []
         try:
             if len(raw) > MAX_LINE_BYTES:
                 size = f"{len(raw):,} bytes; lines are limited to {MAX_LINE_BYTES // 2**20} MiB"
-                problems.append(Problem(where, f"the line is {size}"))
+                failures.append(f"the line is {size}")
             else:
                 line = loads(raw)
         except ValueError as error:
-            problems.append(Problem(where, f"invalid JSON: {getattr(error, 'msg', error)}"))
+            failures.append(f"invalid JSON: {getattr(error, 'msg', error)}")
         if line is not None and not isinstance(line, dict):
-            problems.append(Problem(where, "expected a JSON object with input and/or output"))
+            failures.append("expected a JSON object with input and/or output")
             line = None
-        line = line or {}
+        return self._case_of(line or {}, number, shown, failures)
+
+    def _case_of(
+        self, line: dict[str, Any], number: int, shown: str, failures: list[str]
+    ) -> TestCase:
+        where = f"{shown}:{number}"
+        problems = [Problem(where, failure) for failure in failures]
         unknown = sorted(set(line) - CASE_KEYS)
         if unknown:
             known = ", ".join(sorted(CASE_KEYS))
@@ -193,8 +233,19 @@ class Dataset:
             problems.extend(found)
             if conversation is not None:
                 conversation.checks = checks
-        elif "output" in line:
-            recorded = (line["output"], {k: line[k] for k in _METADATA if line.get(k) is not None})
+        elif "output" in line or "trace" in line:
+            metadata = {k: line[k] for k in _METADATA if line.get(k) is not None}
+            output = line.get("output")
+            if "trace" in line:
+                # Decoded here, once: the spans are the recorded call's (`SpanSet`).
+                spans = recorded_trace(line["trace"], self.path.parent, self.project)
+                if isinstance(spans, str):
+                    problems.append(Problem(where, spans))
+                else:
+                    metadata["spans"] = spans
+                    if "output" not in line:
+                        output = root_output(spans)
+            recorded = (output, metadata)
         elif line and "input" not in line:
             problems.append(
                 Problem(

@@ -197,6 +197,8 @@ def _add_dataset(
 ) -> None:
     key: Key = ("test_suites", suite_key)
     path, reason = inside_project(str(suite.dataset), source.path.parent, context.project_dir)
+    if path is None and (directory := _trace_directory(str(suite.dataset), source, context)):
+        path, reason = directory, None  # a directory of recorded traces (`_trace_files`)
     if path is None:
         result.file_problems.append(Problem(_located(source, (*key, "dataset"), None), str(reason)))
         return
@@ -254,8 +256,17 @@ def _add_dataset(
             pass_threshold=suite.pass_threshold,
             suite_hooks=hooks,
             compiler=compiler,
+            project=context.project_dir,
         )
     )
+
+
+def _trace_directory(reference: str, source: Any, context: Any) -> Path | None:
+    """A dataset that is a directory inside the project (its OTLP JSON files), else None."""
+    resolved: Path = (source.path.parent / reference).resolve()
+    if resolved.is_dir() and resolved.is_relative_to(context.project_dir.resolve()):
+        return resolved
+    return None
 
 
 # What defines a test, for `definition_digest`: not its name, description, tags or priority,

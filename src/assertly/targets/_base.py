@@ -213,4 +213,7 @@ def metadata_from(data: Any) -> dict[str, Any]:
     # wrong with it (an error), instead of silently judging the output's calls.
     if data.get("tool_calls") is not None:
         known["tool_calls"] = data["tool_calls"]
+    # A recorded trace, decoded when it was loaded (never from an agent's JSON metadata).
+    if isinstance(data.get("spans"), SpanSet):
+        known["spans"] = data["spans"]
     return known

@@ -71,7 +71,15 @@ class FixtureTarget(BaseTarget):
             raise TargetError(f"no recorded response for test {test_id!r} in {self.path}")
         self._handle.seek(offset)
         record = loads(self._handle.readline())
-        return TargetResponse(output=record["output"], **metadata_from(record))
+        response = TargetResponse(output=record["output"], **metadata_from(record))
+        if "trace" in record:  # the recorded call's spans (docs/traces.md)
+            from ..loading._trace_files import recorded_trace
+
+            spans = recorded_trace(record["trace"], self.path.parent, None)
+            if isinstance(spans, str):
+                raise TargetError(f"{self.path}: test {test_id!r}: {spans}")
+            response.spans = spans
+        return response
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         """The recorded response for the request's test id, else for its input."""

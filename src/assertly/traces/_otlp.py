@@ -92,7 +92,7 @@ def read_otlp_json(value: Any, max_spans: int = 1_000_000) -> list[Span]:
         OtlpError: The value is not OTLP trace data (the message names where), or it holds
             more than ``max_spans`` spans.
     """
-    if not isinstance(value, dict) or not isinstance(value.get("resourceSpans", []), list):
+    if not isinstance(value, dict) or not isinstance(value.get("resourceSpans"), list):
         raise OtlpError('expected an OTLP JSON object {"resourceSpans": [...]}')
     spans: list[Span] = []
     for r, resource in enumerate(value.get("resourceSpans") or ()):
