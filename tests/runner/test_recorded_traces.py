@@ -1,4 +1,4 @@
-"""Recorded traces judged without the agent: dataset lines, fixtures, a directory, `check` (issue 33).
+"""Recorded traces judged without the agent: dataset lines, fixtures, directories, `check`.
 
 Every OTLP JSON file here is written by the real OpenTelemetry SDK's JSON encoder from real
 spans, as the OTLP JSON exporters write them.
