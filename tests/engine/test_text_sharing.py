@@ -13,13 +13,14 @@ import re
 import unicodedata
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import assertly
-from assertly._json import has_long_digit_run, loads
-from assertly.engine import Response
-from assertly.engine._response import NOT_JSON, iter_json_values
+from assertly._json import has_long_digit_run, loads, loads_first_try
+from assertly.engine import Response, _response
+from assertly.engine._response import _FENCE_LINE, NOT_JSON, _fence_lines, iter_json_values
 from assertly.engine._text import IDEOGRAPHIC, count_words, fold, lstrip_edges, nfc
 from assertly.engine._values import json_equal
 from assertly.engine.typed.structure import _citation, _fenced
@@ -243,3 +244,48 @@ def test_expectation_verdicts_are_the_reference_verdicts(text: str) -> None:
     fast = [result.passed for result in _CHECKED.check(text).results]
     detailed = [result.passed for result in _CHECKED._check_detailed(text).results]
     assert fast == detailed == expected, text
+
+
+# --- fences ----------------------------------------------------------------------------------
+
+_FENCE_PIECES = st.sampled_from(["`", "```", "````", "json", "JSON", "py", " ", "\t", "\r", "\n"])
+
+
+@given(st.lists(st.one_of(_FENCE_PIECES, _PIECES), max_size=30).map("".join))
+@example("````x y\n```json\n{}\n```\n")
+@settings(max_examples=400)
+def test_fence_lines_are_the_regex_search(text: str) -> None:
+    # Fences are tried only where ``` is: the same matches as the regex's own search.
+    assert [m.span() for m in _fence_lines(text)] == [m.span() for m in _FENCE_LINE.finditer(text)]
+
+
+# --- one parse per check ---------------------------------------------------------------------
+
+_JSON_THREE = [
+    {"type": "is-json"},
+    {"type": "contains-json", "value": {"type": "object", "required": ["status"]}},
+    {"type": "equals", "value": "ok", "transform": "json_path:$.status"},
+    {"type": "levenshtein", "value": "ok", "threshold": 1, "transform": "json_path:$.status"},
+]
+
+
+@pytest.mark.parametrize(
+    "output",
+    ['{"status": "ok"}', '{"status": "no"}', "Here it is: {}", '[1, {"status": "ok"}]', "x"],
+)
+def test_every_json_assertion_of_a_check_shares_one_parse(
+    output: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real = loads_first_try
+
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(_response, "loads_first_try", counted)
+    expectation = assertly.compile(_JSON_THREE)
+    for judged in (expectation.check(output), expectation._check_detailed(output)):
+        assert len(judged.results) == len(_JSON_THREE)
+    # Only JSON-looking text is handed to the parser, once per check whatever the path.
+    assert len(calls) == (2 if output[0] in "{[" else 0)
