@@ -347,7 +347,9 @@ class Response:
         """The text in Unicode NFC, as text assertions compare it (computed once)."""
         text = self._nfc
         if text is None:
-            text = self._nfc = nfc(self.text)
+            text = self.text
+            # ASCII, the common case, is its own NFC (no call made for it).
+            text = self._nfc = text if text.isascii() else nfc(text)
         return text
 
     @property
@@ -355,8 +357,10 @@ class Response:
         """The text case-folded for caseless comparison (`fold`, computed once)."""
         text = self._folded
         if text is None:
-            # From the shared NFC text: the output is normalised once per check.
-            text = self._folded = fold_normal(self.nfc_text)
+            # From the shared NFC text: the output is normalised once per check. ASCII folds
+            # to its lower case.
+            text = self.nfc_text
+            text = self._folded = text.lower() if text.isascii() else fold_normal(text)
         return text
 
     @property

@@ -29,8 +29,10 @@ _INVISIBLE = "\ufeff\u200b\u2060\u200e\u200f"
 
 def nfc(text: str) -> str:
     """``text`` in Unicode normal form C (ASCII and already-normal text returned as is)."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
+    if text.isascii():
         return text
+    # `normalize` makes the quick check `is_normalized` does (returning normal text as is);
+    # asking `is_normalized` first would normalise a text that needs it twice.
     return unicodedata.normalize("NFC", text)
 
 
