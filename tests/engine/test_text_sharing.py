@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
 import unicodedata
 from typing import Any
 
@@ -289,3 +290,36 @@ def test_every_json_assertion_of_a_check_shares_one_parse(
         assert len(judged.results) == len(_JSON_THREE)
     # Only JSON-looking text is handed to the parser, once per check whatever the path.
     assert len(calls) == (2 if output[0] in "{[" else 0)
+
+
+def test_words_are_counted_without_a_string_per_word() -> None:
+    # 200,000 words: a list of them (findall's) would take ~12 MB; one pass takes the text's
+    # size twice at most (its bytes, then their marks).
+    text = "one two, three - four\n" * 50_000
+    non_ascii = text.replace("two", "tw\u00f6")
+    tracemalloc.start()
+    try:
+        assert count_words(text) == 200_000
+        ascii_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        assert count_words(non_ascii) == 200_000
+        other_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ascii_peak < 2.5 * len(text)
+    # Outside ASCII, the regex lists one shared empty string per word: 8 bytes a word.
+    assert other_peak < 10 * 200_000
+
+
+def test_caseless_text_is_made_once_per_response() -> None:
+    response = Response("The INCIDENT report " * 100)
+    folded = response.folded_text
+    tracemalloc.start()
+    try:
+        for _ in range(10):
+            assert response.folded_text is folded
+            assert response.nfc_text is response.text
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200  # no copy of the 2,000-character text
