@@ -323,37 +323,3 @@ def test_caseless_text_is_made_once_per_response() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 200  # no copy of the 2,000-character text
-
-
-@pytest.mark.parametrize(
-    ("output", "verdicts"),
-    [
-        ('Two: {"a": 1} and {"b": 2}.', [True, True, False]),
-        ('As shown in [1]: {"a": 1}', [False, True, False]),
-        ("No JSON here [1].", [False, False, False]),
-        ('```json\n[1]\n```\n{"c": {"b": 0}}', [False, False, False]),
-        ("x " + "[" * 10_001 + "]" * 10_001, [None, None, None]),  # too deep: an error
-    ],
-)
-def test_contains_json_assertions_share_one_scan_of_the_prose(
-    output: str, verdicts: list[bool | None], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scans: list[str] = []
-    real = iter_json_values
-
-    def counted(text: str, openers: str = "{[") -> Any:
-        scans.append(text)
-        return real(text, openers)
-
-    monkeypatch.setattr(_response, "iter_json_values", counted)
-    expectation = assertly.compile(
-        [
-            {"type": "contains-json", "value": {"type": "object", "required": ["b"]}},
-            {"type": "contains-json", "value": {"type": "object", "required": ["a"]}},
-            {"type": "contains-json", "value": {"type": "object", "required": ["c", "d"]}},
-        ]
-    )
-    for judged in (expectation.check(output), expectation._check_detailed(output)):
-        got = [None if r.outcome.value == "error" else r.passed for r in judged.results]
-        assert got == verdicts
-    assert len(scans) == 2  # one per check, whatever the path

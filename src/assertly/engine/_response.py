@@ -258,45 +258,6 @@ def _not_json_start(text: str) -> bool:
     return found is None or found.group() not in _JSON_STARTS
 
 
-class _Found:
-    """The JSON values `iter_json_values` found in a text so far, and the scan for the rest.
-
-    Shared by every assertion of a check that reads the values in prose (two
-    ``contains-json`` with different schemas scan and parse the text once), and lazy: an
-    assertion satisfied by the first value leaves the rest unread.
-    """
-
-    __slots__ = ("deep", "scan", "values")
-
-    def __init__(self, text: str) -> None:
-        self.values: list[tuple[int, int, Any]] = []
-        self.scan: Iterator[tuple[int, int, Any]] | None = iter_json_values(text)
-        self.deep = False  # the scan stopped at JSON nested too deeply (`JsonTooDeep`)
-
-    def __iter__(self) -> Iterator[tuple[int, int, Any]]:
-        values = self.values
-        index = 0
-        while True:
-            if index < len(values):
-                yield values[index]
-                index += 1
-                continue
-            if self.deep:
-                raise JsonTooDeep
-            scan = self.scan
-            if scan is None:
-                return
-            try:
-                found = next(scan)
-            except StopIteration:
-                self.scan = None
-                return
-            except JsonTooDeep:
-                self.scan, self.deep = None, True
-                raise
-            values.append(found)
-
-
 class _Unchecked:
     """A text's JSON as orjson read it, not yet tested for big integers (`unchecked_json`)."""
 
@@ -322,7 +283,6 @@ class Response:
 
     __slots__ = (
         "_folded",
-        "_found",
         "_json",
         "_nfc",
         "_text",
@@ -337,7 +297,6 @@ class Response:
     def __init__(self, value: Any) -> None:
         self._nfc: str | None = None
         self._folded: str | None = None
-        self._found: _Found | None = None
         self.extracted: str | None = None
         self.decode_errors = False
         # Set when the JSON found was nested deeper than MAX_JSON_DEPTH: such a response is
@@ -403,19 +362,6 @@ class Response:
             text = self.nfc_text
             text = self._folded = text.lower() if text.isascii() else fold_normal(text)
         return text
-
-    def embedded_json(self) -> Iterator[tuple[int, int, Any]]:
-        """``(start, end, value)`` of each JSON object or array in the text (`iter_json_values`).
-
-        Found once per response, whichever assertions ask and in whatever order.
-
-        Raises:
-            JsonTooDeep: When the scan reaches JSON nested too deeply (every time it does).
-        """
-        found = self._found
-        if found is None:
-            found = self._found = _Found(self.text)
-        return iter(found)
 
     @property
     def whole_json(self) -> Any:

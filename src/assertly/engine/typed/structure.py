@@ -12,7 +12,7 @@ from ..._json import TOO_DEEP_MESSAGE, JsonTooDeep
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
 from .._jsonschema import compile_schema, first_error
-from .._response import NOT_JSON, fenced_spans
+from .._response import NOT_JSON, fenced_spans, iter_json_values
 from .._result import AssertionResult, errored, failed, passed
 from ._wrapper import TypedSpec
 
@@ -94,7 +94,7 @@ class ContainsJson(Checker):
             return errored(self.key, TOO_DEEP_MESSAGE)
         # Output that is one JSON object or array is its own single outermost value.
         prose = type(whole) is not dict and type(whole) is not list
-        values = response.embedded_json() if prose else [(0, 0, whole)]
+        values = iter_json_values(response.text) if prose else [(0, 0, whole)]
         found = 0
         first_rejected: Any = NOT_JSON
         try:
