@@ -31,7 +31,7 @@ from .._json import (
     surrogate_refused,
 )
 from .._python_values import PLAIN_TYPES, as_json_value
-from ._text import fold, nfc
+from ._text import fold_normal, nfc
 
 __all__ = ["NOT_JSON", "Response", "fenced_spans", "iter_json_values"]
 
@@ -54,6 +54,13 @@ _UNSET: Final[Any] = object()
 _FENCE_LINE = re.compile(r"(`{3,})[ \t]*([\w+.-]*)[ \t\r]*$", re.MULTILINE)
 _JSON_FENCE_LANGUAGES = frozenset({"", "json", "jsonc", "json5"})
 _OPENERS = re.compile(r"[\[{]")
+# What JSON text can start with after its whitespace (a value: object, array, string, number,
+# true, false, null). Anything else is refused by every parser `loads` tries, so a text such as
+# prose is known not to be JSON without asking orjson, whose refusal costs ~3.5 µs (it builds
+# an error with a line and column): most of an `is-json` on prose.
+_JSON_SPACE = frozenset(" \t\n\r")
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+_FIRST_NON_SPACE = re.compile(r"[^ \t\n\r]")
 _CHEAP_ATTEMPTS = 8
 _orjson_loads = orjson.loads
 MAX_DEPTH = MAX_JSON_DEPTH  # deeper JSON is never handed to a parser: it cannot be judged
@@ -210,10 +217,8 @@ def _written(value: Any) -> str:
 
 def fenced_spans(text: str) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of the bodies of fenced code blocks tagged json (or untagged)."""
-    if "```" not in text:
-        return
     opening: re.Match[str] | None = None
-    for fence in _FENCE_LINE.finditer(text):
+    for fence in _fence_lines(text):
         if opening is None:
             opening = fence
         elif fence.group(2) == "" and len(fence.group(1)) >= len(opening.group(1)):
@@ -222,10 +227,35 @@ def fenced_spans(text: str) -> Iterator[tuple[int, int]]:
             opening = None
 
 
+def _fence_lines(text: str) -> Iterator[re.Match[str]]:
+    """``_FENCE_LINE.finditer(text)``, five times faster: tried only where ``` is.
+
+    A fence starts with three backticks, so only there can a match start; the regex searching
+    for itself tries every position (it has no literal prefix to skip with).
+    """
+    position = text.find("```")
+    while position >= 0:
+        fence = _FENCE_LINE.match(text, position)
+        if fence is None:
+            position = text.find("```", position + 1)
+        else:
+            yield fence
+            position = text.find("```", fence.end())
+
+
 def _fenced_blocks(text: str) -> Iterator[str]:
     """Bodies of fenced code blocks tagged json (or untagged), pairing fences in order."""
     for start, end in fenced_spans(text):
         yield text[start:end]
+
+
+def _not_json_start(text: str) -> bool:
+    """Whether ``text`` cannot be JSON by its first character after JSON's whitespace."""
+    first = text[:1]
+    if first in _JSON_STARTS:  # the usual JSON text: no search
+        return False
+    found = _FIRST_NON_SPACE.search(text) if first in _JSON_SPACE else None
+    return found is None or found.group() not in _JSON_STARTS
 
 
 class _Unchecked:
@@ -317,7 +347,9 @@ class Response:
         """The text in Unicode NFC, as text assertions compare it (computed once)."""
         text = self._nfc
         if text is None:
-            text = self._nfc = nfc(self.text)
+            text = self.text
+            # ASCII, the common case, is its own NFC (no call made for it).
+            text = self._nfc = text if text.isascii() else nfc(text)
         return text
 
     @property
@@ -325,7 +357,10 @@ class Response:
         """The text case-folded for caseless comparison (`fold`, computed once)."""
         text = self._folded
         if text is None:
-            text = self._folded = fold(self.text)
+            # From the shared NFC text: the output is normalised once per check. ASCII folds
+            # to its lower case.
+            text = self.nfc_text
+            text = self._folded = text.lower() if text.isascii() else fold_normal(text)
         return text
 
     @property
@@ -339,6 +374,9 @@ class Response:
             if type(whole) is _Unchecked and not has_long_digit_run(text):
                 self._whole = whole = whole.value  # what `loads` returns: orjson's value
                 return whole
+            if _not_json_start(text):
+                self._whole = NOT_JSON
+                return NOT_JSON
             try:
                 whole = loads_first_try(text)
             except ValueError as error:
@@ -364,6 +402,9 @@ class Response:
             text = self._text
             if text.startswith("\ufeff"):
                 text = text[1:]
+            if _not_json_start(text):
+                self._whole = NOT_JSON
+                return NOT_JSON
             try:
                 value = _orjson_loads(text)
             except ValueError:

@@ -16,6 +16,7 @@ __all__ = [
     "NO_SPACE_SCRIPTS",
     "count_words",
     "fold",
+    "fold_normal",
     "lstrip_edges",
     "nfc",
     "strip_edges",
@@ -28,8 +29,10 @@ _INVISIBLE = "\ufeff\u200b\u2060\u200e\u200f"
 
 def nfc(text: str) -> str:
     """``text`` in Unicode normal form C (ASCII and already-normal text returned as is)."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
+    if text.isascii():
         return text
+    # `normalize` makes the quick check `is_normalized` does (returning normal text as is);
+    # asking `is_normalized` first would normalise a text that needs it twice.
     return unicodedata.normalize("NFC", text)
 
 
@@ -40,7 +43,12 @@ def fold(text: str) -> str:
     dropped after an ``i``, so ``İstanbul`` matches ``istanbul`` as a Turkish reader expects.
     The dotless ``\u0131`` stays a letter of its own: no locale-free folding maps it to ``i``.
     """
-    folded = nfc(text).casefold()
+    return fold_normal(nfc(text))
+
+
+def fold_normal(text: str) -> str:
+    """`fold` of a text already in NFC (a response's shared NFC text: not normalised again)."""
+    folded = text.casefold()
     if not folded.isascii():
         folded = unicodedata.normalize("NFC", folded).replace("i\u0307", "i")
     return folded
@@ -89,7 +97,20 @@ NO_SPACE_SCRIPTS = (
 # scripts) or an ideograph. A run with no letter or digit never starts a match, and the
 # leading class lets the regex engine skip quickly to the next candidate.
 _WORD = re.compile(f"[{IDEOGRAPHIC}]|[^\\W_{IDEOGRAPHIC}][^\\s\u200b{IDEOGRAPHIC}]*")
-_ASCII_WORD = re.compile(r"[A-Za-z0-9]\S*")
+# The same count with no string per word: each match ends with an empty group, so `findall`
+# lists the one shared empty string once per word.
+_WORD_COUNTED = re.compile(f"(?:{_WORD.pattern})()")
+# ASCII text, the common case, is counted with no regex at all: one C pass maps each byte to
+# "a" (a letter or digit: a word's start), " " (what the regex's \s matches) or deletes it
+# (anything else, which can only continue a word). A run of "a" then stands for each run
+# holding a letter or digit, a word; a run with none vanishes into its spaces.
+_ASCII_SPACE = frozenset(code for code in range(128) if re.fullmatch(r"\s", chr(code)))
+_ASCII_ALNUM = frozenset(code for code in range(128) if re.fullmatch(r"[A-Za-z0-9]", chr(code)))
+_WORD_MARKS = bytes(
+    ord("a") if code in _ASCII_ALNUM else ord(" ") if code in _ASCII_SPACE else code
+    for code in range(256)
+)
+_NOT_WORD = bytes(code for code in range(128) if code not in _ASCII_ALNUM | _ASCII_SPACE)
 
 
 def count_words(text: str) -> int:
@@ -98,4 +119,7 @@ def count_words(text: str) -> int:
     A run without a letter or digit (a dash, a bullet, an emoji) is not a word; a hyphenated
     compound (``state-of-the-art``) is one.
     """
-    return len((_ASCII_WORD if text.isascii() else _WORD).findall(text))
+    if text.isascii():
+        marks = text.encode("ascii").translate(_WORD_MARKS, _NOT_WORD)
+        return marks.count(b" a") + marks.startswith(b"a")
+    return len(_WORD_COUNTED.findall(text))
