@@ -206,6 +206,26 @@ else
     echo "skipped: similar needs its local model; install it with: pip install 'assertly[similar]'"
 fi
 
+heading "24. Traces: an agent instrumented with OpenTelemetry, judged by its spans"
+# agent/traced_agent.py exports OTLP spans to the run's receiver and names no tool in its reply;
+# its tool calls, model, tokens and cost come from its spans. One test fails: its spans show the
+# refund was issued without the policy check (exit code 1).
+demo 1 run traces.tests.yaml --plain -o reports/traces.json
+printf '$ python3 -c ... reports/traces.json   # what each trial\x27s trace held\n'
+python3 - <<'PY' || exit 1
+import json
+
+for test in json.load(open("reports/traces.json", encoding="utf-8"))["tests"]:
+    trace = test["trials"][0]["trace"]
+    print(f"{test['id']}: {test['status']}; {trace['spans']} spans, tools "
+          f"{' -> '.join(trace['tools'])}, {trace['model_calls']} model call")
+PY
+
+heading "25. A recorded trace judged without the agent (assertly check --trace)"
+# An OTLP JSON file as an exporter wrote it: the refund's tool span failed (exit code 1).
+check 1 --expect '[{"type": "no-error-spans"}, {"type": "tool-called", "value": "issue_refund", "config": {"source": "trace"}}]' \
+    --trace traces/refund_timeout.json
+
 printf '\nDemo finished: every command exited with the expected code.\n'
 printf 'Reports: examples/reports/report.{json,xml,md,html}, compare.html, diff.md, matrix.json,\n'
-printf '         conversation.json, view/index.html\n'
+printf '         conversation.json, traces.json, view/index.html\n'

@@ -34,6 +34,7 @@ __all__ = [
     "ModelCall",
     "Span",
     "SpanEvent",
+    "SpanCalls",
     "SpanSet",
     "SpanStatus",
     "merged_spans",
@@ -218,7 +219,7 @@ class SpanSet:
     def tool_calls(self) -> list[dict[str, Any]]:
         """The tool calls, ``[{"name", "arguments"}]`` in start order (what trajectories read)."""
         if self._tool_calls is None:
-            self._tool_calls = [_tool_call(span) for span in self.spans if _is_tool(span)]
+            self._tool_calls = SpanCalls(_tool_call(span) for span in self.spans if _is_tool(span))
         return self._tool_calls
 
     def tool_spans(self) -> list[Span]:
@@ -283,6 +284,16 @@ class SpanSet:
         trace_id = data["trace_id"]
         spans = [Span.from_row(row, trace_id) for row in data.get("spans") or ()]
         return cls(spans, trace_id, data.get("dropped", 0), data.get("parent_id"))
+
+
+class SpanCalls(list):  # type: ignore[type-arg]
+    """The tool calls read from a call's spans (`SpanSet.tool_calls`).
+
+    A list of ``{"name", "arguments"}`` that says where it came from: messages name
+    "OpenTelemetry spans", not the agent's reported calls.
+    """
+
+    __slots__ = ()
 
 
 class MissingCalls(str):

@@ -80,6 +80,10 @@ NOT_RUN: dict[str, str] = {
     "docs/conversations.md | assertly run conversations.tests.yaml --suite simu": (
         "records a simulated user from its model (needs one listening), then replays it"
     ),
+    "docs/traces.md | import json, os, sys": (
+        "an agent: it continues the TRACEPARENT a run gives each call (examples/agent/"
+        "traced_agent.py runs in make demo, tests/runner/traced_agent.py in the tests)"
+    ),
     # Python that is not a program.
     "docs/pytest.md | assertly.assert_response(response, expectation, *,": "a signature",
     "docs/pytest.md | $ pytest -q --assertly-config bad.yaml tests/agent": _UNSHOWN,
@@ -240,7 +244,7 @@ _TEST_FILE_KEYS = {"test_suites", "tests", "agent", "blocks", "eval"}
 _CONFIG_KEYS = {
     "agents", "judge", "store", "hooks", "facts", "secrets_from_tests", "sensitive_prefixes",
     "plugins", "concurrency", "timeout_s", "trials", "rate_limit", "defaults", "shape",
-    "matrix", "simulator",
+    "matrix", "simulator", "traces",
 }  # fmt: skip
 
 

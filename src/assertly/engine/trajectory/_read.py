@@ -42,7 +42,7 @@ import orjson
 
 from ..._json import TOO_DEEP_MESSAGE
 from ..._python_values import PLAIN_TYPES, NotJsonValue, as_json_value
-from ..._spans import MissingCalls
+from ..._spans import MissingCalls, SpanCalls
 from .._response import NOT_JSON
 from ._quick import ANTHROPIC_CALLS, Inexact, quick_trace
 from ._trace import FORMAT_LABELS, Trace, article
@@ -151,6 +151,8 @@ def peek_trace(output: Any, reported: Any = None, ctx: CheckContext | None = Non
 
 def read_calls(value: Any, where: str = "tool_calls", format: str = "metadata") -> Trace | str:
     """A trace from a list of calls ``[{name, arguments | args | input}]`` (metadata)."""
+    if type(value) is SpanCalls:  # read from the call's spans (source: trace, prefer)
+        return _as_json_if_met(lambda calls: _read_calls(calls, "spans", "spans"), value, "spans")
     if type(value) is not list:
         if type(value) is MissingCalls:  # traces: {prefer: true}, and no spans arrived
             return f"the tool calls are read from the call's spans, and there are none: {value}"

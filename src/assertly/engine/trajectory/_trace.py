@@ -23,6 +23,7 @@ FORMAT_LABELS: Final[dict[str, str]] = {
     "anthropic": "Anthropic Messages",
     "tool_calls": "top-level tool_calls",
     "metadata": "metadata tool_calls",
+    "spans": "OpenTelemetry spans",
     "messages": "message list",
 }
 
