@@ -43,6 +43,7 @@ from ._analysis import (
 )
 from ._conversation_view import conversation_view, shown_trial
 from ._diff import comparison_view
+from ._waterfall import waterfalls
 
 if TYPE_CHECKING:
     from ._analysis import MatrixData
@@ -269,6 +270,7 @@ def _test_view(test: TestRecord, data: ReportData, *, detailed: bool = True) -> 
     shown = shown_trial(test) if test.conversation and detailed else None
     return {
         "conversation": None if shown is None else conversation_view(shown),
+        "waterfalls": waterfalls(test) if detailed else [],
         "test": test,
         "label": label(test),
         "where": where(test),

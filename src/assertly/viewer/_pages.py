@@ -31,6 +31,7 @@ from ..reports._analysis import (
     test_failures,
     where,
 )
+from ..reports._waterfall import waterfalls
 from ..store import DEFAULT_LIMIT, FILTER_STATUSES, PENDING, Filters, MatrixPage, TestPage
 from ._chat import CHECK_SYMBOLS, conversation_view
 from ._values import folded
@@ -201,6 +202,7 @@ def test_view(test: TestRecord, pending: bool = False) -> dict[str, Any]:
         # The test's id in the page: a matrix cell's, a conversation's (its turns' links).
         "id": cell_anchor(test.key) if test.target is not None or chat is not None else None,
         "chat": chat,
+        "waterfalls": waterfalls(test),
     }
 
 
