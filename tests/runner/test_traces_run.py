@@ -256,3 +256,33 @@ def test_a_taken_receiver_port_is_a_clear_error(project: Project) -> None:
         result = project.run("run", "tests")
     assert result.status("t") == "error"
     assert f"cannot receive spans on 127.0.0.1:{port}" in str(result.tests["t"]["trials"][0])
+
+
+def test_span_assertions_on_a_real_agent_name_the_failing_span(project: Project) -> None:
+    checks = [
+        {"type": "no-error-spans"},
+        {"type": "span-count", "value": {"operation": "execute_tool", "max": 2}},
+        {"type": "span-attribute",
+         "value": {"name": "chat gpt-test", "key": "gen_ai.request.model", "value": "gpt-test"}},
+        {"type": "tool-sequence", "value": ["search", "fetch"],
+         "config": {"mode": "exact", "source": "trace"}},
+    ]  # fmt: skip
+    _suite(
+        project,
+        [
+            {"id": "clean", "input": SEARCH_THEN_FETCH, "assertions": checks},
+            {
+                "id": "fetch_fails",
+                "input": {**SEARCH_THEN_FETCH, "fail_tool": "fetch"},
+                "assertions": checks,
+            },
+        ],
+    )  # no traces: config at all: the checks ask for spans themselves
+    result = project.run("run", "tests")
+    assert result.status("clean") == "passed", result.tests["clean"]
+    assert result.status("fetch_fails") == "failed"
+    (failure,) = result.tests["fetch_fails"]["trials"][0]["failures"]
+    assert failure["assertion"] == "no-error-spans"
+    assert failure["message"] == (
+        "1 span(s) failed: 'execute_tool fetch' (RuntimeError: fetch is down)"
+    )

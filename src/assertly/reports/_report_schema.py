@@ -91,6 +91,23 @@ def report_schema() -> dict[str, Any]:
                 "const": True,
                 "description": "Answered from the response cache (--cache), not called.",
             },
+            "trace": {
+                "type": "object",
+                "description": "The trial's OpenTelemetry spans, summed over its calls (only "
+                "when a call asked for spans; docs/traces.md): spans, tools (the execute_tool "
+                "spans' names in order), model_calls, error_spans, trace_ids; dropped (spans "
+                "over the per-call limit) and missing (why a call has none) when they apply.",
+                "properties": {
+                    "spans": {"type": "integer", "minimum": 0},
+                    "tools": {"type": "array", "items": {"type": "string"}},
+                    "model_calls": {"type": "integer", "minimum": 0},
+                    "error_spans": {"type": "integer", "minimum": 0},
+                    "trace_ids": {"type": "array", "items": {"type": "string"}},
+                    "dropped": {"type": "integer", "minimum": 1},
+                    "missing": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["spans", "tools", "model_calls", "error_spans", "trace_ids"],
+            },
         },
         required=[
             "trial",
