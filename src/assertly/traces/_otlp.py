@@ -95,6 +95,8 @@ def read_otlp_json(value: Any, max_spans: int = 1_000_000) -> list[Span]:
     if not isinstance(value, dict) or not isinstance(value.get("resourceSpans"), list):
         raise OtlpError('expected an OTLP JSON object {"resourceSpans": [...]}')
     spans: list[Span] = []
+    # Ids read already (a body repeats its trace id and its parents' ids): read once each.
+    ids: dict[Any, str] = {}
     for r, resource in enumerate(value.get("resourceSpans") or ()):
         scopes = resource.get("scopeSpans") if isinstance(resource, dict) else None
         if scopes is None and isinstance(resource, dict):
@@ -105,7 +107,7 @@ def read_otlp_json(value: Any, max_spans: int = 1_000_000) -> list[Span]:
                 raise OtlpError(f"resourceSpans[{r}].scopeSpans[{s}] has no list of spans")
             if len(spans) + len(items) > max_spans:
                 raise OtlpError(f"more than {max_spans:,} spans in one document")
-            spans += [_json_span(item, (r, s, i)) for i, item in enumerate(items)]
+            spans += [_json_span(item, (r, s, i), ids) for i, item in enumerate(items)]
     return spans
 
 
@@ -117,13 +119,20 @@ def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     return traces
 
 
-def _json_span(item: Any, where: tuple[int, int, int]) -> Span:
+def _json_span(item: Any, where: tuple[int, int, int], ids: dict[Any, str]) -> Span:
     if type(item) is not dict:
         raise OtlpError(f"{_where(where)} is not an object")
-    trace_id = _json_id(item.get("traceId"), 16, where, "traceId")
+    trace = item.get("traceId")
+    trace_id = ids.get(trace) if type(trace) is str and len(trace) == 32 else None
+    if trace_id is None:
+        trace_id = ids[trace] = _json_id(trace, 16, where, "traceId")
     span_id = _json_id(item.get("spanId"), 8, where, "spanId")
     parent = item.get("parentSpanId")
-    parent_id = _json_id(parent, 8, where, "parentSpanId") if parent else None
+    parent_id = None
+    if parent:
+        parent_id = ids.get(parent) if type(parent) is str and len(parent) == 16 else None
+        if parent_id is None:
+            parent_id = ids[parent] = _json_id(parent, 8, where, "parentSpanId")
     status = item.get("status")
     code: Any = 0
     message = ""
@@ -208,10 +217,10 @@ def _json_attributes(items: Any, depth: int = 0) -> dict[str, Any]:
             key = item.get("key")
             if type(key) is str:
                 value = item.get("value")
-                if type(value) is dict and len(value) == 1:
-                    text = value.get("stringValue")
-                    if type(text) is str and len(text) <= MAX_TEXT:  # the common case
-                        attributes[key if len(key) <= MAX_TEXT else _text(key)] = text
+                if type(value) is dict:
+                    text = value.get("stringValue")  # the common case, as `_json_value` reads
+                    if type(text) is str and len(text) <= MAX_TEXT and len(key) <= MAX_TEXT:
+                        attributes[key] = text
                         continue
                 attributes[_text(key)] = _json_value(value, depth)
     return attributes
@@ -269,6 +278,7 @@ def _decode_protobuf(body: bytes, max_spans: int) -> list[Span]:
     except (DecodeError, RecursionError) as error:
         raise OtlpError(f"the body is not OTLP protobuf: {error}") from None
     spans: list[Span] = []
+    hex_ids: dict[bytes, str] = {}  # (a body repeats its trace id and its parents' ids)
     for resource in request.resource_spans:
         for scope in resource.scope_spans:
             if len(spans) + len(scope.spans) > max_spans:
@@ -276,19 +286,28 @@ def _decode_protobuf(body: bytes, max_spans: int) -> list[Span]:
             for item in scope.spans:
                 if len(item.trace_id) != 16 or len(item.span_id) != 8:
                     raise OtlpError("a span's trace id or span id has the wrong length")
-                events = tuple(
-                    SpanEvent(
-                        _text(event.name),
-                        event.time_unix_nano,
-                        _proto_attributes(event.attributes, 0),
+                events = (
+                    tuple(
+                        SpanEvent(
+                            _text(event.name),
+                            event.time_unix_nano,
+                            _proto_attributes(event.attributes, 0),
+                        )
+                        for event in item.events
                     )
-                    for event in item.events
+                    if item.events
+                    else ()
                 )
+                trace, parent = item.trace_id, item.parent_span_id
+                trace_id = hex_ids.get(trace) or hex_ids.setdefault(trace, trace.hex())
+                parent_id = None
+                if len(parent) == 8:
+                    parent_id = hex_ids.get(parent) or hex_ids.setdefault(parent, parent.hex())
                 spans.append(
                     Span(
-                        item.trace_id.hex(),
+                        trace_id,
                         item.span_id.hex(),
-                        item.parent_span_id.hex() if len(item.parent_span_id) == 8 else None,
+                        parent_id,
                         _text(item.name),
                         item.kind,
                         item.start_time_unix_nano,
@@ -303,7 +322,18 @@ def _decode_protobuf(body: bytes, max_spans: int) -> list[Span]:
 
 
 def _proto_attributes(items: Any, depth: int) -> dict[str, Any]:
-    return {_text(item.key): _proto_value(item.value, depth) for item in items}
+    attributes: dict[str, Any] = {}
+    for item in items:
+        value = item.value
+        key = item.key
+        if len(key) > MAX_TEXT:
+            key = _text(key)
+        if value.WhichOneof("value") == "string_value":  # the common case, inlined
+            text = value.string_value
+            attributes[key] = text if len(text) <= MAX_TEXT else _text(text)
+        else:
+            attributes[key] = _proto_value(value, depth)
+    return attributes
 
 
 def _proto_value(value: Any, depth: int) -> Any:
