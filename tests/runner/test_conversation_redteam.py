@@ -253,3 +253,47 @@ def test_hostile_replies_user_turns_and_tool_names_are_inert_in_every_report(
         assert line.replace("\\|", "").count("|") == 5, line
     # Github annotations: one line per command.
     assert all(line.startswith("::") for line in github.stdout.splitlines() if line)
+
+
+def test_a_recheck_of_a_conversation_that_errored_midway_stays_an_error(
+    project: Project,
+) -> None:
+    turns = [{"user": "a"}, {"user": "hang"}, {"user": "hang"}]
+    test = {"id": "mid", "conversation": {"turns": turns}}
+    _setup(project, [test])
+    first = project.run("run", "t.yaml", "--timeout", "0.5")
+    assert first.status("mid") == "error"
+    run_id = first.report["run_id"] if first.report else ""
+    # Checks that pass on anything, on every turn and on the whole conversation.
+    relaxed = {
+        "id": "mid",
+        "conversation": {
+            "turns": [
+                {**turn, "assertions": [{"type": "not-contains", "value": "zzz"}]} for turn in turns
+            ]
+        },
+        "assertions": [{"type": "not-contains", "value": "zzz"}],
+    }
+    project.tests_file("t.yaml", {"s": [relaxed]})
+    again = project.run("recheck", run_id)
+    assert again.status("mid") == "error", _trial(again, "mid")
+    assert again.exit_code == 1
+    assert len(_sent(project)) == 3  # the recheck called no agent
+
+
+@pytest.mark.parametrize("field", [{"stop_token": " "}, {"stop_token": "\n"}, {"persona": "  "}])
+def test_a_blank_stop_token_or_persona_is_refused_not_a_stop_on_every_reply(
+    project: Project, simulator: fake_openai.FakeOpenAI, field: dict[str, str]
+) -> None:
+    # A blank stop token is in every reply with a space: each would "stop" the conversation,
+    # and require_stop would pass a conversation that never ended.
+    simulator.answers("still here, not done")
+    user = {"persona": "p", "first_message": "hi", "max_turns": 3, "require_stop": True, **field}
+    test = {"id": "blank", "conversation": {"simulated_user": user}}
+    _setup(project, [test], simulator)
+    result = project.run("run", "t.yaml")
+    assert result.exit_code == 1, result.stdout
+    assert result.status("blank") == "error"
+    name = next(iter(field))
+    assert f"simulated_user.{name}: must not be blank" in _trial(result, "blank")["error"]
+    assert _sent(project) == []
