@@ -297,3 +297,35 @@ def test_a_blank_stop_token_or_persona_is_refused_not_a_stop_on_every_reply(
     name = next(iter(field))
     assert f"simulated_user.{name}: must not be blank" in _trial(result, "blank")["error"]
     assert _sent(project) == []
+
+
+_MIXED = """
+import json, sys
+data = json.load(sys.stdin)
+turn = sum(1 for m in data["messages"] if m["role"] == "user")
+if turn == 1:  # a JSON reply of no known shape: its tool calls cannot be read
+    print(json.dumps({"result": "deleted", "actions": [{"tool": "delete_db"}]}))
+else:
+    print(json.dumps({"choices": [{"message": {"role": "assistant", "content": "done"}}]}))
+"""
+
+
+def test_a_turn_whose_tool_calls_cannot_be_read_makes_trajectory_checks_an_error(
+    project: Project,
+) -> None:
+    # Turn 2's calls are readable (none), turn 1's are not: "no delete_db" is unknown.
+    agent = project.write("mixed.py", _MIXED)
+    test = {
+        "id": "mixed",
+        "conversation": {"turns": [{"user": "one"}, {"user": "two"}]},
+        "assertions": [
+            {"type": "not-tool-called", "value": "delete_db"},
+            {"type": "tool-call-count", "value": {"max": 0}},
+        ],
+    }
+    project.tests_file("t.yaml", {"s": [test]})
+    result = project.run("run", "t.yaml", "--target", f"cmd:{sys.executable} {agent}")
+    assert result.status("mixed") == "error", result.stdout
+    results = _trial(result, "mixed")["conversation"]["checks"][0]["results"]
+    assert [r["outcome"] for r in results] == ["error", "error"]
+    assert "no tool-call trace found" in results[0]["message"]
