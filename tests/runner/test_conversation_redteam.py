@@ -329,3 +329,25 @@ def test_a_turn_whose_tool_calls_cannot_be_read_makes_trajectory_checks_an_error
     results = _trial(result, "mixed")["conversation"]["checks"][0]["results"]
     assert [r["outcome"] for r in results] == ["error", "error"]
     assert "no tool-call trace found" in results[0]["message"]
+
+
+def _slow(body: dict[str, Any]) -> fake_openai.Raw:
+    time.sleep(3)
+    return fake_openai.Raw(200, fake_openai.completion("late"))
+
+
+def test_a_silent_simulator_is_an_error_within_its_timeout(
+    project: Project, simulator: fake_openai.FakeOpenAI
+) -> None:
+    # (A 5 MB reply is an error too, "not JSON (cut off?)": not kept here, the fake server
+    # prints the broken pipe of the reply the client stopped reading.)
+    simulator.answers(_slow)
+    user = {"persona": "p", "first_message": "hi", "max_turns": 3}
+    test = {"id": "u", "conversation": {"simulated_user": user}}
+    _setup(project, [test], simulator, timeout_s=0.5)
+    started = time.monotonic()
+    result = project.run("run", "t.yaml")
+    assert time.monotonic() - started < 2.5
+    assert result.status("u") == "error"
+    assert _trial(result, "u")["error"].startswith("turn 2 of up to 3")
+    assert _sent(project) == ["hi"]
