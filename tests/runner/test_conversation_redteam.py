@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from runner_support import Project
+from runner_support import HttpAgent, Project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 import fake_openai
@@ -355,3 +355,18 @@ def test_a_silent_simulator_is_an_error_within_its_timeout(
     # The server answers the abandoned requests before the test ends: a broken pipe printed
     # later would land in another test's captured output.
     time.sleep(max(0.0, started + 1.8 - time.monotonic()))
+
+
+def test_an_http_agent_that_stalls_is_an_error_of_its_turn_within_the_timeout(
+    project: Project, http_server: HttpAgent
+) -> None:
+    test = {"id": "slow", "conversation": {"turns": [{"user": "a"}, {"user": "b"}]}}
+    project.tests_file("t.yaml", {"s": [test]})
+    started = time.monotonic()
+    result = project.run("run", "t.yaml", "--target", http_server.url("/slow"), "--timeout", "0.4")
+    assert time.monotonic() - started < 1.8
+    trial = _trial(result, "slow")
+    assert trial["status"] == "error"
+    assert trial["error"].startswith("turn 1 of 2: ")
+    assert len(http_server.hits("/slow")) >= 1
+    assert all(len(hit[3]["messages"]) == 1 for hit in http_server.hits("/slow"))  # never turn 2
