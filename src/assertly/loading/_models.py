@@ -13,7 +13,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+)
 
 from .._secrets import url_scheme
 from ..engine.graded._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
@@ -131,6 +139,15 @@ class SimulatedUserModel(FileModel):
         default=False,
         description="Reaching max_turns without a stop (stop_token or stop_when) fails the test.",
     )
+
+    @field_validator("persona", "stop_token")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        # A blank stop token is in every reply with a space: each would end the conversation
+        # (and pass require_stop); a blank persona asks the simulator for nothing.
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
 
 
 class ConversationModel(FileModel):

@@ -43,7 +43,7 @@ def test_failure_lines(test: TestRecord) -> Iterator[str]:
         if first.error:
             yield f"{prefix}error: {first.error}"
             last = first.steps[-1] if test.conversation and first.steps else None
-            if last is not None and last.user is not None and last.status == "error":
+            if last is not None and last.user and last.status == "error":  # "": none written
                 yield f"      user said: {value_text(last.user)}"  # the turn that failed
         turns = turn_labels(first) if test.conversation else {}
         for failure in first.failures:

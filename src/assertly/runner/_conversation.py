@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._check_records import AssertionRecord, CheckRecord
 from .._records import CONVERSATION_STEP, StepRecord, TrialRecord
 from .._spans import MissingCalls, merged_spans
-from ..engine import CheckContext
+from ..engine import CheckContext, Response
 from ..engine._context import CallMetrics
 from ..engine.graded._judging import TRANSCRIPT_KEY
 from ..engine.graded._reply_text import arguments_text, assistant_reply
@@ -145,6 +145,9 @@ class _Transcript:
     lines: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     traced: bool = False  # some turn's tool calls could be read
+    # Some turn's reply was structured (not text) with no tool calls that could be read: what
+    # it did is unknown, so the conversation's trajectory is too (never "no call", a pass).
+    untraced: bool = False
     metrics: list[CallMetrics] = field(default_factory=list)
     called: bool = False
 
@@ -154,6 +157,8 @@ class _Transcript:
         self.history += [{"role": "user", "content": user}, message]
         self.texts.append(text)
         self.lines += [f"User: {user}", f"Assistant: {text}"]
+        if calls is None and isinstance(Response(output).whole_json, dict | list):
+            self.untraced = True
         if calls is not None:
             self.traced = True
             self.calls += calls
@@ -183,7 +188,7 @@ class _Transcript:
             else sum(v or 0.0 for v in latencies),
             model=", ".join(models) or None,
             now=now,
-            tool_calls=missing or (self.calls if self.traced else None),
+            tool_calls=missing or (self.calls if self.traced and not self.untraced else None),
             extra={TRANSCRIPT_KEY: "\n\n".join(self.lines)},
             spans=merged_spans([m.spans for m in self.metrics]),
         )
