@@ -13,26 +13,13 @@ from assertly._spans import Span, SpanEvent, SpanSet, spans_missing
 from assertly.reports._console import ConsoleReporter
 from assertly.reports._markdown import render_markdown
 from assertly.reports._trace_line import LINES_SHOWN, trace_line, trace_lines
+from spans_support import TRACE, span
 
-TRACE = "cd" * 16
 NASTY = "<script>x</script>\x1b[31mred\x1b]8;;http://x\x07"
 
 
 def _span(number: int, name: str, parent: int | None, **extra: Any) -> Span:
-    start = 10**15 + number * 1_000_000
-    return Span(
-        TRACE,
-        f"{number:016x}",
-        None if parent is None else f"{parent:016x}",
-        name,
-        1,
-        start,
-        start + 5_000_000,
-        extra.pop("status", "unset"),
-        "",
-        extra.pop("attributes", {}),
-        extra.pop("events", ()),
-    )
+    return span(number, name, parent, number, 5, **extra)
 
 
 def _tool(number: int, name: str, **extra: Any) -> Span:

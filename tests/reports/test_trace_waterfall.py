@@ -12,32 +12,14 @@ from click.testing import CliRunner
 
 from assertly._records import RunRecord, StepRecord, TrialRecord
 from assertly._records import TestRecord as Record  # not "Test*": pytest would collect it
-from assertly._spans import Span, SpanEvent, SpanSet
+from assertly._spans import SpanEvent, SpanSet
 from assertly.cli import main
 from assertly.reports._html import render_html
 from assertly.reports._waterfall import MAX_ROWS, waterfalls
+from spans_support import TRACE
+from spans_support import span as _span
 
-TRACE = "ab" * 16
 NASTY = "<script>alert(1)</script>\x1b[31mred\x1b]8;;http://x\x07"
-
-
-def _span(
-    number: int, name: str, parent: int | None, start_ms: float, ms: float, **extra: Any
-) -> Span:
-    start = int(1e15 + start_ms * 1e6)
-    return Span(
-        TRACE,
-        f"{number:016x}",
-        None if parent is None else f"{parent:016x}",
-        name,
-        1,
-        start,
-        start + int(ms * 1e6),
-        extra.pop("status", "unset"),
-        "",
-        extra.pop("attributes", {}),
-        extra.pop("events", ()),
-    )
 
 
 SPANS = SpanSet(

@@ -28,30 +28,13 @@ from test_viewer_browser import (
 from viewer_support import HOSTILE, serving
 
 from assertly._records import StepRecord, TrialRecord
-from assertly._spans import Span, SpanEvent, SpanSet
+from assertly._spans import SpanEvent, SpanSet
 from assertly.store import RunStore
+from spans_support import TRACE
+from spans_support import span as _span
 
 RUN = "traced"
 KEY = "support.tests.yaml::support::traced"
-TRACE = "ef" * 16
-
-
-def _span(number: int, name: str, parent: int | None, start_ms: int, ms: int, **extra: Any) -> Span:
-    start = 10**15 + start_ms * 1_000_000
-    return Span(
-        TRACE,
-        f"{number:016x}",
-        None if parent is None else f"{parent:016x}",
-        name,
-        1,
-        start,
-        start + ms * 1_000_000,
-        extra.pop("status", "unset"),
-        "",
-        extra.pop("attributes", {}),
-        extra.pop("events", ()),
-    )
-
 
 SPANS = SpanSet(
     [
