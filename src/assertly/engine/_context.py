@@ -146,6 +146,12 @@ class CheckContext:
             spans=self.spans,
         )
 
+    def with_calls(self, tool_calls: Any) -> CheckContext:
+        """A copy whose reported tool calls are ``tool_calls`` (``source: trace`` reads spans)."""
+        copy = self.replaced(self._now)
+        copy.tool_calls = tool_calls
+        return copy
+
     @classmethod
     def of_call(
         cls, metrics: CallMetrics, *, steps: Mapping[str, Any] | None, now: datetime | None

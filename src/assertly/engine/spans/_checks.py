@@ -305,24 +305,13 @@ class FromSpans(Checker):
         return f"{self.inner.describe()} (from the trace)"
 
     def _context(self, ctx: CheckContext) -> CheckContext | str:
-        from .._context import CheckContext
-
         spans = spans_of(ctx)
         if type(spans) is str:
             return spans
         assert isinstance(spans, SpanSet)
         if spans.dropped:
             return _dropped(spans)
-        return CheckContext(
-            cost_usd=ctx.cost_usd,
-            latency_ms=ctx.latency_ms,
-            model=ctx.model,
-            steps=ctx.steps,
-            extra=ctx.extra,
-            now=ctx.now,
-            tool_calls=spans.tool_calls(),
-            spans=spans,
-        )
+        return ctx.with_calls(spans.tool_calls())
 
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         inner = self._context(ctx)
