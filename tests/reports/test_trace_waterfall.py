@@ -12,32 +12,14 @@ from click.testing import CliRunner
 
 from assertly._records import RunRecord, StepRecord, TrialRecord
 from assertly._records import TestRecord as Record  # not "Test*": pytest would collect it
-from assertly._spans import Span, SpanEvent, SpanSet
+from assertly._spans import SpanEvent, SpanSet
 from assertly.cli import main
 from assertly.reports._html import render_html
 from assertly.reports._waterfall import MAX_ROWS, waterfalls
+from spans_support import TRACE
+from spans_support import span as _span
 
-TRACE = "ab" * 16
 NASTY = "<script>alert(1)</script>\x1b[31mred\x1b]8;;http://x\x07"
-
-
-def _span(
-    number: int, name: str, parent: int | None, start_ms: float, ms: float, **extra: Any
-) -> Span:
-    start = int(1e15 + start_ms * 1e6)
-    return Span(
-        TRACE,
-        f"{number:016x}",
-        None if parent is None else f"{parent:016x}",
-        name,
-        1,
-        start,
-        start + int(ms * 1e6),
-        extra.pop("status", "unset"),
-        "",
-        extra.pop("attributes", {}),
-        extra.pop("events", ()),
-    )
 
 
 SPANS = SpanSet(
@@ -192,3 +174,53 @@ def test_the_viewer_export_shows_a_recorded_traces_waterfall(
     pages = "".join(path.read_text() for path in (tmp_path / "site").rglob("*.html"))
     assert 'class="waterfall"' in pages
     assert "✗ execute_tool search" in pages and "search is down" in pages
+
+
+def test_rows_read_tools_and_models_as_the_checks_do_and_clip_hostile_text() -> None:
+    spans = SpanSet(
+        [
+            _span(1, "x" * 100_000, None, 0, 10, status="error"),
+            # OpenInference: a model named by llm.model_name, a tool's arguments in input.value.
+            _span(
+                2,
+                "llm",
+                1,
+                1,
+                2,
+                attributes={"openinference.span.kind": "LLM", "llm.model_name": "m-oi"},
+            ),
+            _span(
+                3,
+                "tool",
+                1,
+                3,
+                2,
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "lookup",
+                    "gen_ai.tool.call.arguments": {"q": "a" * 10_000},
+                },
+            ),
+        ],
+        TRACE,
+    )
+    (fall,) = waterfalls(_test(spans))
+    root, llm, tool = fall.rows
+    assert len(root.name) == 201 and root.name.endswith("…")
+    assert llm.detail == "model m-oi"
+    assert tool.detail.startswith('tool lookup({"q":"aaa') and len(tool.detail) < 200
+    html = render_html(RunRecord("r", "t", 1.0, [_test(spans)]))
+    assert "x" * 201 not in html and len(html) < 200_000
+
+
+def test_spans_with_a_repeated_id_are_each_drawn_once() -> None:
+    twins = SpanSet(
+        [_span(1, "root", None, 0, 10), _span(2, "twin-a", 1, 1, 1), _span(2, "twin-b", 1, 2, 1)],
+        TRACE,
+    )
+    (fall,) = waterfalls(_test(twins))
+    assert [(row.name, row.depth) for row in fall.rows] == [
+        ("root", 0),
+        ("twin-a", 1),
+        ("twin-b", 1),
+    ]

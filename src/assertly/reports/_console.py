@@ -13,6 +13,7 @@ from typing import Any
 from .._records import RunRecord
 from .._terminal import terminal_safe
 from ._failures import eval_case_detail, test_failure_lines
+from ._trace_line import trace_lines
 
 __all__ = ["ConsoleReporter"]
 
@@ -141,6 +142,8 @@ class ConsoleReporter:
             print_(header, markup=colour)
             for line in test_failure_lines(test):
                 print_(line, markup=False)
+            for line in trace_lines(test):  # what the agent's spans show (issue 33)
+                print_(f"  {line}", markup=False)
         for suite in run.evals:
             verdict = "PASSED" if suite.passed else "FAILED"
             score = f"score {suite.score:.3f} (threshold {suite.threshold:g})"

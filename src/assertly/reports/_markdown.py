@@ -44,6 +44,7 @@ from ._analysis import (
     value_text,
     where,
 )
+from ._trace_line import trace_lines
 
 __all__ = ["md_code", "md_text", "render_markdown"]
 
@@ -381,6 +382,7 @@ def _failed(data: ReportData) -> list[str]:
         for error, trials in test_errors(test):
             which = f" (trial {', '.join(map(str, trials))})" if len(test.trials) > 1 else ""
             lines += ["", f"- error{which}: {md_text(error)}"]
+        lines += _trace_lines(test)
         failures = test_failures(test)
         if failures:
             lines += ["", *_diff(failures, len(test.trials) > 1, test.id, step_label=_step(test))]
@@ -389,6 +391,12 @@ def _failed(data: ReportData) -> list[str]:
         if index < DETAILED_NOT_PASSED:
             lines += _detail(test)
     return lines
+
+
+def _trace_lines(test: TestRecord) -> list[str]:
+    """What the failed or errored trials' spans show, one line each (issue 33)."""
+    found = [f"- {md_text(line)}" for line in trace_lines(test)]
+    return ["", *found] if found else []
 
 
 def _detail_note(count: int) -> list[str]:
@@ -427,6 +435,7 @@ def _errored(data: ReportData) -> list[str]:
         if not failures and not detailed:
             continue
         lines += ["", f"### 💥 {md_text(test.suite)} {SEP} {md_text(label(test))}"]
+        lines += _trace_lines(test)
         if failures:
             lines += ["", "Failing assertions:", ""]
             lines += _diff(failures, len(test.trials) > 1, test.id, step_label=_step(test))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from .._json import dumps
 from .._records import TestRecord, TrialRecord
 from .._spans import Span, SpanSet
 
@@ -21,6 +22,9 @@ __all__ = ["MAX_ROWS", "SpanRow", "Waterfall", "waterfalls"]
 MAX_ROWS: Final = 200
 # The most characters of a tool call's arguments shown on its row.
 _ARGUMENTS: Final = 160
+# The most characters of a span's name (and a tool's or model's) and of its error.
+_NAME: Final = 200
+_ERROR: Final = 500
 # The most trials of a test shown (those that did not pass first).
 _TRIALS: Final = 3
 
@@ -92,17 +96,18 @@ def _waterfall(trial: int, step: str, spans: SpanSet) -> Waterfall:
     start = min((span.start_ns for span in spans.spans), default=0)
     end = max((span.end_ns for span in spans.spans), default=0)
     total = max(end - start, 1)
+    details = _details(spans)
     rows = [
         SpanRow(
             depth=min(depth, 12),
-            name=span.name,
+            name=_clip(span.name, _NAME),
             duration_ms=span.duration_ms,
             offset=round(100 * max(span.start_ns - start, 0) / total, 2),
             width=round(max(100 * max(span.end_ns - span.start_ns, 0) / total, 0.4), 2),
             status=span.status,
             failed=span.failed,
-            error=span.error_text(),
-            detail=_detail(span),
+            error=_clip(span.error_text(), _ERROR),
+            detail=details.get(id(span), ""),
         )
         for span, depth in ordered[:MAX_ROWS]
     ]
@@ -117,48 +122,60 @@ def _waterfall(trial: int, step: str, spans: SpanSet) -> Waterfall:
 
 
 def _tree_order(spans: SpanSet) -> list[tuple[Span, int]]:
-    """Spans depth-first, children by start time; a span whose parent is absent is a root."""
-    ids = {span.span_id for span in spans.spans}
-    children: dict[str | None, list[Span]] = {}
-    for span in spans.spans:  # (already in start order)
+    """Spans depth-first, children by start time; a span whose parent is absent is a root.
+
+    Every span is drawn once, even when span ids repeat (a forged trace): spans are told apart
+    by their place in the set, not by their ids.
+    """
+    every = spans.spans
+    ids = {span.span_id for span in every}
+    children: dict[str | None, list[int]] = {}
+    for index, span in enumerate(every):  # (already in start order)
         parent = span.parent_id if span.parent_id in ids else None
-        children.setdefault(parent, []).append(span)
+        children.setdefault(parent, []).append(index)
     ordered: list[tuple[Span, int]] = []
-    seen: set[str] = set()
-    stack = [(span, 0) for span in reversed(children.get(None, []))]
+    seen: set[int] = set()
+    expanded: set[str] = set()
+    stack = [(index, 0) for index in reversed(children.get(None, []))]
     while stack:  # iterative: a hostile trace may nest thousands of levels deep
-        span, depth = stack.pop()
-        if span.span_id in seen:  # a cycle of parent ids (a forged trace)
+        index, depth = stack.pop()
+        if index in seen:
             continue
-        seen.add(span.span_id)
+        seen.add(index)
+        span = every[index]
         ordered.append((span, depth))
-        stack += [(child, depth + 1) for child in reversed(children.get(span.span_id, []))]
+        if span.span_id not in expanded:  # (a cycle of parent ids, or a repeated id)
+            expanded.add(span.span_id)
+            stack += [(child, depth + 1) for child in reversed(children.get(span.span_id, []))]
     # Spans in a cycle of parents (none of them a root) are shown too, at depth 0.
-    ordered += [(span, 0) for span in spans.spans if span.span_id not in seen]
+    ordered += [(span, 0) for index, span in enumerate(every) if index not in seen]
     return ordered
 
 
-def _detail(span: Span) -> str:
-    attributes = span.attributes
-    operation = attributes.get("gen_ai.operation.name")
-    if operation == "execute_tool" or attributes.get("openinference.span.kind") == "TOOL":
-        tool = attributes.get("gen_ai.tool.name") or attributes.get("tool.name") or span.name
-        arguments = attributes.get("gen_ai.tool.call.arguments")
-        if arguments is None:
-            arguments = attributes.get("input.value")
-        text = "" if arguments is None else str(arguments)
-        if len(text) > _ARGUMENTS:
-            text = text[:_ARGUMENTS] + "…"
-        return f"tool {tool}({text})"
-    model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
-    if model is not None:
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _details(spans: SpanSet) -> dict[int, str]:
+    """Each tool span's tool and arguments, each model span's model and tokens (by span).
+
+    Read through `SpanSet.tool_calls` and `SpanSet.model_calls`, so a row says what the
+    trajectory and usage checks read (GenAI and OpenInference names, arguments from an event).
+    """
+    found: dict[int, str] = {}
+    for span, call in zip(spans.tool_spans(), spans.tool_calls(), strict=True):
+        arguments = call["arguments"]
+        text = "" if arguments in (None, {}) else arguments
+        text = text if isinstance(text, str) else dumps(text)
+        found[id(span)] = f"tool {_clip(str(call['name']), _NAME)}({_clip(text, _ARGUMENTS)})"
+    for model in spans.model_calls():
+        if model.model is None:
+            continue
         tokens = [
-            f"{attributes[key]} {label}"
-            for key, label in (
-                ("gen_ai.usage.input_tokens", "in"),
-                ("gen_ai.usage.output_tokens", "out"),
-            )
-            if key in attributes
+            f"{count} {label}"
+            for count, label in ((model.input_tokens, "in"), (model.output_tokens, "out"))
+            if count is not None
         ]
-        return f"model {model}" + (f" ({', '.join(tokens)} tokens)" if tokens else "")
-    return ""
+        text = f"model {_clip(model.model, _NAME)}"
+        found[id(model.span)] = text + (f" ({', '.join(tokens)} tokens)" if tokens else "")
+    return found
