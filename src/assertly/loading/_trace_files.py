@@ -63,7 +63,7 @@ def recorded_trace(value: Any, base: Path, project: Path | None) -> SpanSet | st
         base: The directory of the file that names it.
         project: The project directory a path must stay inside (None: ``base``).
     """
-    from ..traces import OtlpError, read_otlp_json
+    from ..traces import OtlpError, group_by_trace, read_otlp_json
     from ._datasets import inside_project
 
     if isinstance(value, SpanSet):  # decoded already (a directory dataset's trace)
@@ -87,6 +87,16 @@ def recorded_trace(value: Any, base: Path, project: Path | None) -> SpanSet | st
         return f"trace: cannot read {value!r}: {error.strerror}"
     if not spans:
         return "trace: it holds no spans"
+    traces = group_by_trace(spans)
+    if len(traces) > 1:
+        # One recorded call is one trace: judging several as one would merge other calls'
+        # tool calls and counts into this one (a guess that could pass). A file of many
+        # traces is a dataset directory's (each trace a test).
+        ids = ", ".join(list(traces)[:3]) + (", ..." if len(traces) > 3 else "")
+        return (
+            f"trace: it holds {len(traces)} traces ({ids}); a recorded call has one "
+            "(a file of several traces can be a dataset directory's, each trace a test)"
+        )
     return SpanSet(spans, spans[0].trace_id)
 
 
