@@ -174,3 +174,22 @@ def test_check_judges_a_recorded_trace_with_or_without_a_response(tmp_path: Path
     two.write_text(json.dumps(_otlp(GOOD)) + "\n" + json.dumps(_otlp(["issue_refund"])) + "\n")
     mixed = runner.invoke(main, ["check", "--expect", json.dumps(CHECKS), "--trace", str(two)])
     assert mixed.exit_code == 2 and "it holds 2 traces" in mixed.output, mixed.output
+
+
+def test_a_root_spans_genai_output_messages_are_judged_as_their_text() -> None:
+    from assertly.loading._trace_files import recorded_trace, root_output
+
+    messages = [{"role": "assistant", "parts": [{"type": "text", "content": "Refund issued."}]}]
+    document = _otlp(GOOD, output=None)
+    root = next(
+        span
+        for scope in document["resourceSpans"][0]["scopeSpans"]
+        for span in scope["spans"]
+        if span["name"] == "invoke_agent"
+    )
+    root["attributes"] = [
+        {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(messages)}}
+    ]
+    spans = recorded_trace(document, Path("."), None)
+    assert not isinstance(spans, str), spans
+    assert root_output(spans) == "Refund issued."

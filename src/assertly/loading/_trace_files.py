@@ -106,8 +106,32 @@ def root_output(spans: SpanSet) -> str:
         for key in _OUTPUT_KEYS:
             value = span.attributes.get(key)
             if isinstance(value, str):
-                return value
+                return _message_text(value) if key == "gen_ai.output.messages" else value
     return ""
+
+
+def _message_text(value: str) -> str:
+    """The text of GenAI output messages (``[{role, parts: [{type: text, content}]}]``).
+
+    The convention records the messages as JSON: the agent's answer is their text parts, not
+    the JSON around them. Anything else is returned as written.
+    """
+    try:
+        messages = loads(value)
+    except ValueError:
+        return value
+    if not isinstance(messages, list):
+        return value
+    texts = [
+        part["content"]
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("parts"), list)
+        for part in message["parts"]
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("content"), str)
+    ]
+    return "\n".join(texts) if texts else value
 
 
 def trace_files(directory: Path) -> Iterator[Path]:
