@@ -103,6 +103,10 @@ def test_dataset_lines_carry_a_trace_inline_or_as_a_file(project: Project) -> No
         ({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz"}]}]}]}, "traceId is 'zz'"),
         (["not", "otlp"], "expected an OTLP JSON object"),
         ({"resourceSpans": []}, "it holds no spans"),
+        (
+            {"resourceSpans": [*_otlp(GOOD)["resourceSpans"], *_otlp(GOOD)["resourceSpans"]]},
+            "it holds 2 traces",
+        ),
     ],
 )
 def test_a_bad_trace_is_the_lines_error_saying_what_is_wrong(
@@ -165,3 +169,27 @@ def test_check_judges_a_recorded_trace_with_or_without_a_response(tmp_path: Path
     )
     assert wrong.exit_code == 2 and "is not a file" in wrong.output
     assert "Traceback" not in wrong.output
+    # Two calls' traces in one file are not one call's: an error, never merged and judged.
+    two = tmp_path / "two.jsonl"
+    two.write_text(json.dumps(_otlp(GOOD)) + "\n" + json.dumps(_otlp(["issue_refund"])) + "\n")
+    mixed = runner.invoke(main, ["check", "--expect", json.dumps(CHECKS), "--trace", str(two)])
+    assert mixed.exit_code == 2 and "it holds 2 traces" in mixed.output, mixed.output
+
+
+def test_a_root_spans_genai_output_messages_are_judged_as_their_text() -> None:
+    from assertly.loading._trace_files import recorded_trace, root_output
+
+    messages = [{"role": "assistant", "parts": [{"type": "text", "content": "Refund issued."}]}]
+    document = _otlp(GOOD, output=None)
+    root = next(
+        span
+        for scope in document["resourceSpans"][0]["scopeSpans"]
+        for span in scope["spans"]
+        if span["name"] == "invoke_agent"
+    )
+    root["attributes"] = [
+        {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(messages)}}
+    ]
+    spans = recorded_trace(document, Path("."), None)
+    assert not isinstance(spans, str), spans
+    assert root_output(spans) == "Refund issued."

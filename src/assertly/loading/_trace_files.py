@@ -63,7 +63,7 @@ def recorded_trace(value: Any, base: Path, project: Path | None) -> SpanSet | st
         base: The directory of the file that names it.
         project: The project directory a path must stay inside (None: ``base``).
     """
-    from ..traces import OtlpError, read_otlp_json
+    from ..traces import OtlpError, group_by_trace, read_otlp_json
     from ._datasets import inside_project
 
     if isinstance(value, SpanSet):  # decoded already (a directory dataset's trace)
@@ -87,6 +87,16 @@ def recorded_trace(value: Any, base: Path, project: Path | None) -> SpanSet | st
         return f"trace: cannot read {value!r}: {error.strerror}"
     if not spans:
         return "trace: it holds no spans"
+    traces = group_by_trace(spans)
+    if len(traces) > 1:
+        # One recorded call is one trace: judging several as one would merge other calls'
+        # tool calls and counts into this one (a guess that could pass). A file of many
+        # traces is a dataset directory's (each trace a test).
+        ids = ", ".join(list(traces)[:3]) + (", ..." if len(traces) > 3 else "")
+        return (
+            f"trace: it holds {len(traces)} traces ({ids}); a recorded call has one "
+            "(a file of several traces can be a dataset directory's, each trace a test)"
+        )
     return SpanSet(spans, spans[0].trace_id)
 
 
@@ -96,8 +106,32 @@ def root_output(spans: SpanSet) -> str:
         for key in _OUTPUT_KEYS:
             value = span.attributes.get(key)
             if isinstance(value, str):
-                return value
+                return _message_text(value) if key == "gen_ai.output.messages" else value
     return ""
+
+
+def _message_text(value: str) -> str:
+    """The text of GenAI output messages (``[{role, parts: [{type: text, content}]}]``).
+
+    The convention records the messages as JSON: the agent's answer is their text parts, not
+    the JSON around them. Anything else is returned as written.
+    """
+    try:
+        messages = loads(value)
+    except ValueError:
+        return value
+    if not isinstance(messages, list):
+        return value
+    texts = [
+        part["content"]
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("parts"), list)
+        for part in message["parts"]
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("content"), str)
+    ]
+    return "\n".join(texts) if texts else value
 
 
 def trace_files(directory: Path) -> Iterator[Path]:
