@@ -256,10 +256,9 @@ def test_a_taken_receiver_port_is_a_clear_error(project: Project) -> None:
         result = project.run("run", "tests")
     assert result.status("t") == "error"
     error = result.tests["t"]["trials"][0]["error"]
-    # (The port's digits are not compared: a run redacts any secret it finds in messages.)
-    assert (
-        "cannot receive spans on 127.0.0.1:" in error and "(traces: port: in the config)" in error
-    )
+    # (Not the address itself: a run redacts any secret it finds in messages, and CI's
+    # environment may hold one that contains it.)
+    assert "cannot receive spans on " in error and "(traces: port: in the config)" in error
 
 
 def test_span_assertions_on_a_real_agent_name_the_failing_span(project: Project) -> None:
