@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from assertly._spans import SpanSet
 from assertly.traces import SpanReceiver
@@ -115,3 +118,71 @@ def test_spans_arriving_after_collect_reach_no_later_call() -> None:
 
     spans = _run(scenario())
     assert isinstance(spans, str)
+
+
+def test_a_sender_holding_a_half_sent_export_neither_blocks_collect_nor_the_close() -> None:
+    """A slow exporter mid-body at the run's end: collect and close still end promptly."""
+
+    async def scenario() -> tuple[SpanSet | str, float]:
+        receiver = SpanReceiver()
+        await receiver.start()
+        port = int(receiver.endpoint.rsplit(":", 1)[1])
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n" + b'{"resourceSpans": ['
+        )
+        await writer.drain()
+        call = receiver.expect()
+        spans = await receiver.collect(call, 100)
+        started = time.perf_counter()
+        await receiver.aclose()
+        closed = time.perf_counter() - started
+        writer.close()
+        return spans, closed
+
+    spans, closed = _run(scenario())
+    assert isinstance(spans, str)
+    assert closed < 2
+
+
+EVIL_NAME = "evil\x1b[31mRED\x1b[0m<script>alert(1)</script>"
+EVIL_VALUE = "\x1b]8;;http://x\x07link\x1b]8;;\x07<img src=x onerror=alert(1)>" + "A" * 100_000
+
+
+def test_hostile_span_names_and_attributes_stay_inert_in_every_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ANSI escapes and HTML in a recorded trace: no raw escape or live tag in any report."""
+    from click.testing import CliRunner
+
+    from assertly.cli import main
+
+    span = _span("ab" * 16, "1" * 16, None, EVIL_NAME, k=EVIL_VALUE)
+    span["status"] = {"code": 2, "message": EVIL_VALUE}
+    line = {"id": "evil", "output": "x", "trace": _document([span])}
+    (tmp_path / "data.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    (tmp_path / "assertly.yaml").write_text("agents: {bot: 'cmd:true'}\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/evil.tests.yaml").write_text(
+        "agent: bot\ntest_suites:\n  evil:\n    dataset: ../data.jsonl\n    assertions:\n"
+        "      - {type: no-error-spans}\n"
+        f"      - {{type: span-attribute, value: {{name: {json.dumps(EVIL_NAME)}, key: k, "
+        "regex: '^nope'}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    outputs = ["r.json", "r.md", "r.xml", "r.html"]
+    argv = ["run", "tests", *[part for name in outputs for part in ("-o", name)]]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.output and "Traceback" not in result.output
+    for name in outputs:
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\x07" not in text, name
+        if name == "r.md":  # a fenced block is inert; everything else is escaped
+            text = "".join(text.split("```")[::2])
+        if name != "r.json":
+            # Markdown escapes a tag with a backslash; HTML and JUnit XML as entities.
+            assert re.search(r"(?<!\\)<(script|img)", text) is None, name
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["failed"] == 1
