@@ -186,3 +186,19 @@ def test_hostile_span_names_and_attributes_stay_inert_in_every_report(
             # Markdown escapes a tag with a backslash; HTML and JUnit XML as entities.
             assert re.search(r"(?<!\\)<(script|img)", text) is None, name
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["failed"] == 1
+
+
+def test_not_span_duration_of_a_span_that_never_ran_is_no_pass(tmp_path: Path) -> None:
+    """`not-span-duration {name: X}` ("X was slow") on a trace without X: an error."""
+    from click.testing import CliRunner
+
+    from assertly.cli import main
+
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(_document([_span("ab" * 16, "1" * 16, None, "root")])))
+    checks = [{"type": "not-span-duration", "value": {"name": "nope", "max_ms": 1}}]
+    result = CliRunner().invoke(
+        main, ["check", "--expect", json.dumps(checks), "--trace", str(trace)]
+    )
+    assert result.output.startswith("ERROR"), result.output
+    assert "No span named 'nope'" in result.output
