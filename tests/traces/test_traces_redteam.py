@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,28 @@ def test_not_span_duration_of_a_span_that_never_ran_is_no_pass(tmp_path: Path) -
     )
     assert result.output.startswith("ERROR"), result.output
     assert "No span named 'nope'" in result.output
+
+
+def test_a_cached_reply_kept_without_spans_is_a_miss_for_a_test_asking_spans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--cache rw: a reply kept by a run that asked no spans is not reused as one without."""
+    from click.testing import CliRunner
+
+    from assertly.cli import main
+
+    agent = Path(__file__).parents[1] / "runner" / "traced_agent.py"
+    (tmp_path / "assertly.yaml").write_text(
+        f"agents: {{bot: 'cmd:{sys.executable} {agent}'}}\ntraces: {{wait_ms: 200}}\n"
+    )
+    (tmp_path / "tests").mkdir()
+    tests = tmp_path / "tests/a.tests.yaml"
+    test = "agent: bot\ntest_suites:\n  s:\n    tests:\n      - id: t\n"
+    test += "        input: {question: hi, export: false}\n        assertions: [%s]\n"
+    monkeypatch.chdir(tmp_path)
+    tests.write_text(test % "{type: regex, value: '.'}")
+    first = CliRunner().invoke(main, ["run", "tests", "--cache", "rw"])
+    assert first.exit_code == 0, first.output
+    tests.write_text(test % "{type: no-error-spans}")
+    second = CliRunner().invoke(main, ["run", "tests", "--cache", "rw"])
+    assert "no spans arrived for this call" in second.output, second.output
