@@ -13,46 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
+from test_receiver_bounds import _document, _post, _span
 
 from assertly._spans import SpanSet
 from assertly.traces import SpanReceiver
-
-
-def _span(
-    trace_id: str, span_id: str, parent: str | None, name: str, **attrs: Any
-) -> dict[str, Any]:
-    return {
-        "traceId": trace_id,
-        "spanId": span_id,
-        **({"parentSpanId": parent} if parent else {}),
-        "name": name,
-        "kind": 1,
-        "startTimeUnixNano": "1000",
-        "endTimeUnixNano": "2000",
-        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
-    }
-
-
-def _document(spans: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": spans}]}]}
-
-
-async def _post(
-    receiver: SpanReceiver,
-    body: bytes,
-    content_type: str = "application/json",
-    encoding: str | None = None,
-) -> tuple[int, str]:
-    headers = {"Content-Type": content_type}
-    if encoding:
-        headers["Content-Encoding"] = encoding
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(f"{receiver.endpoint}/v1/traces", data=body, headers=headers) as response,
-    ):
-        return response.status, await response.text()
 
 
 def _run(coroutine: Any) -> Any:
