@@ -61,6 +61,8 @@ async def answer_step(
     key = call_key_of(runner, test, trial.trial, step) if called else None
     if key is not None:
         hit = runner.response_cache.lookup(key)
+        if hit is not None and hit[0].spans is None and runner.traces.wanted(step):
+            hit = None  # kept by a run that asked no spans: a miss, not a call without them
         if hit is not None:
             trial.cached = True
             kept, kept_ms = hit

@@ -141,6 +141,13 @@ class SpanReceiver:
         self.forget(call)
         if not call.spans:
             return spans_missing(wait_ms, self.strays - call.strays_before)
+        if not call.root.is_set():
+            # Some spans but not the root (it ends last): the trace is cut short, and the
+            # spans not here (a failing one, a slow one) could change any verdict.
+            return (
+                f"the call's root span did not arrive within {wait_ms:,.0f} ms "
+                f"({len(call.spans):,} span(s) of its trace did): its trace is incomplete"
+            )
         return SpanSet(call.spans, call.trace_id, call.dropped, call.parent_id)
 
     def accept(self, spans: list[Span]) -> None:

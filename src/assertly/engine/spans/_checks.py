@@ -177,6 +177,19 @@ class SpanDuration(SpanChecker):
         what = "the trace" if self.name is None else f"each span named {self.name!r}"
         return f"{what} lasts at most {self.max_ms:g} ms"
 
+    def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        # A step that never ran failing its time limit is a failure that proves nothing:
+        # its not- form ("it was slow") must not pass on it.
+        spans = spans_of(ctx)
+        if (
+            self.name is not None
+            and type(spans) is not str
+            and not spans.dropped  # type: ignore[union-attr]
+            and not any(span.name == self.name for span in spans.spans)  # type: ignore[union-attr]
+        ):
+            return errored(self.key, f"No span named {self.name!r} in the call's trace to time")
+        return self.check(response, ctx)
+
     def judge(self, spans: SpanSet) -> AssertionResult:
         if self.name is None:
             if spans.dropped:
