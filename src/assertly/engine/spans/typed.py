@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._base import BuildContext, Checker
 from .._entries import typed_assertion
+from ..trajectory.typed import count_bounds
 from ..typed._wrapper import TypedSpec
 from ._checks import NoErrorSpans, SpanAttribute, SpanCount, SpanDuration, SpanFilter
 
@@ -77,11 +78,7 @@ def build_span_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if parsed.min is None and parsed.max is None:
         where.problem(f"give min, max or both (e.g. {example}); without them any count passes")
         return None
-    if parsed.min is not None and parsed.max is not None and parsed.min > parsed.max:
-        where.problem(f"min ({parsed.min}) is greater than max ({parsed.max})")
-        return None
-    if not parsed.min and parsed.max is None:
-        where.problem("min 0 without a max can never fail (any count passes); give min: 1 or a max")
+    if not count_bounds(parsed.min, parsed.max, where):  # (the trajectory counts' rules)
         return None
     ctx.options.spans = True
     found = SpanFilter(parsed.name, parsed.operation, parsed.attributes)

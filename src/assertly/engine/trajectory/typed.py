@@ -28,6 +28,7 @@ __all__ = [
     "ToolCalledValue",
     "compile_call",
     "compile_calls",
+    "count_bounds",
 ]
 
 
@@ -131,7 +132,8 @@ def compile_calls(value: Any, ctx: BuildContext) -> list[CallPattern] | None:
     return [pattern for pattern in patterns if pattern is not None]
 
 
-def _bounds(low: int | None, high: int | None, ctx: BuildContext) -> bool:
+def count_bounds(low: int | None, high: int | None, ctx: BuildContext) -> bool:
+    """Whether min/max of a count can both hold and can fail; records the problem if not."""
     if low is not None and high is not None and low > high:
         ctx.problem(f"min ({low}) is greater than max ({high})")
         return False
@@ -175,7 +177,7 @@ def _tool_called(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if parsed.max == 0 and "min" not in parsed.model_fields_set:
         low = 0  # {name: delete, max: 0}: never called (the default min of 1 would contradict)
     pattern = _pattern(parsed, where)
-    if pattern is None or not _bounds(low, parsed.max, where):
+    if pattern is None or not count_bounds(low, parsed.max, where):
         return None
     return ToolCalled("tool-called", pattern, low, parsed.max)
 
@@ -212,6 +214,6 @@ def _tool_call_count(spec: TypedSpec, ctx: BuildContext) -> Checker | None:
     if parsed.min is None and parsed.max is None:
         where.problem(f"give min, max or both (e.g. {example}); without them any count passes")
         return None
-    if not _bounds(parsed.min, parsed.max, where):
+    if not count_bounds(parsed.min, parsed.max, where):
         return None
     return ToolCount("tool-call-count", parsed.min, parsed.max, parsed.name)
