@@ -149,6 +149,9 @@ class CheckRecord:
     extracted: str | None
     _results: list[AssertionRecord] | None
     _json: dict[str, Any] | None
+    # The failures last asked for, with their step: a report asks for a failing trial's
+    # failures several times (its entry, its console lines, their count).
+    _failed: tuple[str, list[AssertionRecord]] | None
 
     def __init__(
         self,
@@ -168,6 +171,7 @@ class CheckRecord:
         self.extracted = extracted
         self._results = results if results is not None else []
         self._json = None
+        self._failed = None
 
     @property
     def results(self) -> list[AssertionRecord]:
@@ -233,16 +237,21 @@ class CheckRecord:
         return record
 
     def failures(self, step: str) -> list[AssertionRecord]:
-        """The top-level results that did not pass, as failures of ``step``."""
+        """The top-level results that did not pass, as failures of ``step`` (a new list)."""
+        if self._failed is not None and self._failed[0] == step:
+            return list(self._failed[1])
         if self._results is None and self._json is not None:
             # Only the results that did not pass are read (a trial's failures are asked for
             # every trial a report writes).
-            return [
+            failed = [
                 AssertionRecord.from_json(item).as_failure(step)
                 for item in self._json["results"]
                 if not (isinstance(item, dict) and _passed(item))
             ]
-        return [result.as_failure(step) for result in self.results if not result.passed]
+        else:
+            failed = [result.as_failure(step) for result in self.results if not result.passed]
+        self._failed = (step, failed)
+        return list(failed)
 
 
 def _passed(item: dict[str, Any]) -> bool:
