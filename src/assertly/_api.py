@@ -9,8 +9,9 @@ The run is stored where ``assertly run`` stores it, so ``assertly view``, ``repo
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from difflib import get_close_matches
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from ._records import EvalRecord, RunRecord, TestRecord
     from .cli._run import RunRequest
     from .compare import GateDecision
+    from .reports import ReportSink
 
 __all__ = ["RunResult", "arun", "run"]
 
@@ -123,10 +125,12 @@ def run(
         raise RuntimeError(
             "assertly.run() cannot run inside a running event loop: use `await assertly.arun(...)`"
         )
+    from .runner import RunStream
     from .runner import run as run_options
 
     request = _request(paths, target, targets, config, options)
-    return _finish(request, run_options(request.options))
+    with _report_sinks(request) as sinks:
+        return _finish(request, run_options(request.options, None, RunStream(sinks)), sinks)
 
 
 async def arun(
@@ -160,19 +164,33 @@ async def arun(
         StoreError: The run store cannot be used.
         OSError: A report of ``outputs`` cannot be written (the run is stored).
     """
+    from .runner import RunStream
     from .runner import arun as arun_options
 
     request = _request(paths, target, targets, config, options)
-    return _finish(request, await arun_options(request.options))
+    with _report_sinks(request) as sinks:
+        record = await arun_options(request.options, None, RunStream(sinks))
+        return _finish(request, record, sinks)
 
 
-def _finish(request: RunRequest, record: RunRecord) -> RunResult:
+@contextlib.contextmanager
+def _report_sinks(request: RunRequest) -> Iterator[list[ReportSink]]:
+    """The ``outputs``, each written as the tests finish (`ReportSink`); removed unless done."""
+    from .reports import ReportSink
+
+    sinks = [ReportSink(out, shard=bool(request.options.shard)) for out in request.outputs]
+    try:
+        yield sinks
+    finally:
+        for sink in sinks:  # a run that stopped: no partial report is left beside the target
+            sink.discard()
+
+
+def _finish(request: RunRequest, record: RunRecord, sinks: list[ReportSink]) -> RunResult:
     """Apply the gates and write the reports, as ``assertly run`` does after the run."""
-    from .reports import write_report
-
     gate = request.gates(record)
-    for output in request.outputs:
-        write_report(record, output)
+    for sink in sinks:
+        sink.finish(record)
     return RunResult(record, gate)
 
 
