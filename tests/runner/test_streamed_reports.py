@@ -297,3 +297,22 @@ def test_a_report_that_cannot_be_written_is_said_and_the_run_is_stored(
         assert "cannot write taken/r.json" in result.stderr
         assert "assertly report" in result.stderr
         assert project.sql("SELECT COUNT(*) FROM trials", store="s.sqlite") == [(1,)]
+
+
+def test_the_python_api_streams_its_outputs_as_the_cli_does(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    import assertly
+
+    tests = [
+        {"reply": f"alpha {index}", "delay": 0.0, "crash": index == 1,
+         "word": "alpha" if index % 2 else "beta", "trials": 1}
+        for index in range(4)
+    ]  # fmt: skip
+    with _project(tmp_path_factory) as project:
+        project.write("s.tests.yaml", _suite(tests))
+        outputs = [str(project.root / f"streamed.{fmt}") for fmt in FORMATS]
+        result = assertly.run("s.tests.yaml", store_path="s.sqlite", outputs=outputs)
+        assert len(result.record.tests) == 4
+        assert [test.id for test in result.record.tests] == ["t0", "t1", "t2", "t3"]
+        _same_reports(project, "streamed", result.record.run_id, "s.sqlite")
