@@ -116,9 +116,9 @@ def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None =
 
     Without gates: 0 when the run passed and 1 otherwise.
     """
-    from ..reports import write_report
-
     for output in outputs:
+        from ..reports import write_report  # no -o: no writer imported
+
         try:
             write_report(record, output)
         except OSError as error:
