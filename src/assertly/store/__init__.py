@@ -38,29 +38,23 @@ if TYPE_CHECKING:
 # queries when first asked for: a run on a SQLite file loads neither.
 RunStore.defer(is_postgres_url, f"{__name__}._postgres")
 
-_HOMES = {
-    "PostgresStore": "._postgres",
-    **{
-        name: "._queries"
-        for name in (
-            "DEFAULT_LIMIT",
-            "FILTER_STATUSES",
-            "MAX_LIMIT",
-            "PENDING",
-            "STATUSES",
-            "Filters",
-            "MatrixPage",
-            "MatrixRow",
-            "QueryError",
-            "RunQueries",
-            "TestPage",
-            "check_params",
-            "page_bounds",
-            "targets_disagree",
-        )
-    },
-}
-
+_QUERIES = (
+    "DEFAULT_LIMIT",
+    "FILTER_STATUSES",
+    "MAX_LIMIT",
+    "PENDING",
+    "STATUSES",
+    "Filters",
+    "MatrixPage",
+    "MatrixRow",
+    "QueryError",
+    "RunQueries",
+    "TestPage",
+    "check_params",
+    "page_bounds",
+    "targets_disagree",
+)
+_HOMES = {"PostgresStore": "._postgres", **dict.fromkeys(_QUERIES, "._queries")}
 __getattr__ = attributes(__name__, _HOMES)
 
 
