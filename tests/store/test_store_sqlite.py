@@ -57,7 +57,9 @@ def test_saving_a_trial_again_replaces_it(store: RunStore) -> None:
         assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 2
 
 
-def test_resume_keeps_the_original_run_row_and_test_order(store: RunStore) -> None:
+def test_resume_keeps_the_original_run_row_and_takes_the_files_test_order(
+    store: RunStore,
+) -> None:
     store.start_run("r1", "2026-01-01T00:00:00Z", {"trials": 3})
     store.save_tests("r1", [{"key": "a", "id": "a"}, {"key": "b", "id": "b"}])
     store.start_run("r1", "2027-01-01T00:00:00Z", {"trials": 1})
@@ -68,7 +70,8 @@ def test_resume_keeps_the_original_run_row_and_test_order(store: RunStore) -> No
     assert info["started_at"] == "2026-01-01T00:00:00Z"
     assert info["options"] == {"trials": 3}
     assert info["finished_at"] is None
-    assert [t["key"] for t in store.tests("r1")] == ["a", "b", "c"]
+    # The resumed run's plan (the files as they are now) orders the run, as its reports do.
+    assert [t["key"] for t in store.tests("r1")] == ["b", "a", "c"]
     store.finish_run("r1", "2026-01-01T00:01:00Z", 60000.0)
     assert store.run_info("r1")["duration_ms"] == 60000.0
 

@@ -325,38 +325,50 @@ def _planned_labels(options: RunOptions) -> tuple[str, ...] | None:
 @allow_options
 def run_command(plain: bool, watch: bool, **params: Any) -> None:
     """Run agent test files and workflow eval sections."""
-    from ..reports import ConsoleReporter
+    from ..reports import ConsoleReporter, ReportSink
+    from ..runner import RunStream
     from ..runner import run as run_tests
     from ..runner._signals import Terminated
 
-    with usage_errors():
-        request = run_request(params)
-        options = request.options
-        if watch:
-            from ._watch import watch_runs
+    sinks: list[ReportSink] = []
+    try:
+        with usage_errors():
+            request = run_request(params)
+            options = request.options
+            if watch:
+                from ._watch import watch_runs
 
-            watch_runs(request, plain)
-        try:
-            with ConsoleReporter(force_plain=plain) as reporter:
-                record = run_tests(options, reporter)
-        except (KeyboardInterrupt, Terminated) as stop:
-            how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+                watch_runs(request, plain)
+            # Each -o report is written as the tests finish (JSON, JSONL, CSV) or whole at the end.
+            sinks.extend(ReportSink(out, shard=bool(options.shard)) for out in request.outputs)
+            try:
+                with ConsoleReporter(force_plain=plain) as reporter:
+                    # Kept in memory (while small) only for what reads the whole run again.
+                    whole = request.baseline is not None or bool(request.gate_targets)
+                    whole = whole or any(not sink.streamed for sink in sinks)
+                    stream = RunStream([reporter, *sinks], keep=whole)
+                    record = run_tests(options, reporter, stream)
+            except (KeyboardInterrupt, Terminated) as stop:
+                how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+                click.echo(
+                    f"{how}: every finished trial is stored; "
+                    "`assertly run --resume last` runs the rest",
+                    err=True,
+                )
+                sys.exit(EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED)
+        reporter.summary(record)
+        if options.resume and record.trials_run == 0:
             click.echo(
-                f"{how}: every finished trial is stored; "
-                "`assertly run --resume last` runs the rest",
+                f"nothing to resume: every test of run {record.run_id} already has its verdicts "
+                "(no agent was called)",
                 err=True,
             )
-            sys.exit(EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED)
-    reporter.summary(record)
-    if options.resume and record.trials_run == 0:
-        click.echo(
-            f"nothing to resume: every test of run {record.run_id} already has its verdicts "
-            "(no agent was called)",
-            err=True,
-        )
-    with usage_errors():
-        decision = request.gates(record)
-    write_reports(record, request.outputs, print_gates(decision))
+        with usage_errors():
+            decision = request.gates(record)
+        write_reports(record, request.outputs, print_gates(decision), sinks)
+    finally:
+        for sink in sinks:  # a run that stopped: no partial report is left beside the target
+            sink.discard()
 
 
 @click.command("validate")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -111,16 +111,26 @@ def report_paths(outputs: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(resolved)
 
 
-def write_reports(record: Any, outputs: tuple[str, ...], exit_code: int | None = None) -> None:
+def write_reports(
+    record: Any,
+    outputs: Sequence[str],
+    exit_code: int | None = None,
+    sinks: Sequence[Any] = (),
+) -> None:
     """Write each ``-o`` report, then exit with the gates' ``exit_code``, if any.
 
-    Without gates: 0 when the run passed and 1 otherwise.
+    ``sinks``: the reports the run fed as it went (`ReportSink`, one per output, in order),
+    which are finished rather than written whole. Without gates: exit 0 when the run passed
+    and 1 otherwise.
     """
-    for output in outputs:
-        from ..reports import write_report  # no -o: no writer imported
-
+    for index, output in enumerate(outputs):
         try:
-            write_report(record, output)
+            if index < len(sinks):
+                sinks[index].finish(record)
+            else:
+                from ..reports import write_report  # no -o: no writer imported
+
+                write_report(record, output)
         except OSError as error:
             reason = error.strerror or str(error)
             click.echo(

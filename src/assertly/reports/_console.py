@@ -7,16 +7,22 @@ per failing test with its failing assertions, and a summary.
 from __future__ import annotations
 
 import os
+import pickle
 import sys
-from typing import Any
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
 
-from .._records import RunRecord
+from .._records import RunRecord, TestRecord
 from .._terminal import terminal_safe
 from ._failures import eval_case_detail, test_failure_lines
 from ._trace_line import trace_lines
 
 __all__ = ["ConsoleReporter"]
 
+
+# What the summary keeps of failing tests stays in memory up to this size, then goes to a file.
+_SPOOL_IN_MEMORY = 8 * 2**20
 
 # Variables with which rich treats any stream as a terminal.
 _FORCE_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
@@ -53,6 +59,8 @@ class ConsoleReporter:
         self._resumed: Any = None  # the test of the last "resumed" event
         self._progress: Any = None
         self._task: Any = None
+        self._fed = 0  # tests the run fed (`add`) as they finished
+        self._failures: IO[bytes] | None = None  # what `add` kept of the failing ones
 
     def __enter__(self) -> ConsoleReporter:
         if self.interactive:
@@ -125,25 +133,59 @@ class ConsoleReporter:
         for line in matrix_lines(view, terminal_width(self.console), encoding):
             self._print(line, markup=False)
 
+    def add(self, test: TestRecord) -> None:
+        """A finished test of the run, in order: what the summary shows of it, kept aside.
+
+        Kept in a file (in memory while small), not as records: the summary of a million
+        failing tests prints what it holds without reading the run back from the store.
+        """
+        self._fed += 1
+        if test.status not in ("failed", "error"):
+            return
+        if self._failures is None:
+            self._failures = tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY)  # noqa: SIM115 (closed by summary)
+        # Our own file, read back by this process only: any text (lone surrogates too).
+        pickle.dump(self._failure_lines(test), self._failures, pickle.HIGHEST_PROTOCOL)
+
+    def _failure_lines(self, test: TestRecord) -> list[str]:
+        """A failing test's header (markup when in colour), then its lines (plain text)."""
+        style = "red" if test.status == "failed" else "magenta"
+        where = f"{test.file}:{test.line}" if test.line else test.file
+        # In a matrix run the same test may fail under one target only: name it.
+        target = f" [{test.target}]" if test.target is not None else ""
+        header = f"{test.status.upper()} {test.suite}::{test.id}{target}  ({where})"
+        if self.interactive:
+            from rich.markup import escape
+
+            header = f"[{style}]{escape(header)}[/]"
+        lines = [header, *test_failure_lines(test)]
+        # What the agent's spans show (issue 33).
+        lines.extend(f"  {line}" for line in trace_lines(test))
+        return lines
+
+    def _failures_of(self, run: RunRecord) -> Iterator[list[str]]:
+        """What to show of each failing test: as the run fed it, else from ``run``."""
+        spool, fed, self._failures, self._fed = self._failures, self._fed, None, 0
+        if not fed or fed != len(run.tests):  # not fed the whole run: read from it
+            if spool is not None:
+                spool.close()
+            yield from (self._failure_lines(test) for test in run.not_passed())
+            return
+        if spool is None:
+            return
+        with spool:
+            end = spool.tell()
+            spool.seek(0)
+            while spool.tell() < end:
+                yield pickle.load(spool)
+
     def summary(self, run: RunRecord) -> None:
         """Failing tests with their failing assertions, evals, then totals."""
         print_ = self._print
-        colour = self.interactive
-        for test in run.not_passed():
-            style = "red" if test.status == "failed" else "magenta"
-            where = f"{test.file}:{test.line}" if test.line else test.file
-            # In a matrix run the same test may fail under one target only: name it.
-            target = f" [{test.target}]" if test.target is not None else ""
-            header = f"{test.status.upper()} {test.suite}::{test.id}{target}  ({where})"
-            if colour:
-                from rich.markup import escape
-
-                header = f"[{style}]{escape(header)}[/]"
-            print_(header, markup=colour)
-            for line in test_failure_lines(test):
+        for header, *lines in self._failures_of(run):
+            print_(header, markup=self.interactive)
+            for line in lines:
                 print_(line, markup=False)
-            for line in trace_lines(test):  # what the agent's spans show (issue 33)
-                print_(f"  {line}", markup=False)
         for suite in run.evals:
             verdict = "PASSED" if suite.passed else "FAILED"
             score = f"score {suite.score:.3f} (threshold {suite.threshold:g})"

@@ -26,7 +26,7 @@ from .._records import RunRecord, TestRecord, TrialRecord, combined_metrics
 from .._secrets import redact_text
 from .._terminal import inert_text
 
-__all__ = ["COLUMNS", "neutralised", "write_csv"]
+__all__ = ["COLUMNS", "CsvWriter", "neutralised", "write_csv"]
 
 COLUMNS = (
     "file",
@@ -100,26 +100,25 @@ def _first_failure(trial: TrialRecord) -> str:
     return ""
 
 
-def _rows(run: RunRecord) -> Iterator[list[Any]]:
-    """The rows of ``run``, one per trial (a test with no trial: one row of its verdict)."""
-    for test in run.tests:
-        place = [test.file, test.suite, test.id, test.target or ""]
-        if not test.trials:
-            yield [*place, "", test.status, test.score, "", "", "", "", test.status]
-            continue
-        for trial in test.trials:
-            metrics = combined_metrics(trial.steps) if trial.steps else {}
-            yield [
-                *place,
-                trial.trial,
-                trial.status,
-                trial.score,
-                _output_text(test, trial),
-                metrics.get("latency_ms"),
-                metrics.get("cost_usd"),
-                _first_failure(trial) or trial.reason or "",
-                test.status,
-            ]
+def _rows(test: TestRecord) -> Iterator[list[Any]]:
+    """The rows of ``test``, one per trial (a test with no trial: one row of its verdict)."""
+    place = [test.file, test.suite, test.id, test.target or ""]
+    if not test.trials:
+        yield [*place, "", test.status, test.score, "", "", "", "", test.status]
+        return
+    for trial in test.trials:
+        metrics = combined_metrics(trial.steps) if trial.steps else {}
+        yield [
+            *place,
+            trial.trial,
+            trial.status,
+            trial.score,
+            _output_text(test, trial),
+            metrics.get("latency_ms"),
+            metrics.get("cost_usd"),
+            _first_failure(trial) or trial.reason or "",
+            test.status,
+        ]
 
 
 def _cell(value: Any, secrets: frozenset[str]) -> Any:
@@ -136,16 +135,35 @@ def _cell(value: Any, secrets: frozenset[str]) -> Any:
     return neutralised(text)
 
 
+class CsvWriter:
+    """The CSV export written to a binary handle test by test: the header first."""
+
+    def __init__(self, handle: BinaryIO, redact: set[str] | None = None) -> None:
+        self._secrets = frozenset(secret for secret in redact or () if secret)
+        # Agent output may hold lone surrogates: written as \udXXX text, as the other
+        # reports do.
+        self._text = io.TextIOWrapper(
+            handle, encoding="utf-8-sig", errors="backslashreplace", newline=""
+        )
+        self._writer = csv.writer(self._text)  # excel dialect: RFC 4180 with CRLF line ends
+        self._writer.writerow(COLUMNS)
+
+    def add(self, test: TestRecord) -> None:
+        """Write the rows of one test."""
+        for row in _rows(test):
+            self._writer.writerow([_cell(value, self._secrets) for value in row])
+
+    def close(self) -> None:
+        """Flush what is written and give the handle back (the caller owns it)."""
+        self._text.flush()
+        self._text.detach()
+
+
 def write_csv(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
     """Write ``run -o report.csv`` to ``handle``: a header, then one row per test and trial."""
-    secrets = frozenset(secret for secret in redact or () if secret)
-    # Agent output may hold lone surrogates: written as \udXXX text, as the other reports do.
-    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="backslashreplace", newline="")
+    writer = CsvWriter(handle, redact)
     try:
-        writer = csv.writer(text)  # excel dialect: RFC 4180 with CRLF line ends
-        writer.writerow(COLUMNS)
-        for row in _rows(run):
-            writer.writerow([_cell(value, secrets) for value in row])
-        text.flush()
+        for test in run.tests:
+            writer.add(test)
     finally:
-        text.detach()  # the caller owns ``handle``
+        writer.close()

@@ -18,7 +18,14 @@ from .._records import RunRecord
 from .._secrets import redact_text
 from .._terminal import inert_json
 
-__all__ = ["render_json", "write_json"]
+__all__ = [
+    "render_json",
+    "report_entries_end",
+    "report_entry",
+    "report_head",
+    "report_tail",
+    "write_json",
+]
 
 _INDENT = b"  "
 
@@ -38,14 +45,19 @@ def _array(items: Iterable[Any], depth: int) -> Iterator[bytes]:
     """A JSON array of ``items`` at ``depth``, one chunk per item."""
     first = True
     for item in items:
-        prefix = b"[\n" if first else b",\n"
+        yield _array_item(item, depth, first)
         first = False
-        yield (
-            prefix
-            + _INDENT * (depth + 1)
-            + _indented(report_json_bytes(item, indent=True, level=depth + 1), depth + 1)
-        )
-    yield b"[]" if first else b"\n" + _INDENT * depth + b"]"
+    yield _array_end(depth, empty=first)
+
+
+def _array_item(item: Any, depth: int, first: bool) -> bytes:
+    prefix = b"[\n" if first else b",\n"
+    text = report_json_bytes(item, indent=True, level=depth + 1)
+    return prefix + _INDENT * (depth + 1) + _indented(text, depth + 1)
+
+
+def _array_end(depth: int, *, empty: bool) -> bytes:
+    return b"[]" if empty else b"\n" + _INDENT * depth + b"]"
 
 
 def _digested(
@@ -71,6 +83,14 @@ def _digested(
 def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[bytes]:
     # A shard's report carries its plan and a digest of its records, for `assertly merge`.
     digest = RecordsDigest() if run.shard else None
+    yield from report_head(run)
+    tests = (test.to_dict() for test in run.tests)
+    yield from _array(_digested("test", tests, digest, secrets), 1)
+    yield from report_tail(run, digest, secrets)
+
+
+def report_head(run: RunRecord) -> Iterator[bytes]:
+    """The report up to its ``tests`` array: run_id, started_at, name, summary (and matrix)."""
     yield b"{\n"
     yield _member("run_id", run.run_id, 1) + b",\n"
     yield _member("started_at", run.started_at, 1) + b",\n"
@@ -89,8 +109,24 @@ def _chunks(run: RunRecord, secrets: frozenset[str] = frozenset()) -> Iterator[b
     else:
         yield _member("summary", summary, 1) + b",\n"
     yield _INDENT + b'"tests": '
-    tests = (test.to_dict() for test in run.tests)
-    yield from _array(_digested("test", tests, digest, secrets), 1)
+
+
+def report_entry(test: dict[str, Any], first: bool, digest: RecordsDigest | None) -> bytes:
+    """One test's entry of the ``tests`` array, as `write_json` writes it (and digests it)."""
+    for item in _digested("test", (test,), digest, frozenset()):
+        return inert_json(_array_item(item, 1, first))
+    raise AssertionError("unreachable")
+
+
+def report_entries_end(*, empty: bool) -> bytes:
+    """What closes the ``tests`` array after its entries."""
+    return _array_end(1, empty=empty)
+
+
+def report_tail(
+    run: RunRecord, digest: RecordsDigest | None, secrets: frozenset[str] = frozenset()
+) -> Iterator[bytes]:
+    """The report after its ``tests`` array: evals, problems, warnings (and a shard's parts)."""
     yield b",\n" + _INDENT + b'"evals": '
     evals = (suite.to_dict() for suite in run.evals)
     yield from _array(_digested("eval", evals, digest, secrets), 1)

@@ -11,22 +11,27 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from .._json import report_json_bytes
-from .._records import RunRecord
+from .._records import RunRecord, TestRecord
 from .._secrets import redact_text
 from .._terminal import inert_json
 
-__all__ = ["write_jsonl"]
+__all__ = ["jsonl_line", "write_jsonl"]
 
 # How deep the JSON report's test entries sit (the document, its ``tests`` array): each line
 # is capped as that entry is, so both hold the same value.
 _ENTRY_LEVEL = 2
 
 
+def jsonl_line(test: TestRecord, secrets: frozenset[str] = frozenset()) -> bytes:
+    """One test's line of ``run -o report.jsonl`` (with its line break)."""
+    line = report_json_bytes(test.to_dict(), level=_ENTRY_LEVEL)
+    if secrets:
+        line = redact_text(line.decode(), secrets).encode()
+    return inert_json(line) + b"\n"
+
+
 def write_jsonl(run: RunRecord, handle: BinaryIO, redact: set[str] | None = None) -> None:
     """Write ``run -o report.jsonl`` to ``handle``: each test's report entry on its own line."""
     secrets = frozenset(secret for secret in redact or () if secret)
     for test in run.tests:
-        line = report_json_bytes(test.to_dict(), level=_ENTRY_LEVEL)
-        if secrets:
-            line = redact_text(line.decode(), secrets).encode()
-        handle.write(inert_json(line) + b"\n")
+        handle.write(jsonl_line(test, secrets))

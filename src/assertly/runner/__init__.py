@@ -16,12 +16,14 @@ from ._options import RunOptions, restore_options
 from ._recheck import recheck
 from ._run import Runner
 from ._selection import select_tests
+from ._streaming import RunStream
 
 __all__ = [
     "EvalCaseRecord",
     "EvalRecord",
     "RunOptions",
     "RunRecord",
+    "RunStream",
     "Runner",
     "StepRecord",
     "TestRecord",

@@ -38,6 +38,7 @@ from ._provenance import provenance
 from ._run import Listener, Runner
 from ._selection import TestPlan, filtered, in_shard, select_tests, unmatched_filters
 from ._signals import until_sigterm
+from ._streaming import RunStream
 from ._support import now_iso
 
 __all__ = ["arun", "load_run", "prepare", "run"]
@@ -141,19 +142,27 @@ def _known_secrets(options: RunOptions, config: ConfigModel, store_location: str
     return secrets
 
 
-def run(options: RunOptions, listener: Listener | None = None) -> RunRecord:
+def run(
+    options: RunOptions, listener: Listener | None = None, stream: RunStream | None = None
+) -> RunRecord:
     """Load, run and store; return the finished run.
+
+    ``stream`` passes each finished test, as it is stored and in the suite's order, to the
+    reports being written and the console summary (default: one that only keeps the records
+    of a small run for the returned record).
 
     Raises:
         ConfigError: Nothing could run (usage or configuration problem).
         StoreError: The run store cannot be used.
     """
-    with _started(options, listener, fork=True) as (work, evals):
+    with _started(options, listener, stream, fork=True) as (work, evals):
         record = asyncio.run(until_sigterm(work))  # SIGTERM: Terminated, as Ctrl-C
     return _found(record, evals, options)
 
 
-async def arun(options: RunOptions, listener: Listener | None = None) -> RunRecord:
+async def arun(
+    options: RunOptions, listener: Listener | None = None, stream: RunStream | None = None
+) -> RunRecord:
     """`run` in the running event loop: the same run, stored the same way.
 
     Loading the files and opening the store run before the first ``await`` (as in `run`).
@@ -165,7 +174,7 @@ async def arun(options: RunOptions, listener: Listener | None = None) -> RunReco
         ConfigError: Nothing could run (usage or configuration problem).
         StoreError: The run store cannot be used.
     """
-    with _started(options, listener, fork=False) as (work, evals):
+    with _started(options, listener, stream, fork=False) as (work, evals):
         record = await work
     return _found(record, evals, options)
 
@@ -184,7 +193,7 @@ def _found(record: RunRecord, evals: list[EvalSuite], options: RunOptions) -> Ru
 
 @contextmanager
 def _started(
-    options: RunOptions, listener: Listener | None, *, fork: bool
+    options: RunOptions, listener: Listener | None, stream: RunStream | None, *, fork: bool
 ) -> Iterator[tuple[Coroutine[Any, Any, RunRecord], list[EvalSuite]]]:
     """Load, claim the run and yield its work (to await) and eval suites; then clean up.
 
@@ -198,7 +207,16 @@ def _started(
     secrets = _known_secrets(options, config, store_location)
     with open_store(store_location, redact=secrets) as store:
         yield from _run_stored(
-            store, options, config, tests, evals, problems, runner_class, listener, fork=fork
+            store,
+            options,
+            config,
+            tests,
+            evals,
+            problems,
+            runner_class,
+            listener,
+            stream,
+            fork=fork,
         )
 
 
@@ -211,6 +229,7 @@ def _run_stored(
     problems: list[str],
     runner_class: type[Runner],
     listener: Listener | None,
+    stream: RunStream | None,
     *,
     fork: bool,
 ) -> Iterator[tuple[Coroutine[Any, Any, RunRecord], list[EvalSuite]]]:
@@ -220,6 +239,7 @@ def _run_stored(
     claimed: str | None = None
     try:
         runner = runner_class(options, config, store, secrets, listener)
+        runner.stream = stream or RunStream()
         run_id = store.resolve_run_id(options.resume) if options.resume else new_run_id()
         data = _run_options(store, runner, run_id, tests, evals, problems)
         store.claim_run(run_id, now_iso())

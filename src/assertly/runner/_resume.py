@@ -9,17 +9,27 @@ their trials, as reports join on it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .._records import PassThreshold
 from ..loading import TestCase
 from ..store import RunStore
+from ._streaming import RunStream
 from ._support import batches, kept_trials, test_meta
 
-__all__ = ["planned_trials"]
+__all__ = ["PlannedTest", "planned_trials"]
 
 # Tests whose metadata is written in one transaction, just before they are scheduled.
 _META_BATCH = 256
+
+
+class PlannedTest(NamedTuple):
+    """A test of the plan, with what the run knows of it before it runs."""
+
+    test: TestCase
+    done: dict[int, dict[str, Any]]  # its trials kept from the run being resumed
+    position: int  # its place in the run (reports keep this order)
+    meta: str  # its metadata as stored (JSON text): what its report entry reads
 
 
 class PlanningRunner(Protocol):
@@ -28,6 +38,7 @@ class PlanningRunner(Protocol):
     store: RunStore
     run_id: str
     changed_definitions: int
+    stream: RunStream
 
     def definition_of(self, test: TestCase) -> str: ...
     def threshold_of(self, test: TestCase) -> PassThreshold: ...
@@ -37,7 +48,7 @@ class PlanningRunner(Protocol):
 
 def planned_trials(
     runner: PlanningRunner, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]
-) -> Iterator[tuple[TestCase, dict[int, dict[str, Any]]]]:
+) -> Iterator[PlannedTest]:
     """Each test with its stored trials that count, metadata saved a batch ahead."""
     position = 0
     stored = runner.store.definitions(runner.run_id) if resumed else {}
@@ -71,11 +82,12 @@ def planned_trials(
             runner.store.forget_trials(runner.run_id, recorded)
             for key in recorded:
                 resumed.pop(key, None)
-        runner.store.save_tests(runner.run_id, metas, start=position)
-        position += len(batch)
+        stored_metas = runner.store.save_tests(runner.run_id, metas, start=position)
         gone.difference_update(meta["key"] for meta in metas)
-        for test in batch:
-            yield test, kept_trials(resumed.get(test.key, {}))
+        for test, meta in zip(batch, stored_metas, strict=True):
+            yield PlannedTest(test, kept_trials(resumed.get(test.key, {})), position, meta)
+            position += 1
+    runner.stream.planned = position  # the whole plan is read: the stream knows its end
     if gone:
         # red team, probe "resume after removing tests": a test removed from the files
         # since the run began kept its stored verdict in the resumed run (5 stale passes

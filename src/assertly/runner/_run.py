@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from .._exceptions import TargetError
 from .._records import (
@@ -33,7 +33,7 @@ from ..loading import (
     config_read,
     definition_digest,
 )
-from ..store import RunStore, build_run
+from ..store import RunStore, StoredTests, build_run
 from ..targets import Target, make_target, parse_spec
 from ..targets._check import agent_warnings
 from ._answer import answer_step
@@ -46,10 +46,11 @@ from ._matrix import Matrix, TargetSpec, build_matrix
 from ._model_judge import ModelJudge
 from ._options import RunOptions
 from ._response_cache import ResponseCache
-from ._resume import planned_trials
+from ._resume import PlannedTest, planned_trials
 from ._selection import TestPlan
 from ._simulator import UserSimulator
 from ._steps import check_step, check_steps
+from ._streaming import RunStream
 from ._suite_hooks import SuiteHookState
 from ._support import (
     NOT_RUN,
@@ -115,6 +116,7 @@ class Runner:
         self.response_cache = ResponseCache(mode, store)
         self.budget = RunBudget(options.max_cost_usd or config.max_cost_usd, self._judge_spent)
         self.traces = RunTraces(config.traces)
+        self.stream = RunStream()  # each finished test, in order, to the reports (`_streaming`)
 
     def _judge_spent(self) -> float:
         """What the judge and the simulated user spent in this invocation (the budget counts it)."""
@@ -388,13 +390,13 @@ class Runner:
                 self.listener("warning", message)
 
     # -- whole test ------------------------------------------------------------------------
-    async def run_test(
-        self, test: TestCase, done: dict[int, dict[str, Any]], pool: asyncio.Semaphore
-    ) -> Status:
+    async def run_test(self, planned: PlannedTest, pool: asyncio.Semaphore) -> Status:
         """Run the trials of a test not already stored; return its final status."""
+        test, done = planned.test, planned.done
         trials = self.trials_of(test)
         threshold = self.threshold_of(test)
         records: list[TrialRecord] = [TrialRecord.from_dict(done[n]) for n in sorted(done)]
+        stored: dict[int, Any] = dict(done)  # each trial as stored, for the reports
 
         async def one(number: int) -> None:
             async with pool:
@@ -407,7 +409,7 @@ class Runner:
                     except Exception as error:  # a bug costs this verdict, never the run
                         message = f"internal error: {type(error).__name__}: {error}"
                         record = TrialRecord(test.key, number, "error", 0.0, error=message)
-                self.store.save_trial(
+                stored[number] = self.store.save_trial(
                     self.run_id, test.key, number, record.to_dict(), batch=self.no_call(test)
                 )
                 records.append(record)
@@ -430,6 +432,7 @@ class Runner:
             await asyncio.gather(*(one(n) for n in numbers))
         records.sort(key=lambda r: r.trial)
         status = test_status(records, threshold) if records else "error"
+        self.stream.finished(planned.position, test.key, planned.meta, stored, self.threshold)
         self.listener("test", (test, status))
         if self.options.fail_fast and status in ("failed", "error"):
             self._stop.set()
@@ -471,19 +474,16 @@ class Runner:
 
     def _planned(
         self, tests: Iterable[TestCase], resumed: dict[str, dict[int, dict[str, Any]]]
-    ) -> Iterator[tuple[TestCase, dict[int, dict[str, Any]]]]:
+    ) -> Iterator[PlannedTest]:
         """Each test with its stored trials that count, metadata saved a batch ahead."""
         return planned_trials(self, tests, resumed)
 
-    async def _work(
-        self,
-        plan: Iterator[tuple[TestCase, dict[int, dict[str, Any]]]],
-        pool: asyncio.Semaphore,
-    ) -> None:
+    async def _work(self, plan: Iterator[PlannedTest], pool: asyncio.Semaphore) -> None:
         """One worker: run the plan's next test until the plan is exhausted."""
-        for test, done in plan:
+        for planned in plan:
+            test = planned.test
             if self._stop.is_set():
-                self._save_not_run(test, done)
+                self._save_not_run(planned)
                 continue
             raise_if_cancelled()
             hooks = test.suite_hooks
@@ -492,28 +492,28 @@ class Runner:
                 await self.suites.flush()
             try:
                 if self._checked_inline(test):
-                    await self._run_inline(test, done, pool)
+                    await self._run_inline(planned, pool)
                 else:
-                    await self.run_test(test, done, pool)
+                    await self.run_test(planned, pool)
             finally:
                 if hooks is not None:
                     await self.suites.leave(hooks)
 
-    def _save_not_run(self, test: TestCase, done: dict[int, dict[str, Any]]) -> None:
+    def _save_not_run(self, planned: PlannedTest) -> None:
         """After --fail-fast stopped the run: store a test it did not reach as skipped."""
-        if 1 not in done:
-            skipped = TrialRecord(test.key, 1, "skipped", 0.0, reason=NOT_RUN)
-            self.store.save_trial(self.run_id, test.key, 1, skipped.to_dict())
+        key, stored = planned.test.key, dict[int, Any](planned.done)
+        if 1 not in stored:
+            skipped = TrialRecord(key, 1, "skipped", 0.0, reason=NOT_RUN)
+            stored[1] = self.store.save_trial(self.run_id, key, 1, skipped.to_dict())
+        self.stream.finished(planned.position, key, planned.meta, stored, self.threshold)
 
-    async def _run_inline(
-        self, test: TestCase, done: dict[int, dict[str, Any]], pool: asyncio.Semaphore
-    ) -> None:
+    async def _run_inline(self, planned: PlannedTest, pool: asyncio.Semaphore) -> None:
         """Judge a test that never waits; give the event loop a turn every `_YIELD_EVERY`.
 
         A worker judging recorded responses back to back never suspends on its own: without
         these turns, Ctrl-C and the calls of other tests would wait for the whole dataset.
         """
-        await self.run_test(test, done, pool)
+        await self.run_test(planned, pool)
         self._inline_count += 1
         if self._inline_count % _YIELD_EVERY == 0:
             await asyncio.sleep(0)
@@ -587,6 +587,7 @@ class Runner:
                 )
             await self._finish(run_id, started)
         run = build_run(self.store, run_id)
+        run.tests = self.stream.tests(cast(StoredTests, run.tests))  # in hand: none read back
         run.problems = [*problems, *self.suites.problems]
         run.trials_run = self.trials_run
         run.resumed_tests, run.elapsed_ms = self.resumed_tests, self.elapsed_ms

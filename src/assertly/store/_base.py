@@ -160,8 +160,12 @@ class RunStore(StoreReads, RunClaims, JudgeCache, ResponseCache):
         """Record a new run (or keep the existing row when resuming)."""
         raise NotImplementedError
 
-    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
-        """Record tests of a run (metadata for reports), at positions from ``start`` on."""
+    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> list[str]:
+        """Record tests of a run (metadata for reports), at positions from ``start`` on.
+
+        A test already stored (a resumed run) takes its new position and metadata. Returns
+        each test's metadata as stored (JSON text, secrets redacted): what a report reads.
+        """
         raise NotImplementedError
 
     def save_trial(
@@ -172,8 +176,8 @@ class RunStore(StoreReads, RunClaims, JudgeCache, ResponseCache):
         record: dict[str, Any],
         *,
         batch: bool = False,
-    ) -> None:
-        """Commit one finished trial, durably, before anything else happens.
+    ) -> bytes | str:
+        """Commit one finished trial, durably, before anything else happens; return it as stored.
 
         Args:
             run_id: The run.
@@ -184,6 +188,9 @@ class RunStore(StoreReads, RunClaims, JudgeCache, ResponseCache):
                 other write): for verdicts that cost no agent call (recorded responses), where
                 a commit per trial would take longer than the judging. A crash loses at most
                 those uncommitted verdicts, which a resumed run judges again.
+
+        Returns:
+            The record as stored (JSON text, secrets redacted): what a report reads.
         """
         raise NotImplementedError
 

@@ -107,6 +107,13 @@ _TRIAL_CONFLICT = (
     "record = EXCLUDED.record, saved_at = EXCLUDED.saved_at, score = EXCLUDED.score"
 )
 _TEST_COLUMNS = "run_id, test_key, position, pass_threshold, definition, meta"
+# A resumed run's plan: each test at its place in the files as they are now, described as
+# they are now (the report of the run, streamed or read back, shows that order).
+_TEST_CONFLICT = (
+    "ON CONFLICT (run_id, test_key) DO UPDATE SET position = EXCLUDED.position, "
+    "pass_threshold = EXCLUDED.pass_threshold, definition = EXCLUDED.definition, "
+    "meta = EXCLUDED.meta"
+)
 _SCHEMA_LOCK = 0x61737274  # "asrt": the advisory lock held while the schema is made
 
 
@@ -364,10 +371,11 @@ class PostgresStore(RunStore):
                 (run_id, started_at, redacted(options, self.redact)),
             )
 
-    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
-        """Record tests of a run (metadata for reports), at positions from ``start`` on."""
+    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> list[str]:
+        """Record tests of a run at positions from ``start`` on (`RunStore.save_tests`)."""
         if not metas:
-            return
+            return []
+        texts = [redacted(encode_meta(meta), self.redact) for meta in metas]
         rows = [
             (
                 run_id,
@@ -375,14 +383,15 @@ class PostgresStore(RunStore):
                 position,
                 meta.get("pass_threshold"),
                 meta.get("definition"),
-                redacted(encode_meta(meta), self.redact),
+                text,
             )
-            for position, meta in enumerate(metas, start=start)
+            for position, (meta, text) in enumerate(zip(metas, texts, strict=True), start)
         ]
         # Before their trials, in order, on the writer: a test's metadata and trials are
         # written by one connection, one batch after the other.
         self._send_batch()
-        self._background("tests", _TEST_COLUMNS, rows, "ON CONFLICT (run_id, test_key) DO NOTHING")
+        self._background("tests", _TEST_COLUMNS, rows, _TEST_CONFLICT)
+        return texts
 
     def save_trial(
         self,
@@ -392,14 +401,15 @@ class PostgresStore(RunStore):
         record: dict[str, Any],
         *,
         batch: bool = False,
-    ) -> None:
+    ) -> str:
         """Commit one finished trial (``batch``: with the next ones, as `RunStore.save_trial`)."""
+        text = redacted(encode_record(record), self.redact)
         row = (
             run_id,
             test_key,
             trial,
             record["status"],
-            redacted(encode_record(record), self.redact),
+            text,
             time.time(),
             record.get("score"),
         )
@@ -408,12 +418,13 @@ class PostgresStore(RunStore):
             self._pending = len(self._pending_rows)
             if len(self._pending_rows) >= BATCH_TRIALS:
                 self._send_batch()
-            return
+            return text
         self.flush()
         try:
             self._pg.execute(_SAVE_TRIAL, row)  # autocommit: durable when it returns
         except self._errors as error:
             raise self._failed("write to", error) from None
+        return text
 
     def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:
         """Commit one eval suite's verdict."""

@@ -32,7 +32,7 @@ from .._exceptions import StoreError
 from .._records import PassThreshold, TestRecord
 from ._base import RunStore, open_store
 from ._dialects import Dialect
-from ._read_model import _test_record, eval_records
+from ._read_model import eval_records, stored_test_record
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -586,7 +586,7 @@ def _records(
     ):
         trials[key][trial] = store._record(record, key)
     records = [
-        _test_record(metas[key], trials[key], cast(PassThreshold, threshold))
+        stored_test_record(metas[key], trials[key], cast(PassThreshold, threshold))
         for key in keys
         if key in metas
     ]

@@ -33,6 +33,7 @@ __all__ = [
     "eval_records",
     "status_of",
     "status_of_counts",
+    "stored_test_record",
     "test_status",
 ]
 
@@ -42,9 +43,10 @@ def _score(trials: list[TrialRecord]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-def _test_record(
+def stored_test_record(
     meta: dict[str, Any], by_trial: dict[int, dict[str, Any]], threshold: PassThreshold
 ) -> TestRecord:
+    """A test's record from its stored metadata and trials (``threshold``: the run's)."""
     test = TestMeta.from_json(meta)
     trials = [TrialRecord.from_dict(by_trial[number]) for number in sorted(by_trial)]
     # The test's own threshold (its file's, stored with it), else the run's.
@@ -113,7 +115,7 @@ class StoredTests(Sequence[TestRecord]):
             # report read it again, and parsing every record once more cost a tenth of a run.
             kept: list[TestRecord] | None = [] if self._small(store) else None
             for meta, by_trial in store.iter_tests(self.run_id):
-                record = _test_record(meta, by_trial, self.threshold)
+                record = stored_test_record(meta, by_trial, self.threshold)
                 if kept is not None:
                     kept.append(record)
                 yield record
@@ -134,7 +136,7 @@ class StoredTests(Sequence[TestRecord]):
 
         with self._open() as store:
             for meta, by_trial in store.iter_tests(self.run_id, keep=failing):
-                yield _test_record(meta, by_trial, self.threshold)
+                yield stored_test_record(meta, by_trial, self.threshold)
 
     def _small(self, store: RunStore) -> bool:
         if len(self) > KEEP_TESTS:

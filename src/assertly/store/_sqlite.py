@@ -249,17 +249,20 @@ class SQLiteStore(PackedRecords, RunStore):
                 (run_id, started_at, redacted(options, self.redact)),
             )
 
-    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> None:
-        """Record tests of a run (metadata for reports), at positions from ``start`` on."""
+    def save_tests(self, run_id: str, metas: list[dict[str, Any]], start: int = 0) -> list[str]:
+        """Record tests of a run at positions from ``start`` on (`RunStore.save_tests`)."""
+        texts = [redacted(encode_meta(meta), self.redact) for meta in metas]
         with self._write() as db:
             db.executemany(
-                "INSERT OR IGNORE INTO tests (run_id, test_key, position, meta) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT INTO tests (run_id, test_key, position, meta) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (run_id, test_key) DO UPDATE SET position = excluded.position, "
+                "meta = excluded.meta",
                 [
-                    (run_id, meta["key"], position, redacted(encode_meta(meta), self.redact))
-                    for position, meta in enumerate(metas, start=start)
+                    (run_id, meta["key"], position, text)
+                    for position, (meta, text) in enumerate(zip(metas, texts, strict=True), start)
                 ],
             )
+        return texts
 
     def save_trial(
         self,
@@ -269,7 +272,7 @@ class SQLiteStore(PackedRecords, RunStore):
         record: dict[str, Any],
         *,
         batch: bool = False,
-    ) -> None:
+    ) -> bytes:
         """Commit one finished trial in one statement (`RunStore.save_trial`)."""
         text = redacted_bytes(encode_record(record), self.redact)
         row = (
@@ -289,7 +292,7 @@ class SQLiteStore(PackedRecords, RunStore):
                 self._db.execute(_SAVE_TRIAL, row)
             except sqlite3.Error as error:
                 raise self._write_failed(error) from None
-            return
+            return text
         try:
             if not self._pending:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -300,6 +303,7 @@ class SQLiteStore(PackedRecords, RunStore):
         self._pending += 1
         if self._pending >= BATCH_TRIALS:
             self.flush()
+        return text
 
     def save_eval(self, run_id: str, file: str, record: dict[str, Any]) -> None:
         """Commit one eval suite's verdict."""

@@ -378,6 +378,18 @@ class Regex(Checker):
         gen.require(gen.match_test(self.pattern, gen.text("nfc_text")))
         return True
 
+    def emit_negated(self, gen: FastGen) -> bool:
+        """``not-regex``: its `verdict` fails with score 0 and no details: a plain pass."""
+        gen.require(f"not ({gen.match_test(self.pattern, gen.text('nfc_text'))})")
+        return True
+
+    def verdict(self, response: Response, ctx: CheckContext) -> AssertionResult:
+        # For `not-regex`, whose pass is then the plain pass the fast path gives (it carried
+        # the engine in `details`, and cost a failure's message: 10.5 -> 7 µs a check).
+        if self.pattern.search(response.nfc_text) is not None:
+            return passed(self.key)
+        return failed(self.key, "")
+
     def check(self, response: Response, ctx: CheckContext) -> AssertionResult:
         if self.pattern.search(response.nfc_text) is not None:
             return passed(self.key)
