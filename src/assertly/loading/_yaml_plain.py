@@ -123,7 +123,8 @@ def _build(loader: Any, events: Any, max_nesting: int) -> tuple[Any, dict[Key, t
             elif kind not in other:
                 raise NotPlain  # an alias, or a second document
             continue
-        _refuse_properties(event)
+        if event.anchor is not None or event.tag is not None:  # `_refuse_properties`, inline
+            _refuse_properties(event)
         value: Any = event.value
         if event.implicit[0]:  # plain: resolved by the YAML 1.2 core schema
             for tag, pattern in resolvers.get(value[:1], ()):
