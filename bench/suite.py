@@ -22,6 +22,8 @@ inputs generated here from one seed, so every ratio compares the same work:
 * diff: `assertly diff` of two stored runs of 1,000,000 tests each (text and JSON).
 * start-up: `assertly --version` and `python -c "import assertly"`, and the peers' own, in
   interleaved rounds (mean and median of every command's runs).
+* loading: a 3 MB test file loaded and compiled in a fresh process (issue 35: <= 0.15 s), and
+  `assertly validate` / `assertly run` of a one-test suite.
 * trajectory: tool-call assertions (`tool-called`, `tool-sequence`, `tool-call-count`, four
   trajectory assertions) against a plain `contains` (and `is-json`, which parses JSON as they
   must) on the same tool-calling responses, in every format assertly reads: checks per second
@@ -83,6 +85,7 @@ from sections.conversation import section_conversation
 from sections.diff import section_diff
 from sections.end_to_end import section_end_to_end
 from sections.engine import section_engine
+from sections.loading import section_loading
 from sections.matrix import section_matrix
 from sections.runner import section_py_agent, section_runner
 from sections.scale import section_scale
@@ -137,6 +140,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "runner": section_runner,
     "py agent": section_py_agent,
     "start-up": section_startup,
+    "loading": section_loading,
     "scale": section_scale,
     "diff": section_diff,
     "trajectory": section_trajectory,

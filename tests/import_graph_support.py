@@ -2,7 +2,9 @@
 
 Two kinds of graph: the imports at module level, which run when a module is first imported,
 and every import a module can run, including those inside functions (lazy imports of heavy
-dependencies). Imports under ``if TYPE_CHECKING:`` never run and are left out. A package's
+dependencies). Imports under ``if TYPE_CHECKING:`` never run and are left out, except in a
+module with a module ``__getattr__`` (PEP 562, `assertly._lazy`): there they name what
+``__getattr__`` imports on first use, and the graph of every import counts them. A package's
 ``__init__`` is not an edge to its submodules: Python initialises a parent package before its
 children (`reachable` adds those parents, since importing a submodule runs them).
 """
@@ -100,11 +102,24 @@ def import_graph(
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         targets: set[str] = set()
-        for node in imports(tree.body, nested=nested, type_only=type_only):
+        lazy = nested and _has_module_getattr(tree)
+        for node in imports(tree.body, nested=nested, type_only=type_only or lazy):
             targets |= _targets(module, path, node, modules)
         targets.discard(module)
         graph[module] = targets
     return graph
+
+
+def _has_module_getattr(tree: ast.Module) -> bool:
+    """Whether a module defines ``__getattr__`` (a function, or one made by `attributes`)."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            return True
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__getattr__" for target in node.targets
+        ):
+            return True
+    return False
 
 
 def every_import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:

@@ -45,7 +45,27 @@ PUBLIC_API: frozenset[str] = frozenset(
 )
 
 # Imported lazily, by the code paths that need them; never by `import assertly` itself.
-HEAVY_MODULES: tuple[str, ...] = ("rouge_score", "nltk", "jsonpath", "pydantic", "rich")
+HEAVY_MODULES: tuple[str, ...] = (
+    "rouge_score",
+    "nltk",
+    "jsonpath",
+    "pydantic",
+    "rich",
+    # What a command or a run loads when it needs it (tests/test_startup_imports.py).
+    "yaml",
+    "click",
+    "asyncio",
+    "sqlite3",
+    "zstandard",
+    "aiohttp",
+    "psycopg",
+    "jinja2",
+    "rapidfuzz",
+    "jsonschema_rs",
+    "onnxruntime",
+    "ray",
+    "opentelemetry",
+)
 
 
 def test_all_is_sorted() -> None:

@@ -34,6 +34,7 @@ from ._support import (
 if TYPE_CHECKING:
     from .._records import RunRecord
     from ..compare import Allowances, GateDecision, RunSide
+    from ..reports import ReportSink
     from ..runner import RunOptions
 
 __all__ = ["RunRequest", "run_command", "run_request", "validate_command"]
@@ -325,7 +326,7 @@ def _planned_labels(options: RunOptions) -> tuple[str, ...] | None:
 @allow_options
 def run_command(plain: bool, watch: bool, **params: Any) -> None:
     """Run agent test files and workflow eval sections."""
-    from ..reports import ConsoleReporter, ReportSink
+    from ..reports import ConsoleReporter
     from ..runner import RunStream
     from ..runner import run as run_tests
     from ..runner._signals import Terminated
@@ -340,6 +341,8 @@ def run_command(plain: bool, watch: bool, **params: Any) -> None:
 
                 watch_runs(request, plain)
             # Each -o report is written as the tests finish (JSON, JSONL, CSV) or whole at the end.
+            if request.outputs:  # no -o: no report writer imported
+                from ..reports import ReportSink
             sinks.extend(ReportSink(out, shard=bool(options.shard)) for out in request.outputs)
             try:
                 with ConsoleReporter(force_plain=plain) as reporter:

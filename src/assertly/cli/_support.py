@@ -123,13 +123,13 @@ def write_reports(
     which are finished rather than written whole. Without gates: exit 0 when the run passed
     and 1 otherwise.
     """
-    from ..reports import write_report
-
     for index, output in enumerate(outputs):
         try:
             if index < len(sinks):
                 sinks[index].finish(record)
             else:
+                from ..reports import write_report  # no -o: no writer imported
+
                 write_report(record, output)
         except OSError as error:
             reason = error.strerror or str(error)

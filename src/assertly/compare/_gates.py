@@ -30,10 +30,11 @@ target's lines prefixed with ``[LABEL]`` (`_run_gates`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._diff import RunDiff, TestChange, compare_runs
-from ._sides import RunSide
+if TYPE_CHECKING:
+    from ._diff import RunDiff, TestChange
+    from ._sides import RunSide
 
 __all__ = [
     "Allowances",
@@ -318,6 +319,8 @@ def _baseline_gate(
     prefix: str,
 ) -> None:
     """``--baseline``: the candidate (the run, or one target of it) against the baseline."""
+    from ._diff import compare_runs  # a diff's code is loaded only when a run is compared
+
     diff = compare_runs(baseline, candidate, alpha=alpha)
     said = baseline_verdict(diff, max_regressions=max_regressions, allow=allow)
     verdict.diff = diff

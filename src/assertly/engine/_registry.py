@@ -1,8 +1,9 @@
 """One registry of assertions for both dialects: built-ins, decorated functions and plugins.
 
 * Built-in assertions register themselves with `expect_assertion` / `typed_assertion` (in
-  `_entries`, a leaf module) when their family module is imported; the registry imports the
-  families its manifest (`_manifest.FAMILIES`) lists the first time a lookup needs a name.
+  `_entries`, a leaf module) when their family module is imported; the registry imports a
+  name's family (`_manifest.HOMES`) the first time a lookup needs the name, and every family
+  the manifest lists (`_manifest.FAMILIES`) when it needs them all.
 * Users add theirs with the `assertion` decorator (``@assertly.assertion("has-citation")``),
   from a module they name (`load_module`, which also accepts a promptfoo-style ``get_assert``),
   or with an entry point in the group ``assertly.assertions``. Entry points are loaded the
@@ -24,7 +25,7 @@ from typing import Any, Literal
 
 from ._entries import BUILTINS, Dialect, Entry
 from ._entries import first_line as _first_line
-from ._manifest import FAMILIES
+from ._manifest import FAMILIES, HOMES
 
 __all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Registry", "assertion"]
 
@@ -51,11 +52,20 @@ class Registry:
         self._functions: dict[int, Callable[..., Any]] = {}
 
     def _known(self, dialect: Dialect, name: str) -> Entry | None:
-        """This registry's entry for ``name``, else the built-in one (loaded now if need be)."""
+        """This registry's entry for ``name``, else the built-in one (loaded now if need be).
+
+        A built-in name imports its own family only; any other name imports them all.
+        """
         entry = self._entries[dialect].get(name)
         if entry is None and self._builtins:
-            load_families()
             entry = BUILTINS[dialect].get(name)
+            if entry is None:
+                home = HOMES[dialect].get(name)
+                if home is None:
+                    load_families()
+                else:
+                    importlib.import_module(home)
+                entry = BUILTINS[dialect].get(name)
         return entry
 
     def _all_names(self, dialect: Dialect) -> set[str]:

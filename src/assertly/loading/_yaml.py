@@ -18,7 +18,7 @@ import math
 import re
 from typing import Any, ClassVar
 
-__all__ = ["NOT_JSON_TAG", "yaml_loader"]
+__all__ = ["NOT_JSON_TAG", "int_of", "yaml_loader"]
 
 _CORE = "tag:yaml.org,2002:"
 
@@ -53,7 +53,11 @@ def _implicit_resolvers() -> dict[Any, list[tuple[str, re.Pattern[str]]]]:
 
 
 def _construct_int(loader: Any, node: Any) -> int:
-    text = loader.construct_scalar(node)
+    return int_of(loader.construct_scalar(node))
+
+
+def int_of(text: str) -> int:
+    """An integer of the core schema: decimal (leading zeros too), ``0o`` octal, ``0x`` hex."""
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
     if digits.startswith("0o"):

@@ -7,8 +7,9 @@ so names are imported on first use and ``assertly check`` loads only the check r
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import attributes
 
 if TYPE_CHECKING:
     from ._check_text import render_check
@@ -36,9 +37,4 @@ _HOMES = {
     "write_report": "._write",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+__getattr__ = attributes(__name__, _HOMES)

@@ -13,7 +13,6 @@ from typing import Final
 
 from .._records import TestRecord, TrialRecord
 from .._spans import SpanSet
-from ._analysis import clip
 
 __all__ = ["trace_line", "trace_lines"]
 
@@ -37,6 +36,8 @@ def trace_line(trial: TrialRecord) -> str | None:
     parts: list[str] = []
     kept = [spans for spans in sets if isinstance(spans, SpanSet)]
     if kept:
+        from ._analysis import clip  # the reports' analysis: loaded only for a traced test
+
         count = sum(len(spans) for spans in kept)
         tools = [str(call["name"]) for spans in kept for call in spans.tool_calls()]
         models = sum(len(spans.model_calls()) for spans in kept)

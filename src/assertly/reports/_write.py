@@ -13,7 +13,6 @@ from typing import BinaryIO
 from .._records import RunRecord
 from .._secrets import redact_text
 from ._json import write_json
-from ._junit import render_junit
 
 __all__ = [
     "FORMATS",
@@ -53,6 +52,8 @@ def write_report(run: RunRecord, path: str | Path, redact: set[str] | None = Non
         _replace(target, lambda handle: export(run, handle, redact))
         return
     if suffix == ".xml":
+        from ._junit import render_junit
+
         text = render_junit(run).decode()
     elif suffix == ".md":
         from ._markdown import render_markdown

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..judge._client import usd
-
 __all__ = ["RunBudget"]
 
 
@@ -51,6 +49,8 @@ class RunBudget:
         spent = self.spent
         if spent < self.limit:
             return None
+        from ..judge._client import usd  # the judge's code is loaded only once money counts
+
         message = f"run budget of {usd(self.limit)} spent ({usd(spent)})"
         if self.stopped is None:
             self.stopped = message

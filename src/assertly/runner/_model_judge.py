@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._records import StepRecord
 from ..engine import CheckContext, Expectation
@@ -24,10 +24,13 @@ from ..engine.graded._judging import (
     Judgement,
     JudgeRequest,
 )
-from ..judge import CacheMode, JudgeClient
 from ..loading import JudgeModel
 from ..store import RunStore
-from ._embedding_batch import EmbeddingBatcher
+
+if TYPE_CHECKING:
+    # Imported when first used: a run without model-graded assertions loads neither.
+    from ..judge import CacheMode, JudgeClient
+    from ._embedding_batch import EmbeddingBatcher
 
 __all__ = ["ModelJudge", "judge_counts"]
 
@@ -63,6 +66,8 @@ class ModelJudge:
 
     def _client(self) -> JudgeClient:
         if self.client is None:
+            from ..judge import JudgeClient
+
             self.client = JudgeClient(
                 self._config,
                 self._store,
@@ -102,6 +107,8 @@ class ModelJudge:
     def _answer(self, request: JudgeRequest) -> Awaitable[Judgement]:
         if request.options.get("provider") == LOCAL:
             if self.embeddings is None:
+                from ._embedding_batch import EmbeddingBatcher
+
                 self.embeddings = EmbeddingBatcher()
             return self.embeddings.answer(request)
         return self._client().answer(request)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._secrets import safe_message
-from ..judge import CacheMode, JudgeClient
 from ._model_judge import judge_counts
 
 if TYPE_CHECKING:
+    from ..judge import CacheMode
     from ..loading import ConfigModel, JudgeModel, SimulatedUser
     from ..store import RunStore
 
@@ -99,6 +99,8 @@ class UserSimulator:
         wait: Callable[[], Awaitable[None]] | None = None,
         refused: Callable[[], str | None] = lambda: None,
     ) -> None:
+        from ..judge import JudgeClient  # made on first use: most runs simulate no user
+
         mode: CacheMode = cache or "rw"  # type: ignore[assignment]
         self.client = JudgeClient(
             config, store, cache=mode, secrets=secrets, timeout_s=timeout_s, wait=wait

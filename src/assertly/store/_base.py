@@ -5,12 +5,14 @@ judge cache), and the reads that every store answers the same way (`StoreReads`)
 are siblings: `SQLiteStore` (a file, records compressed) and `PostgresStore` (a shared
 database); both encode their records with `_codec`. ``RunStore(location)`` opens the kind its
 location names, as `pathlib.Path` makes the path class of its system: each kind registers
-itself when its module is imported (the package imports both), so this module imports neither
-and no kind imports another. `open_store` opens one for a ``with`` block.
+itself when its module is imported, so this module imports neither and no kind imports another.
+The package imports the SQLite kind and defers the PostgreSQL one (`RunStore.defer`) until a
+location needs it: a SQLite run never loads it. `open_store` opens one for a ``with`` block.
 """
 
 from __future__ import annotations
 
+import importlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -65,6 +67,8 @@ class RunStore(StoreReads, RunClaims, JudgeCache, ResponseCache):
     # opens any other location (a SQLite file).
     _kinds: ClassVar[list[tuple[Callable[[object], bool], type[RunStore]]]] = []
     _default: ClassVar[type[RunStore] | None] = None
+    # Kinds not imported yet: the test of their locations and the module that registers them.
+    _deferred: ClassVar[list[tuple[Callable[[object], bool], str]]] = []
     dialect: ClassVar[Dialect]  # what the viewer's SQL says on this kind (`_dialects`)
     by_url: ClassVar[bool] = False  # whether its location is a URL (else a file's path)
     path: Path
@@ -82,8 +86,16 @@ class RunStore(StoreReads, RunClaims, JudgeCache, ResponseCache):
             RunStore._kinds.append((opens, cls))
 
     @staticmethod
+    def defer(opens: Callable[[object], bool], module: str) -> None:
+        """Import ``module`` (which registers its kind) when a location ``opens`` is met."""
+        RunStore._deferred.append((opens, module))
+
+    @staticmethod
     def kind(location: object) -> type[RunStore]:
         """The kind of store that opens ``location``."""
+        for opens, module in RunStore._deferred:
+            if opens(location):
+                importlib.import_module(module)  # registers the kind it defines
         found = next((kind for opens, kind in RunStore._kinds if opens(location)), None)
         kind = found or RunStore._default
         if kind is None:  # only while the package is being imported

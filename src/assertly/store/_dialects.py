@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DISAGREE", "POSTGRES", "SQLITE", "VERDICT_WHEN", "Dialect"]
+__all__ = ["DISAGREE", "POSTGRES", "SQLITE", "VERDICT_WHEN", "Dialect", "is_postgres_url"]
 
 # Whether the cells of one matrix row (a test under each target; its verdicts ``verdict``)
 # disagree: two verdicts differ, a cell with no trial yet (``pending``) left out. The SQL of
@@ -235,3 +235,8 @@ def _where_of(dialect: Dialect, suite: str, tag: str, q: str) -> tuple[str, list
         )
         params += [needle, needle, needle]
     return " ".join(clauses), params
+
+
+def is_postgres_url(location: object) -> bool:
+    """Whether a store location names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))

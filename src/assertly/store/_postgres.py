@@ -40,7 +40,7 @@ from .._exceptions import StoreError
 from .._secrets import mask_url, safe_message, url_secrets
 from ._base import BATCH_TRIALS, RunStore, grouped_tests, redacted
 from ._codec import encode_meta, encode_record
-from ._dialects import POSTGRES
+from ._dialects import POSTGRES, is_postgres_url
 from ._judge_cache import JUDGE_SCHEMA_POSTGRES
 from ._response_cache import RESPONSE_SCHEMA_POSTGRES
 
@@ -541,9 +541,4 @@ class _Connection:
             cursor.executemany(sql.replace("?", "%s"), rows)
 
 
-def _opens(location: object) -> bool:
-    """Whether a store location names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
-
-
-PostgresStore.register(_opens)
+PostgresStore.register(is_postgres_url)

@@ -18,9 +18,6 @@ from .._exceptions import TargetError
 from .._secrets import environment_secrets
 from ._base import Target
 from ._command import CommandTarget
-from ._fixtures import FixtureTarget
-from ._http import HttpTarget, expand_secrets
-from ._python import PythonTarget
 
 __all__ = ["TargetSpec", "make_target", "parse_spec", "secret_values"]
 
@@ -94,16 +91,26 @@ def make_target(
     """
     parsed = parse_spec(spec)
     value = parsed.value
+    # Each kind's module is imported when a spec names it: a run of commands loads neither
+    # the HTTP client's code nor the Python worker's.
     if isinstance(value, str):
         if parsed.kind == "cmd":
             return CommandTarget(value, cwd=_within(base_dir, None))
         if parsed.kind == "http":
+            from ._http import HttpTarget
+
             secrets.update(environment_secrets(["url"], {"url": value}) - {value})
             return HttpTarget(value, secrets=secrets, concurrency=concurrency)
         if parsed.kind == "py":
+            from ._python import PythonTarget
+
             return PythonTarget(value)
+        from ._fixtures import FixtureTarget
+
         return FixtureTarget(base_dir / value if base_dir else value)
     if parsed.kind == "http":
+        from ._http import HttpTarget
+
         url = value.url
         secrets.update(environment_secrets(["url"], {"url": url}) - {url})
         return HttpTarget(
@@ -117,6 +124,8 @@ def make_target(
     secrets.update(secret_values(value.pass_env))
     # The config's env: values: ${VAR} read from the environment (a secret, as in a
     # header), and values under secret names or holding a URL's password.
+    from ._http import expand_secrets
+
     env = expand_secrets(value.env, secrets, what="env")
     secrets.update(environment_secrets(env, env))
     return CommandTarget(
