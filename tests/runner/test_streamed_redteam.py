@@ -1,0 +1,103 @@
+"""Red team of the streamed reports (issue 35): ``assertly run -o`` against ``assertly report``.
+
+Each test drives a real run (in-process CLI, real ``py:`` agents) into a corner where the
+records streamed to the reports could differ from what the store holds, and checks every
+report format against ``assertly report RUN -o`` of the same run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from runner_support import Project
+
+FORMATS = ("json", "jsonl", "csv", "md", "html", "xml")
+
+# a's call waits for b's first, which lingers: a fails (and --fail-fast stops the run) while
+# b's first trial is in flight, so b's later trials are stored as "not run".
+AGENT = """
+import os, time
+
+def answer(payload):
+    # py: agents answer in processes of their own: they meet through files.
+    name = payload.get("name", "")
+    open(name + ".started", "w").close()
+    after = payload.get("after")
+    deadline = time.monotonic() + 10
+    while after and not os.path.exists(after + ".started") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(payload.get("linger", 0.0))
+    return payload["reply"]
+"""
+
+
+@contextlib.contextmanager
+def _project(tmp_path: Path) -> Iterator[Project]:
+    module = f"redteam_agent_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(AGENT, encoding="utf-8")
+    config = {"agents": {"bot": f"py:{module}:answer"}}
+    (tmp_path / "assertly.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with contextlib.chdir(tmp_path):
+            yield Project(tmp_path)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(module, None)
+
+
+def _outputs(prefix: str) -> list[str]:
+    return [arg for fmt in FORMATS for arg in ("-o", f"{prefix}.{fmt}")]
+
+
+def _run(project: Project, *args: str) -> dict[str, Any]:
+    """``assertly run ARGS -o streamed.*``; then ``report`` of the same run: the same bytes."""
+    result = project.run("run", "--store", "s.sqlite", *args, *_outputs("streamed"), report=False)
+    assert result.exit_code in (0, 1), result.stdout + result.stderr
+    report = json.loads((project.root / "streamed.json").read_text(encoding="utf-8"))
+    again = project.run(
+        "report", report["run_id"], "--store", "s.sqlite", *_outputs("again"), report=False
+    )
+    assert again.exit_code in (0, 1), again.stderr
+    for fmt in FORMATS:
+        written = (project.root / f"streamed.{fmt}").read_bytes()
+        assert written == (project.root / f"again.{fmt}").read_bytes(), fmt
+    leftovers = [p.name for p in project.root.iterdir() if p.name.startswith(".s")]
+    assert leftovers == [], leftovers
+    return report
+
+
+def _trials(report: dict[str, Any]) -> dict[str, list[str]]:
+    return {t["id"]: [trial["status"] for trial in t["trials"]] for t in report["tests"]}
+
+
+def _test(test_id: str, reply: str, trials: int = 1, **payload: Any) -> dict[str, Any]:
+    return {
+        "id": test_id,
+        "input": {"name": test_id, "reply": reply, **payload},
+        "trials": trials,
+        "assertions": [{"type": "contains", "value": "alpha"}],
+    }
+
+
+def test_fail_fast_resume_streams_the_not_run_trials_the_store_keeps(tmp_path: Path) -> None:
+    """A resumed test --fail-fast does not reach keeps its stored "not run" trials.
+
+    Found: the stream got only the trials that count (`kept_trials`), the store (and
+    ``assertly report``) all of them: b had 1 trial in the streamed reports, 3 in the stored.
+    """
+    with _project(tmp_path) as project:
+        tests = [_test("a", "beta", after="b"), _test("b", "alpha", 3, linger=0.3)]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        first = _run(project, "s.tests.yaml", "-j", "2", "--fail-fast")
+        assert _trials(first) == {"a": ["failed"], "b": ["passed", "skipped", "skipped"]}
+        # Resumed: a (judged) fails again at once and stops the run before b is reached.
+        resumed = _run(project, "--resume", "last", "-j", "1", "--fail-fast")
+        assert _trials(resumed) == {"a": ["failed"], "b": ["passed", "skipped", "skipped"]}
