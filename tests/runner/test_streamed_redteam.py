@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -101,3 +103,38 @@ def test_fail_fast_resume_streams_the_not_run_trials_the_store_keeps(tmp_path: P
         # Resumed: a (judged) fails again at once and stops the run before b is reached.
         resumed = _run(project, "--resume", "last", "-j", "1", "--fail-fast")
         assert _trials(resumed) == {"a": ["failed"], "b": ["passed", "skipped", "skipped"]}
+
+
+def test_a_run_killed_mid_way_leaves_no_partial_report_behind(tmp_path: Path) -> None:
+    """SIGKILL (the OOM killer, a CI timeout) runs no clean-up: nothing may be left to clean.
+
+    Found: the JSON body, JSON Lines and CSV files being written were named files beside the
+    target (``.r.json.*.body``, ``.r.jsonl.*.partial``): a killed run left them for ever,
+    as large as the run so far. Now they are anonymous until the report is renamed in place.
+    """
+    with _project(tmp_path) as project:
+        tests = [_test(f"t{index}", "alpha", linger=0.02) for index in range(300)]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        for fmt in ("json", "jsonl", "csv"):
+            (project.root / f"r.{fmt}").write_text("the previous report", encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project.root), *sys.path])}
+        outputs = ["-o", "r.json", "-o", "r.jsonl", "-o", "r.csv"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "assertly", "run", "s.tests.yaml", "--store", "s.sqlite",
+             "--plain", *outputs],
+            cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            assert process.stdout is not None
+            for _ in range(5):  # a few tests finished: their parts are written
+                assert process.stdout.readline().startswith(b"PASSED")
+            process.kill()
+            process.wait(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        left = [p.name for p in project.root.iterdir() if p.name.startswith(".r.")]
+        assert left == []
+        for fmt in ("json", "jsonl", "csv"):
+            assert (project.root / f"r.{fmt}").read_text() == "the previous report"
