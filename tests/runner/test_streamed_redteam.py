@@ -138,3 +138,31 @@ def test_a_run_killed_mid_way_leaves_no_partial_report_behind(tmp_path: Path) ->
         assert left == []
         for fmt in ("json", "jsonl", "csv"):
             assert (project.root / f"r.{fmt}").read_text() == "the previous report"
+
+
+def test_tests_released_from_the_reorder_buffer_count_towards_the_memory_bound() -> None:
+    """A run bigger than ``keep_bytes`` is not kept, whatever order its tests finished in.
+
+    Found: a test held until those before it finished was released with a size of 0: under
+    ``-j N`` most of a run's stored text went uncounted and the 16 MiB bound did not hold.
+    """
+    from typing import cast
+
+    from assertly._records import TrialRecord
+    from assertly.runner import RunStream
+    from assertly.store import StoredTests
+    from assertly.store._codec import encode_meta, encode_record
+
+    stream = RunStream(keep=True, keep_bytes=1_000)
+    for position in (2, 1, 0):  # finished last to first: two wait in the buffer
+        key = f"f::s::t{position}"
+        meta = json.dumps(
+            encode_meta({"key": key, "id": f"t{position}", "suite": "s", "file": "f"})
+        )
+        trial = TrialRecord(key, 1, "error", 1.0, error="x" * 400)
+        stored = json.dumps(encode_record(trial.to_dict())).encode()  # as the store wrote it
+        stream.finished(position, key, meta, {1: stored}, "all")
+    stream.planned = 3
+    assert stream.released == 3
+    from_store = cast(StoredTests, ["read from the store"])
+    assert list(stream.tests(from_store)) == ["read from the store"]  # 3 x 400 B > 1,000 B
