@@ -166,3 +166,17 @@ def test_tests_released_from_the_reorder_buffer_count_towards_the_memory_bound()
     assert stream.released == 3
     from_store = cast(StoredTests, ["read from the store"])
     assert list(stream.tests(from_store)) == ["read from the store"]  # 3 x 400 B > 1,000 B
+
+
+def test_a_file_given_twice_runs_and_reports_its_tests_once(tmp_path: Path) -> None:
+    """``assertly run s.tests.yaml . ./s.tests.yaml``: the same tests, the same keys.
+
+    Found: each test ran three times and the streamed reports held it three times (9 tests),
+    while the store, which keeps a test once by its key, and ``assertly report`` had 3.
+    """
+    with _project(tmp_path) as project:
+        tests = [_test("a", "alpha"), _test("b", "beta"), _test("c", "alpha", 2)]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        report = _run(project, "s.tests.yaml", ".", "./s.tests.yaml", "-j", "2")
+        assert [test["id"] for test in report["tests"]] == ["a", "b", "c"]
+        assert report["summary"]["total"] == 3
