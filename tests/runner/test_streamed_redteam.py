@@ -180,3 +180,24 @@ def test_a_file_given_twice_runs_and_reports_its_tests_once(tmp_path: Path) -> N
         report = _run(project, "s.tests.yaml", ".", "./s.tests.yaml", "-j", "2")
         assert [test["id"] for test in report["tests"]] == ["a", "b", "c"]
         assert report["summary"]["total"] == 3
+
+
+def test_a_duplicate_test_id_is_an_error_the_store_keeps(tmp_path: Path) -> None:
+    """Two tests of a suite with one id: the second is an error, stored as a test of its own.
+
+    Found: both had the key ``file::suite::id``, which the store keeps once: the run said
+    "1 error" (exit 1), its streamed reports had both tests, and ``assertly report`` of the
+    same run had one test, passed (exit 0): the error was lost from the stored run.
+    """
+    with _project(tmp_path) as project:
+        tests = [_test("a", "alpha"), _test("a", "beta"), _test("b", "alpha")]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        report = _run(project, "s.tests.yaml")
+        assert [(t["id"], t["status"]) for t in report["tests"]] == [
+            ("a", "passed"),
+            ("a", "error"),
+            ("b", "passed"),
+        ]
+        assert "duplicate test id 'a'" in report["tests"][1]["trials"][0]["error"]
+        again = project.run("report", "last", "--store", "s.sqlite", report=False)
+        assert again.exit_code == 1

@@ -147,6 +147,10 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                         f"duplicate test id '{test_id}' (also in suite '{seen[test_id]}')",
                     )
                 )
+                if seen[test_id] == suite_key:
+                    # red team, probe "duplicate id" (issue 35): under the first one's key the
+                    # store kept one of the two, and the stored run lost this error.
+                    test.case_key = f"{file}::{suite_key}::{test_id}::tests[{index}]"
             seen.setdefault(test_id, suite_key)
             if test_model is not None:
                 shape = {**suite_shape, **(test_model.shape or {})}
