@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from runner_support import Project
 
@@ -201,3 +202,34 @@ def test_a_duplicate_test_id_is_an_error_the_store_keeps(tmp_path: Path) -> None
         assert "duplicate test id 'a'" in report["tests"][1]["trials"][0]["error"]
         again = project.run("report", "last", "--store", "s.sqlite", report=False)
         assert again.exit_code == 1
+
+
+def test_a_slow_first_test_does_not_make_the_reorder_buffer_hold_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One slow test while the other workers finish the rest: the buffer stays bounded.
+
+    Found: every test finished after a slow one waited in memory for it (a hung call under
+    ``-j 8`` over a million recorded cases held them all). Past `WAITING_TESTS` the stream
+    gives up: the reports are written from the store at the end, the same bytes.
+    """
+    from assertly.runner import _streaming
+
+    monkeypatch.setattr(_streaming, "WAITING_TESTS", 8)
+    held: list[int] = []
+    arrived = _streaming.RunStream._arrived
+
+    def spy(self: Any, position: int, record: Any, size: int) -> None:
+        arrived(self, position, record, size)
+        held.append(len(self._waiting))
+
+    monkeypatch.setattr(_streaming.RunStream, "_arrived", spy)
+    with _project(tmp_path) as project:
+        tests = [_test("slow", "beta", linger=1.0)]
+        tests += [_test(f"t{index}", "alpha", 1 + index % 2) for index in range(40)]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        result = project.run("run", "s.tests.yaml", "--store", "s.sqlite", "-j", "3", report=False)
+        assert "FAILED s::slow" in result.stdout  # the summary, read from the store
+        report = _run(project, "s.tests.yaml", "-j", "3")
+        assert [t["id"] for t in report["tests"]] == ["slow", *(f"t{i}" for i in range(40))]
+    assert max(held) <= 8
