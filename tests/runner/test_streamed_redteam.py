@@ -233,3 +233,24 @@ def test_a_slow_first_test_does_not_make_the_reorder_buffer_hold_the_run(
         report = _run(project, "s.tests.yaml", "-j", "3")
         assert [t["id"] for t in report["tests"]] == ["slow", *(f"t{i}" for i in range(40))]
     assert max(held) <= 8
+
+
+def test_a_resumed_shard_streams_its_records_digest(tmp_path: Path) -> None:
+    """``--resume`` of a shard (its --shard restored from the store): still a mergeable part.
+
+    Found: the report sinks were told the run is a shard by the command line's --shard,
+    which a resume does not repeat: the resumed shard's JSON report had no records_digest
+    (``assertly merge``: "the report carries no records_digest"), unlike ``assertly report``.
+    """
+    with _project(tmp_path) as project:
+        tests = [_test(f"t{index}", "alpha" if index % 3 else "beta") for index in range(6)]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        _run(project, "s.tests.yaml", "--shard", "1/2")
+        resumed = _run(project, "--resume", "last")
+        assert resumed["shard"] == "1/2" and resumed["records_digest"]
+        (project.root / "streamed.json").rename(project.root / "part1.json")
+        _run(project, "s.tests.yaml", "--shard", "2/2")
+        merged = project.run("merge", "part1.json", "streamed.json", "-o", "m.json", report=False)
+        assert merged.exit_code == 1, merged.stderr  # a merged run with failures, not refused
+        whole = json.loads((project.root / "m.json").read_text(encoding="utf-8"))
+        assert whole["summary"]["total"] == 6
