@@ -254,3 +254,24 @@ def test_a_resumed_shard_streams_its_records_digest(tmp_path: Path) -> None:
         assert merged.exit_code == 1, merged.stderr  # a merged run with failures, not refused
         whole = json.loads((project.root / "m.json").read_text(encoding="utf-8"))
         assert whole["summary"]["total"] == 6
+
+
+@pytest.mark.parametrize("where", ["id", "suite"])
+def test_a_lone_surrogate_in_an_id_is_a_problem_not_a_failed_run(
+    tmp_path: Path, where: str
+) -> None:
+    """A JSON test file may spell a lone surrogate (``"\\ud800"``) in a test id or suite name.
+
+    Found (before streaming too): the test's key could not be written to the store, and the
+    run stopped with "cannot write to the run store: cannot start a transaction within a
+    transaction", no test judged. Now it is refused like a control character in an id.
+    """
+    with _project(tmp_path) as project:
+        test = _test("x\ud800" if where == "id" else "x", "alpha")
+        suite = "s\udcff" if where == "suite" else "s"
+        text = json.dumps({"agent": "bot", "test_suites": {suite: {"tests": [test]}}})
+        (project.root / "s.tests.json").write_text(text, encoding="utf-8")
+        result = project.run("run", "s.tests.json", "--store", "s.sqlite", report=False)
+        assert "run store" not in result.stderr, result.stderr
+        shown = result.stdout + result.stderr
+        assert "unicode string" in shown or "lone surrogates (U+DCFF" in shown, shown
