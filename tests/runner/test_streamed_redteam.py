@@ -275,3 +275,19 @@ def test_a_lone_surrogate_in_an_id_is_a_problem_not_a_failed_run(
         assert "run store" not in result.stderr, result.stderr
         shown = result.stdout + result.stderr
         assert "unicode string" in shown or "lone surrogates (U+DCFF" in shown, shown
+
+
+def test_a_test_file_named_in_bytes_that_are_not_utf8_is_a_problem(tmp_path: Path) -> None:
+    """``caf\\xe9.tests.yaml`` (Latin-1 bytes): its tests' keys could not be stored.
+
+    Found (before streaming too): the run stopped with "cannot write to the run store:
+    cannot start a transaction within a transaction". Now the file is named as a problem.
+    """
+    with _project(tmp_path) as project:
+        tests = {"agent": "bot", "test_suites": {"s": {"tests": [_test("a", "alpha")]}}}
+        name = os.fsdecode(b"caf\xe9.tests.yaml")
+        (project.root / name).write_text(yaml.safe_dump(tests), encoding="utf-8")
+        result = project.run("run", ".", "--store", "s.sqlite", report=False)
+        assert result.exit_code == 2, result.stdout + result.stderr
+        assert "run store" not in result.stderr, result.stderr
+        assert "not UTF-8" in result.stderr, result.stderr

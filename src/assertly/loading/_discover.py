@@ -39,9 +39,18 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
     unique: list[Path] = []
     for file in files:
         resolved = file.resolve()
-        if resolved not in seen:
-            seen.add(resolved)
-            unique.append(file)
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        try:
+            str(file).encode("utf-8")
+        except UnicodeEncodeError:
+            # Bytes no encoding decoded (surrogate-escaped): its tests' keys cannot be stored,
+            # reported or shown (the run stopped at the store's first write).
+            shown = str(file).encode("utf-8", "backslashreplace").decode()
+            problems.append(Problem(shown, "the file's name is not UTF-8 text: rename it"))
+            continue
+        unique.append(file)
     return unique, problems
 
 
