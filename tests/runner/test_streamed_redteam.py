@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -291,3 +292,23 @@ def test_a_test_file_named_in_bytes_that_are_not_utf8_is_a_problem(tmp_path: Pat
         assert result.exit_code == 2, result.stdout + result.stderr
         assert "run store" not in result.stderr, result.stderr
         assert "not UTF-8" in result.stderr, result.stderr
+
+
+def test_a_write_the_store_cannot_encode_is_said_and_the_store_stays_usable(
+    tmp_path: Path,
+) -> None:
+    """A value SQLite cannot bind (a lone surrogate) failed inside the write's transaction.
+
+    Found: the transaction was left open, so the error shown was the next write's "cannot
+    start a transaction within a transaction", and every later write failed with it.
+    """
+    from assertly.store import open_store
+
+    with open_store(tmp_path / "s.sqlite") as store:
+        store.start_run("r", "2026-11-29T00:00:00Z", {})
+        meta = {"key": "f::s::x\ud800", "id": "x\ud800", "suite": "s", "file": "f"}
+        with pytest.raises(UnicodeEncodeError):
+            store.save_tests("r", [meta])
+        store.save_tests("r", [{"key": "f::s::y", "id": "y", "suite": "s", "file": "f"}])
+    with contextlib.closing(sqlite3.connect(tmp_path / "s.sqlite")) as db:
+        assert db.execute("SELECT test_key FROM tests").fetchall() == [("f::s::y",)]
