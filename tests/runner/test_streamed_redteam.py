@@ -11,16 +11,12 @@ import contextlib
 import json
 import os
 import sqlite3
-import subprocess
-import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from runner_support import Project
+from runner_support import Project, py_agent_project, run_started
 
 FORMATS = ("json", "jsonl", "csv", "md", "html", "xml")
 
@@ -42,19 +38,8 @@ def answer(payload):
 """
 
 
-@contextlib.contextmanager
-def _project(tmp_path: Path) -> Iterator[Project]:
-    module = f"redteam_agent_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{module}.py").write_text(AGENT, encoding="utf-8")
-    config = {"agents": {"bot": f"py:{module}:answer"}}
-    (tmp_path / "assertly.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        with contextlib.chdir(tmp_path):
-            yield Project(tmp_path)
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop(module, None)
+def _project(tmp_path: Path) -> contextlib.AbstractContextManager[Project]:
+    return py_agent_project(tmp_path, AGENT)
 
 
 def _outputs(prefix: str) -> list[str]:
@@ -119,23 +104,10 @@ def test_a_run_killed_mid_way_leaves_no_partial_report_behind(tmp_path: Path) ->
         project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
         for fmt in ("json", "jsonl", "csv"):
             (project.root / f"r.{fmt}").write_text("the previous report", encoding="utf-8")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project.root), *sys.path])}
         outputs = ["-o", "r.json", "-o", "r.jsonl", "-o", "r.csv"]
-        process = subprocess.Popen(
-            [sys.executable, "-m", "assertly", "run", "s.tests.yaml", "--store", "s.sqlite",
-             "--plain", *outputs],
-            cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            assert process.stdout is not None
-            for _ in range(5):  # a few tests finished: their parts are written
-                assert process.stdout.readline().startswith(b"PASSED")
+        with run_started(project, "s.tests.yaml", "--store", "s.sqlite", *outputs) as process:
             process.kill()
             process.wait(timeout=60)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
         left = [p.name for p in project.root.iterdir() if p.name.startswith(".r.")]
         assert left == []
         for fmt in ("json", "jsonl", "csv"):
