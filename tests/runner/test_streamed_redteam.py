@@ -28,7 +28,8 @@ import os, time
 def answer(payload):
     # py: agents answer in processes of their own: they meet through files.
     name = payload.get("name", "")
-    open(name + ".started", "w").close()
+    if name:
+        open(name + ".started", "w").close()
     after = payload.get("after")
     deadline = time.monotonic() + 10
     while after and not os.path.exists(after + ".started") and time.monotonic() < deadline:
@@ -46,8 +47,9 @@ def _outputs(prefix: str) -> list[str]:
     return [arg for fmt in FORMATS for arg in ("-o", f"{prefix}.{fmt}")]
 
 
-def _run(project: Project, *args: str) -> dict[str, Any]:
-    """``assertly run ARGS -o streamed.*``; then ``report`` of the same run: the same bytes."""
+def _run(project: Project, *args: str, same: tuple[str, ...] = FORMATS) -> dict[str, Any]:
+    """``assertly run ARGS -o streamed.*``; then ``report`` of the same run: the same bytes
+    (in the formats ``same``: with --baseline, HTML and Markdown add the comparison)."""
     result = project.run("run", "--store", "s.sqlite", *args, *_outputs("streamed"), report=False)
     assert result.exit_code in (0, 1), result.stdout + result.stderr
     report = json.loads((project.root / "streamed.json").read_text(encoding="utf-8"))
@@ -55,7 +57,7 @@ def _run(project: Project, *args: str) -> dict[str, Any]:
         "report", report["run_id"], "--store", "s.sqlite", *_outputs("again"), report=False
     )
     assert again.exit_code in (0, 1), again.stderr
-    for fmt in FORMATS:
+    for fmt in same:
         written = (project.root / f"streamed.{fmt}").read_bytes()
         assert written == (project.root / f"again.{fmt}").read_bytes(), fmt
     leftovers = [p.name for p in project.root.iterdir() if p.name.startswith(".s")]
@@ -284,3 +286,49 @@ def test_a_write_the_store_cannot_encode_is_said_and_the_store_stays_usable(
         store.save_tests("r", [{"key": "f::s::y", "id": "y", "suite": "s", "file": "f"}])
     with contextlib.closing(sqlite3.connect(tmp_path / "s.sqlite")) as db:
         assert db.execute("SELECT test_key FROM tests").fetchall() == [("f::s::y",)]
+
+
+# --- what holds ----------------------------------------------------------------------------
+
+
+def test_matrix_multi_step_and_eval_sections_stream_what_the_store_holds(tmp_path: Path) -> None:
+    from test_runner_files_and_evals import FLOW
+
+    with _project(tmp_path) as project:
+        steps = [
+            {"step": "p1", "input": {"reply": "alpha"}, "expect": {"contains": "alpha"}},
+            {"step": "p2", "input": {"reply": "beta"}, "expect": {"contains": "alpha"}},
+        ]
+        tests = [_test("a", "alpha", 2), {"id": "m", "multi_step": steps}, _test("b", "beta")]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        project.write("flow.yaml", FLOW)
+        targets = ["--target", "x=bot", "--target", "y=bot"]
+        report = _run(project, "s.tests.yaml", "flow.yaml", *targets, "-j", "3")
+        assert len(report["tests"]) == 6 and report["evals"]
+        # Gated against it: the whole-run readers (HTML, Markdown, JUnit, the gate) too.
+        gated = ("json", "jsonl", "csv", "xml")
+        _run(project, "s.tests.yaml", "flow.yaml", *targets, "--baseline", "last", same=gated)
+
+
+def test_the_python_api_returns_the_streamed_tests_as_the_store_reads_them(
+    tmp_path: Path,
+) -> None:
+    import assertly
+    from assertly.store import build_run, open_store
+
+    with _project(tmp_path) as project:
+        tests = [_test(f"t{index}", "alpha" if index % 3 else "beta", 2) for index in range(7)]
+        project.write("s.tests.yaml", {"agent": "bot", "test_suites": {"s": {"tests": tests}}})
+        record = assertly.run("s.tests.yaml", store_path="s.sqlite", concurrency=4).record
+        with open_store("s.sqlite") as store:
+            stored = build_run(store, record.run_id).tests
+            streamed = record.tests
+            assert type(streamed).__name__ == "StreamedTests"
+            assert len(streamed) == len(stored) == 7
+            whole = [test.to_dict() for test in stored]
+            assert [test.to_dict() for test in streamed] == whole
+            assert [test.to_dict() for test in streamed] == whole  # iterated twice
+            assert streamed[-1].to_dict() == whole[-1]
+            assert [t.to_dict() for t in streamed[1:6:2]] == whole[1:6:2]
+            assert [t.key for t in streamed.not_passed()] == [t.key for t in stored.not_passed()]
+            assert streamed.status_counts() == stored.status_counts() == record.status_counts()
