@@ -7,11 +7,15 @@ JSON on stdin and the agent's behaviour is picked by ``input.mode``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -427,3 +431,40 @@ def process_alive(pid: int) -> bool:
         return False
     state = stat.rsplit(")", 1)[1].split()[0]
     return state not in ("Z", "X")
+
+
+@contextlib.contextmanager
+def py_agent_project(root: Path, source: str) -> Iterator[Project]:
+    """A project at ``root`` (the working directory meanwhile) whose agent ``bot`` is the
+    ``answer`` function of a module of ``source``: a real ``py:`` target."""
+    module = f"agent_{uuid.uuid4().hex[:8]}"
+    (root / f"{module}.py").write_text(source, encoding="utf-8")
+    config = {"agents": {"bot": f"py:{module}:answer"}}
+    (root / "assertly.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    sys.path.insert(0, str(root))
+    try:
+        with contextlib.chdir(root):
+            yield Project(root)
+    finally:
+        sys.path.remove(str(root))
+        sys.modules.pop(module, None)
+
+
+@contextlib.contextmanager
+def run_started(project: Project, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``assertly run ARGS --plain`` in a process of its own, once 5 tests have passed (to
+    signal it); killed if still running after the block."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project.root), *sys.path])}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assertly", "run", *args, "--plain"],
+        cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        for _ in range(5):  # a few tests finished: their parts are written
+            assert process.stdout.readline().startswith(b"PASSED")
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

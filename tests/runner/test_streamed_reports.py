@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from runner_support import Project
+from runner_support import Project, py_agent_project, run_started
 
 from assertly._secrets import remember_from_environment
 
@@ -84,19 +79,10 @@ def _suite(tests: list[dict[str, Any]], ids: list[str] | None = None) -> dict[st
 
 @contextlib.contextmanager
 def _project(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    root = tmp_path_factory.mktemp("streamed")
-    module = f"stream_agent_{uuid.uuid4().hex[:8]}"
-    (root / f"{module}.py").write_text(PY_AGENT, encoding="utf-8")
     # As if a config had read it from ${VAR}: a secret the store redacts everywhere.
     remember_from_environment(SECRET)
-    config = {"agents": {"bot": f"py:{module}:answer"}}
-    (root / "assertly.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    sys.path.insert(0, str(root))
-    try:
-        with contextlib.chdir(root):
-            yield Project(root)
-    finally:
-        sys.path.remove(str(root))
+    with py_agent_project(tmp_path_factory.mktemp("streamed"), PY_AGENT) as project:
+        yield project
 
 
 def _outputs(prefix: str) -> list[str]:
@@ -239,24 +225,14 @@ def test_ctrl_c_leaves_no_partial_report_and_keeps_the_previous_one(
         project.write("s.tests.yaml", _suite(tests))
         for fmt in FORMATS:
             (project.root / f"streamed.{fmt}").write_text("the previous report", encoding="utf-8")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project.root), *sys.path])}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "assertly", "run", "s.tests.yaml", "--store", "s.sqlite",
-             "--plain", *_outputs("streamed")],
-            cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            assert process.stdout is not None
-            for _ in range(5):  # a few tests finished: their parts are written
-                assert process.stdout.readline().startswith(b"PASSED")
+        args = ["s.tests.yaml", "--store", "s.sqlite", *_outputs("streamed")]
+        with run_started(project, *args) as process:
+            # JSON, JSON Lines and CSV are being written, into unnamed files (red team:
+            # a run killed outright must leave nothing): none shows beside the targets.
             body = [p for p in project.root.iterdir() if p.name.startswith(".streamed.")]
-            assert len(body) == 3, body  # JSON, JSON Lines and CSV are being written
+            assert body == [], body
             process.send_signal(signal.SIGINT)
             assert process.wait(timeout=60) == 130
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
         left = [p.name for p in project.root.iterdir() if p.name.startswith(".")]
         assert left == []
         for fmt in FORMATS:

@@ -17,7 +17,7 @@ WORKFLOW_SUFFIXES = (".yaml", ".yml")
 
 
 def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
-    """Expand directories into test and workflow files, in a stable order."""
+    """Expand directories into test and workflow files, in a stable order, each once."""
     files: list[Path] = []
     problems: list[Problem] = []
     for item in paths:
@@ -32,7 +32,26 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
             files.append(path)
         else:
             problems.append(Problem(str(path), "no such file or directory"))
-    return files, problems
+    # red team, probe "a file given twice" (issue 35): `run s.tests.yaml .` ran each of its
+    # tests twice under one key, which the store keeps once: the streamed reports had them
+    # twice. A file is read once, where it is first named.
+    seen: set[Path] = set()
+    unique: list[Path] = []
+    for file in files:
+        resolved = file.resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        try:
+            str(file).encode("utf-8")
+        except UnicodeEncodeError:
+            # Bytes no encoding decoded (surrogate-escaped): its tests' keys cannot be stored,
+            # reported or shown (the run stopped at the store's first write).
+            shown = str(file).encode("utf-8", "backslashreplace").decode()
+            problems.append(Problem(shown, "the file's name is not UTF-8 text: rename it"))
+            continue
+        unique.append(file)
+    return unique, problems
 
 
 def _is_candidate(path: Path) -> bool:

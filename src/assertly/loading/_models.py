@@ -28,8 +28,9 @@ from ..engine.graded._judging import DEFAULT_MAX_INPUT_CHARS, FileJudgeRules
 
 # C0 and C1 controls, DEL, and the bidirectional marks and overrides: none has a place in an
 # id, which names a test in the console, the reports, the store (PostgreSQL refuses NUL in
-# text) and the viewer's URLs.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# text) and the viewer's URLs. Nor has a lone surrogate (a JSON file may spell one): no UTF-8
+# text holds it, and the store could not write the test's key (red team, issue 35).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def id_problem(text: str) -> str | None:
@@ -38,7 +39,7 @@ def id_problem(text: str) -> str | None:
     if found is None:
         return None
     return (
-        f"an id may not hold control characters (U+{ord(found.group()):04X} at "
+        f"an id may not hold control characters or lone surrogates (U+{ord(found.group()):04X} at "
         f"{found.start()}): ids name tests in reports, stores and URLs"
     )
 

@@ -101,6 +101,12 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                 )
             )
             continue
+        if (bad_name := id_problem(suite_key)) is not None:
+            # A lone surrogate (or a control character) in a test's key: the store cannot
+            # write it (red team, issue 35: the run stopped with no test judged).
+            message = f"suite name {suite_key!a}: {bad_name.replace('an id', 'it')}"
+            result.file_problems.append(Problem(source.where(("test_suites", suite_key)), message))
+            continue
         if not _suite_shape_ok(source, suite_key, suite, result):
             continue
         # The nearest level wins, field by field: config, file, suite, test.
@@ -147,6 +153,10 @@ def _load_agent_file(source: Source, result: LoadResult, context: _LoadContext) 
                         f"duplicate test id '{test_id}' (also in suite '{seen[test_id]}')",
                     )
                 )
+                if seen[test_id] == suite_key:
+                    # red team, probe "duplicate id" (issue 35): under the first one's key the
+                    # store kept one of the two, and the stored run lost this error.
+                    test.case_key = f"{file}::{suite_key}::{test_id}::tests[{index}]"
             seen.setdefault(test_id, suite_key)
             if test_model is not None:
                 shape = {**suite_shape, **(test_model.shape or {})}

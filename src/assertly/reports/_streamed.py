@@ -1,17 +1,20 @@
 """``-o`` reports written while the run goes, from each finished test as it is stored.
 
 `ReportSink` is fed each test in the suite's order (`assertly.runner.RunStream`) and writes
-its part of the report at once: a JSON Lines or CSV report straight into the file that becomes
-the report, a JSON report's ``tests`` array into a body file beside it (the summary, which
-comes first, is only known at the end; then the head, the body and the tail are written into
-the report's file). Either way the report appears by an atomic rename, as `write_report`'s
-do, and its bytes are those `write_report` writes for the same run
-(tests/reports/test_streamed_reports.py). The other formats render the whole run at the end.
+its part of the report at once into an anonymous file in the report's directory: a JSON Lines
+or CSV report's lines, a JSON report's ``tests`` array (the summary, which comes first, is
+only known at the end). At the end the head, the body and the tail are written into the
+report's file, which appears by an atomic rename, as `write_report`'s do; its bytes are those
+`write_report` writes for the same run (tests/runner/test_streamed_reports.py). The body has
+no name: a run killed outright (SIGKILL, the OOM killer) leaves nothing beside the report.
+The other formats render the whole run at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -21,7 +24,7 @@ from .._terminal import inert_json
 from ._csv import CsvWriter
 from ._json import report_entries_end, report_entry, report_head, report_tail
 from ._jsonl import jsonl_line
-from ._write import commit_partial, discard_partial, open_partial, replace_file, write_report
+from ._write import replace_file, write_report
 
 __all__ = ["STREAMED_FORMATS", "ReportSink"]
 
@@ -46,7 +49,6 @@ class ReportSink:
         self._target = Path(path)
         self._format = self._target.suffix.lower()
         self._handle: BinaryIO | None = None
-        self._partial = ""
         self._error: OSError | None = None
         self._first = True
         self._fed = 0  # tests written
@@ -55,8 +57,11 @@ class ReportSink:
         if self._format not in STREAMED_FORMATS:
             return
         try:
-            body = ".body" if self._format == ".json" else ".partial"
-            self._handle, self._partial = open_partial(self._target, body)
+            # red team, probe "SIGKILL mid-run": a named body or partial file beside the
+            # target was left for ever by a run killed outright (no clean-up runs). Unnamed,
+            # the system removes it with the process; the report is assembled at the end.
+            self._target.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = tempfile.TemporaryFile(dir=self._target.parent)  # noqa: SIM115
             if self._format == ".csv":
                 self._csv = CsvWriter(self._handle)
         except OSError as error:
@@ -93,31 +98,32 @@ class ReportSink:
         Raises:
             OSError: The report could not be written (a previous one is untouched).
         """
-        if not self.streamed or (self._fed != len(run.tests) and self._error is None):
+        # red team, probe "resumed shard": a resumed run's --shard comes from the store, so
+        # a sink made before the run began did not know to digest its records.
+        shard_unknown = self._format == ".json" and bool(run.shard) != (self._digest is not None)
+        if not self.streamed or (
+            (self._fed != len(run.tests) or shard_unknown) and self._error is None
+        ):
             self.discard()
             write_report(run, self._target)
             return
         if self._error is not None:
             raise self._error
-        handle, partial = self._handle, self._partial
+        handle = self._handle
         assert handle is not None
         self._handle = None
-        try:
+        with handle:  # the body, in the report once it is renamed in place
             if self._csv is not None:
                 self._csv.close()
-            if self._format == ".json":
-                handle.flush()
-                handle.seek(0)
-                replace_file(self._target, lambda out: self._assemble(run, handle, out))
-                discard_partial(handle, partial)  # the body, now in the report
-            else:
-                commit_partial(handle, partial, self._target)
-        except BaseException:
-            discard_partial(handle, partial)
-            raise
+            handle.flush()
+            handle.seek(0)
+            replace_file(self._target, lambda out: self._assemble(run, handle, out))
 
     def _assemble(self, run: RunRecord, body: BinaryIO, out: BinaryIO) -> None:
-        """The JSON report: its head, the tests written as they came, its tail."""
+        """The report: the tests written as they came (a JSON report: with its head, tail)."""
+        if self._format != ".json":
+            shutil.copyfileobj(body, out, _COPY_CHUNK)
+            return
         for chunk in report_head(run):
             out.write(inert_json(chunk))
         shutil.copyfileobj(body, out, _COPY_CHUNK)
@@ -130,7 +136,8 @@ class ReportSink:
         if self._handle is not None:
             if self._csv is not None:
                 self._csv = None  # its wrapper is dropped with the file it wrote to
-            discard_partial(self._handle, self._partial)
+            with contextlib.suppress(OSError):
+                self._handle.close()  # unnamed: closing it removes it
             self._handle = None
 
     def _fail(self, error: OSError) -> None:

@@ -30,6 +30,8 @@ class PlannedTest(NamedTuple):
     done: dict[int, dict[str, Any]]  # its trials kept from the run being resumed
     position: int  # its place in the run (reports keep this order)
     meta: str  # its metadata as stored (JSON text): what its report entry reads
+    # All its stored trials, those --fail-fast never ran too: a test not reached keeps them.
+    stored: dict[int, dict[str, Any]]
 
 
 class PlanningRunner(Protocol):
@@ -85,7 +87,8 @@ def planned_trials(
         stored_metas = runner.store.save_tests(runner.run_id, metas, start=position)
         gone.difference_update(meta["key"] for meta in metas)
         for test, meta in zip(batch, stored_metas, strict=True):
-            yield PlannedTest(test, kept_trials(resumed.get(test.key, {})), position, meta)
+            trials = resumed.get(test.key, {})
+            yield PlannedTest(test, kept_trials(trials), position, meta, trials)
             position += 1
     runner.stream.planned = position  # the whole plan is read: the stream knows its end
     if gone:

@@ -501,8 +501,10 @@ class Runner:
 
     def _save_not_run(self, planned: PlannedTest) -> None:
         """After --fail-fast stopped the run: store a test it did not reach as skipped."""
-        key, stored = planned.test.key, dict[int, Any](planned.done)
-        if 1 not in stored:
+        # red team, probe "--fail-fast resumed": the trials a run stopped before left as not
+        # run stay stored, so the report of the test (read back or streamed) shows them.
+        key, stored = planned.test.key, dict[int, Any](planned.stored)
+        if 1 not in planned.done:
             skipped = TrialRecord(key, 1, "skipped", 0.0, reason=NOT_RUN)
             stored[1] = self.store.save_trial(self.run_id, key, 1, skipped.to_dict())
         self.stream.finished(planned.position, key, planned.meta, stored, self.threshold)

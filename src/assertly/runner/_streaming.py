@@ -9,7 +9,9 @@ exactly as the store wrote them, secrets redacted), by the function the store's 
 afterwards (``assertly report RUN -o``), which tests/reports/test_streamed_reports.py proves.
 
 With ``-j N`` tests finish out of order; the stream holds each until every test before it has
-finished, so it holds about N tests, never the run. A run small enough (`KEEP_TESTS`,
+finished, so it holds about N tests, never the run (past `WAITING_TESTS`, as when one
+call hangs while the other workers go on, it gives up: the reports are written from the
+store at the end). A run small enough (`KEEP_TESTS`,
 `KEEP_BYTES`) keeps its records in memory for whatever reads the whole run at the end (the
 HTML, Markdown and JUnit reports, a matrix's comparison, the gates); a larger run drops them
 and those readers read the store, test by test, as before.
@@ -27,6 +29,11 @@ from ..store._read_model import KEEP_BYTES, KEEP_TESTS, StoredTests, stored_test
 __all__ = ["RunStream", "StreamedTests", "TestSink"]
 
 _NOT_PASSED = ("failed", "error")
+
+# Finished tests held for one before them (a slow or hung call while the other workers go on)
+# at most: beyond, the stream gives up and the reports are written from the store at the end.
+WAITING_TESTS = KEEP_TESTS
+WAITING_BYTES = KEEP_BYTES
 
 
 class TestSink(Protocol):
@@ -58,7 +65,9 @@ class RunStream:
         self.counts: dict[Status, int] = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
         self.released = 0  # tests passed on, in order: the positions 0 … released - 1
         self.planned: int | None = None  # the plan's length, once it is all read
-        self._waiting: dict[int, TestRecord] = {}
+        self._waiting: dict[int, tuple[TestRecord, int]] = {}  # each with its stored size
+        self._waiting_bytes = 0
+        self._gave_up = False  # too many waited: the sinks were fed part of the run only
         self._kept: list[TestRecord] | None = [] if keep else None
         self._kept_bytes = 0
         self._keep_tests, self._keep_bytes = keep_tests, keep_bytes
@@ -76,6 +85,8 @@ class RunStream:
         ``trials``: each trial's record as stored (JSON text), or as the store's reader gives
         it (a dict: a trial kept from the run being resumed). ``threshold``: the run's.
         """
+        if self._gave_up:
+            return
         size = len(meta)
         by_trial: dict[int, dict[str, Any]] = {}
         for number, stored in trials.items():
@@ -89,11 +100,22 @@ class RunStream:
 
     def _arrived(self, position: int, record: TestRecord, size: int) -> None:
         if position != self.released:
-            self._waiting[position] = record
+            self._waiting[position] = (record, size)
+            self._waiting_bytes += size
+            if len(self._waiting) > WAITING_TESTS or self._waiting_bytes > WAITING_BYTES:
+                # red team, probe "one slow test under -j": every test finished after it
+                # waited here, the run in memory. The sinks, not fed the whole run, write
+                # their reports from the store at the end (`ReportSink.finish`).
+                self._gave_up, self._kept = True, None
+                self._waiting.clear()
             return
         self._release(record, size)
         while self.released in self._waiting:
-            self._release(self._waiting.pop(self.released), 0)
+            # red team, probe "-j N, KEEP_BYTES": released with a size of 0, the tests that
+            # waited here went uncounted and the memory bound did not hold.
+            record, size = self._waiting.pop(self.released)
+            self._waiting_bytes -= size
+            self._release(record, size)
 
     def _release(self, record: TestRecord, size: int) -> None:
         self.released += 1
@@ -110,7 +132,7 @@ class RunStream:
     @property
     def complete(self) -> bool:
         """Whether every test of the plan was passed on (the sinks hold the whole run)."""
-        return self.planned == self.released and not self._waiting
+        return self.planned == self.released and not self._waiting and not self._gave_up
 
     def tests(self, stored: StoredTests) -> Sequence[TestRecord]:
         """The run's tests: in hand when complete, else ``stored`` (read from the store)."""

@@ -240,6 +240,13 @@ class SQLiteStore(PackedRecords, RunStore):
             self._db.execute("COMMIT")
         except sqlite3.Error as error:
             raise self._write_failed(error) from None
+        except BaseException:
+            # Not SQLite's (a value it cannot bind, Ctrl-C): the transaction is still open,
+            # and every later write failed with "cannot start a transaction within a
+            # transaction" (red team, issue 35). Rolled back, the error is raised as it is.
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise
 
     def start_run(self, run_id: str, started_at: str, options: dict[str, Any]) -> None:
         """Record a new run (or keep the existing row when resuming)."""
