@@ -16,9 +16,6 @@ from ._json import write_json
 
 __all__ = [
     "FORMATS",
-    "commit_partial",
-    "discard_partial",
-    "open_partial",
     "replace_file",
     "write_report",
 ]
@@ -109,36 +106,18 @@ def replace_file(target: str | Path, write: Callable[[BinaryIO], object]) -> Non
 
 
 def _replace(target: Path, write: Callable[[BinaryIO], object]) -> None:
-    handle, partial = open_partial(target)
-    try:
-        write(handle)
-        commit_partial(handle, partial, target)
-    except BaseException:
-        discard_partial(handle, partial)
-        raise
-
-
-def open_partial(target: Path, suffix: str = ".partial") -> tuple[BinaryIO, str]:
-    """A new private file beside ``target`` (its directory made), open to write and read."""
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor, partial = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=suffix
+        dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
     )
-    return open(descriptor, "w+b"), partial
-
-
-def commit_partial(handle: BinaryIO, partial: str, target: Path) -> None:
-    """Flush ``handle`` to disk and rename its file, ``partial``, over ``target``."""
-    with handle:
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.chmod(partial, _FILE_MODE)  # mkstemp's file is private; a report is not
-    os.replace(partial, target)
-
-
-def discard_partial(handle: BinaryIO, partial: str) -> None:
-    """Close ``handle`` and remove its file, ``partial`` (the report it was for is not made)."""
-    with contextlib.suppress(OSError):
-        handle.close()
-    with contextlib.suppress(OSError):
-        os.unlink(partial)
+    try:
+        with open(descriptor, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(partial, _FILE_MODE)  # mkstemp's file is private; a report is not
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
